@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/generator"
+)
+
+const buildFlagsHelp = `flags:
+  --config FILE     configuration file (default: ./rsgen.toml when present)
+  --source DIR      folder of files to publish (config: source)
+  --out DIR         folder to write the site into (config: out)
+  --base-url URL    URL at which the output folder is served (config: base_url)
+  --state DIR       folder of rsgen's state snapshot (config: state)
+  --now TIME        build time, RFC 3339 (default: $SOURCE_DATE_EPOCH, else the clock)
+  --verify          re-read every file instead of trusting unchanged size and mtime
+  --quiet           print nothing but errors and warnings
+
+Flags override the configuration file. Relative paths in the file are
+relative to the file's folder; relative paths in flags to the working folder.`
+
+var buildCommand = &command{
+	summary: "build the ResourceSync site (the default command)",
+	usage:   buildUsage,
+	run:     runBuild,
+}
+
+const buildUsage = `usage: rsgen build [flags]
+
+Scans the source folder, compares it with the state snapshot, and writes the
+resources and every ResourceSync document into the output folder: the Source
+Description at .well-known/resourcesync, a Capability List per set, Resource
+Lists, and Change Lists with the changes found. Unchanged documents are not
+rewritten; the snapshot is saved only once the output is complete.
+
+` + buildFlagsHelp + `
+
+examples:
+  rsgen build
+  rsgen build --source site --out public --base-url https://data.example.org/
+  SOURCE_DATE_EPOCH=1700000000 rsgen build --config example-site/rsgen.toml`
+
+var statusCommand = &command{
+	summary: "show the changes the next build would publish (writes nothing)",
+	usage:   statusUsage,
+	run:     runStatus,
+}
+
+const statusUsage = `usage: rsgen status [flags]
+
+Scans the source folder like build and prints the change events the next
+build would publish, one per line, without writing anything.
+
+` + buildFlagsHelp
+
+// buildFlags are the flags shared by build and status.
+type buildFlags struct {
+	fs                                  *flag.FlagSet
+	config, source, out, baseURL, state string
+	now                                 string
+	verify, quiet                       bool
+}
+
+func newBuildFlags(name string, usage string, stderr io.Writer) *buildFlags {
+	f := &buildFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	f.fs.SetOutput(stderr)
+	f.fs.Usage = func() { fmt.Fprintln(stderr, usage) }
+	f.fs.StringVar(&f.config, "config", "", "")
+	f.fs.StringVar(&f.source, "source", "", "")
+	f.fs.StringVar(&f.out, "out", "", "")
+	f.fs.StringVar(&f.baseURL, "base-url", "", "")
+	f.fs.StringVar(&f.state, "state", "", "")
+	f.fs.StringVar(&f.now, "now", "", "")
+	f.fs.BoolVar(&f.verify, "verify", false, "")
+	f.fs.BoolVar(&f.quiet, "quiet", false, "")
+	return f
+}
+
+// parse reads the flags; ok is false after a usage error, already reported.
+func (f *buildFlags) parse(args []string) (ok bool) {
+	if err := f.fs.Parse(args); err != nil {
+		return false
+	}
+	if f.fs.NArg() > 0 {
+		fmt.Fprintf(f.fs.Output(), "rsgen %s: unexpected argument %q\n", f.fs.Name(), f.fs.Arg(0))
+		return false
+	}
+	return true
+}
+
+// loadConfig reads the configuration file, applies the flags over it and
+// validates the result. It returns the configuration file used, if any.
+func (f *buildFlags) loadConfig() (*config.Config, string, error) {
+	path := f.config
+	if path == "" {
+		if _, err := os.Stat(config.FileName); err == nil {
+			path = config.FileName
+		}
+	}
+	cfg := config.Default()
+	if path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return nil, "", err
+		}
+		if path, err = filepath.Abs(path); err != nil {
+			return nil, "", err
+		}
+	} else if wd, err := os.Getwd(); err == nil {
+		cfg.Dir = wd
+	} else {
+		return nil, "", err
+	}
+	for _, fl := range []struct {
+		value string
+		dst   *string
+	}{{f.source, &cfg.Source}, {f.out, &cfg.Out}, {f.state, &cfg.State}} {
+		if fl.value != "" {
+			abs, err := filepath.Abs(fl.value)
+			if err != nil {
+				return nil, "", err
+			}
+			*fl.dst = abs
+		}
+	}
+	if f.baseURL != "" {
+		cfg.BaseURL = f.baseURL
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, "", err
+	}
+	return &cfg, path, nil
+}
+
+// buildTime returns the build's time: --now, else SOURCE_DATE_EPOCH, else
+// the clock.
+func (f *buildFlags) buildTime(getenv func(string) string) (time.Time, error) {
+	if f.now != "" {
+		t, err := time.Parse(time.RFC3339, f.now)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("--now %q: want an RFC 3339 time such as 2024-05-01T12:00:00Z", f.now)
+		}
+		return t, nil
+	}
+	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
+		sec, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || sec < 0 {
+			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q: want a whole number of seconds since 1970", s)
+		}
+		return time.Unix(sec, 0), nil
+	}
+	return time.Now(), nil
+}
+
+// prepare parses flags and configuration into generator inputs, reporting
+// any problem itself; code is non-zero when the command must stop.
+func prepare(name, usage string, cio cliIO, args []string) (cfg *config.Config, opts generator.Options, f *buildFlags, code int) {
+	f = newBuildFlags(name, usage, cio.stderr)
+	if !f.parse(args) {
+		return nil, opts, f, exitUsage
+	}
+	cfg, cfgFile, err := f.loadConfig()
+	if err != nil {
+		fmt.Fprintf(cio.stderr, "rsgen %s: %v\n", name, err)
+		return nil, opts, f, exitCodeOf(err)
+	}
+	now, err := f.buildTime(cio.getenv)
+	if err != nil {
+		fmt.Fprintf(cio.stderr, "rsgen %s: %v\n", name, err)
+		return nil, opts, f, exitUsage
+	}
+	opts = generator.Options{Now: now, Verify: f.verify, ConfigFile: cfgFile, Notify: warningPrinter(cio.stderr)}
+	return cfg, opts, f, exitOK
+}
+
+// exitCodeOf maps an error to the exit code: configuration errors are
+// usage errors.
+func exitCodeOf(err error) int {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// warningPrinter prints the generator's warnings as they come.
+func warningPrinter(w io.Writer) func(generator.Note) {
+	return func(n generator.Note) {
+		if n.Kind != generator.NoteWarning {
+			return
+		}
+		if n.Path != "" {
+			fmt.Fprintf(w, "rsgen: warning: %s: %s\n", n.Path, n.Msg)
+		} else {
+			fmt.Fprintf(w, "rsgen: warning: %s\n", n.Msg)
+		}
+	}
+}
+
+func runBuild(ctx context.Context, cio cliIO, args []string) int {
+	cfg, opts, f, code := prepare("build", buildUsage, cio, args)
+	if code != exitOK {
+		return code
+	}
+	start := time.Now()
+	sum, err := generator.Build(ctx, cfg, opts)
+	if err != nil {
+		fmt.Fprintf(cio.stderr, "rsgen build: %v\n", err)
+		return exitFailure
+	}
+	if !f.quiet {
+		fmt.Fprintf(cio.stdout, "rsgen: %d resources (%d created, %d updated, %d deleted); read %d files (%s); %d documents written, %d unchanged; %d resources placed, %d removed in %s\n",
+			sum.Files, sum.Created, sum.Updated, sum.Delete, sum.Hashed, formatBytes(sum.HashedBytes),
+			sum.DocumentsWritten, sum.DocumentsUnchanged, sum.ResourcesPlaced, sum.ResourcesRemoved,
+			time.Since(start).Round(time.Millisecond))
+	}
+	return exitOK
+}
+
+func runStatus(ctx context.Context, cio cliIO, args []string) int {
+	cfg, opts, _, code := prepare("status", statusUsage, cio, args)
+	if code != exitOK {
+		return code
+	}
+	sum, err := generator.Plan(ctx, cfg, opts)
+	if err != nil {
+		fmt.Fprintf(cio.stderr, "rsgen status: %v\n", err)
+		return exitFailure
+	}
+	for _, ev := range sum.Events {
+		fmt.Fprintf(cio.stdout, "%-8s %s\n", ev.Change, ev.Record.Path)
+	}
+	fmt.Fprintf(cio.stdout, "%d created, %d updated, %d deleted (not published: status writes nothing)\n",
+		sum.Created, sum.Updated, sum.Delete)
+	return exitOK
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Exit codes, documented in the README and in `rsgen help`.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// command is one subcommand of rsgen.
+type command struct {
+	summary string
+	usage   string // full help text, shown by `rsgen help NAME`
+	run     func(ctx context.Context, io cliIO, args []string) int
+}
+
+// cliIO is what a command may touch of the process, so that commands can be
+// tested without it.
+type cliIO struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+func commands() map[string]*command {
+	return map[string]*command{
+		"build":   buildCommand,
+		"status":  statusCommand,
+		"init":    initCommand,
+		"check":   checkCommand,
+		"version": versionCommand,
+		"help":    helpCommand,
+	}
+}
+
+// Main runs rsgen with os.Args and returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, cliIO{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+}
+
+func run(ctx context.Context, cio cliIO, args []string) int {
+	name := "build"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	}
+	cmd, ok := commands()[name]
+	if !ok {
+		fmt.Fprintf(cio.stderr, "rsgen: unknown command %q\nRun 'rsgen help' for the list of commands.\n", name)
+		return exitUsage
+	}
+	code := cmd.run(ctx, cio, args)
+	if code == exitFailure && errors.Is(ctx.Err(), context.Canceled) {
+		return exitInterrupted
+	}
+	return code
+}
+
+var helpCommand = &command{
+	summary: "show help for rsgen or one command",
+	usage: `usage: rsgen help [COMMAND]
+
+Shows the list of commands, or the full help of one command.`,
+}
+
+func init() { helpCommand.run = runHelp }
+
+func runHelp(_ context.Context, cio cliIO, args []string) int {
+	cmds := commands()
+	if len(args) == 1 {
+		if c, ok := cmds[args[0]]; ok {
+			fmt.Fprintln(cio.stdout, c.usage)
+			return exitOK
+		}
+		fmt.Fprintf(cio.stderr, "rsgen help: unknown command %q\n", args[0])
+		return exitUsage
+	}
+	if len(args) > 1 {
+		fmt.Fprintln(cio.stderr, helpCommand.usage)
+		return exitUsage
+	}
+	fmt.Fprint(cio.stdout, `rsgen builds a static ResourceSync (ANSI/NISO Z39.99-2017) site from a tree of files.
+
+usage: rsgen [COMMAND] [FLAGS]
+
+commands:
+`)
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(cio.stdout, "  %-8s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprint(cio.stdout, `
+With no command, rsgen runs "build". Run "rsgen help COMMAND" for a command's flags.
+
+exit codes: 0 success, 1 failure, 2 usage or configuration error, 130 interrupted.
+`)
+	return exitOK
+}

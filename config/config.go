@@ -1,0 +1,391 @@
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/rsgen/rsgen/layout"
+)
+
+// FileName is the configuration file rsgen looks for in the working folder.
+const FileName = "rsgen.toml"
+
+// Config is a complete rsgen configuration.
+type Config struct {
+	// Source is the folder of files to publish.
+	Source string `toml:"source"`
+	// Out is the folder the site is written to; it is hostable as it is.
+	Out string `toml:"out"`
+	// State is the folder of rsgen's state snapshot; never published.
+	State string `toml:"state"`
+	// BaseURL is the URL at which Out is served.
+	BaseURL string `toml:"base_url"`
+	// CopyResources places the resources in Out beside the documents
+	// (hard-linked when possible). When false, ResourceBaseURL says where
+	// the resources are served instead.
+	CopyResources   bool   `toml:"copy_resources"`
+	ResourceBaseURL string `toml:"resource_base_url"`
+	// SpecVersion is "1.1" (default) or "1.0" for older destinations.
+	SpecVersion string `toml:"spec_version"`
+	// Hashes are the published digest algorithms: md5, sha-1, sha-256.
+	Hashes []string `toml:"hashes"`
+	// Lastmod is "content" (when rsgen first saw the current content) or
+	// "mtime" (the file's modification time).
+	Lastmod string `toml:"lastmod"`
+	// DescribedBy is the URL of information about the Source, linked from
+	// the Source Description.
+	DescribedBy string `toml:"describedby"`
+	// Exclude holds glob patterns of source paths never published.
+	Exclude []string `toml:"exclude"`
+	// IncludeDotfiles holds glob patterns of dotfiles and dot-folders that
+	// are published even though dotfiles are excluded by default.
+	IncludeDotfiles []string `toml:"include_dotfiles"`
+	// ChangeList configures Change List rotation.
+	ChangeList ChangeList `toml:"changelist"`
+	// Sets are the sets of resources, one Capability List each.
+	Sets []Set `toml:"set"`
+
+	// Dir is the folder relative paths were resolved against.
+	Dir string `toml:"-"`
+}
+
+// ChangeList configures when the open Change List is closed.
+type ChangeList struct {
+	// Rotate is the longest time a Change List stays open, e.g. "24h";
+	// "0s" closes lists only at the size limits.
+	Rotate Duration `toml:"rotate"`
+}
+
+// Set is one set of resources.
+type Set struct {
+	Name        string   `toml:"name"`
+	Path        string   `toml:"path"`
+	Include     []string `toml:"include"`
+	Exclude     []string `toml:"exclude"`
+	DescribedBy string   `toml:"describedby"`
+}
+
+// Duration is a time.Duration written as a string ("24h", "300ms").
+type Duration struct{ time.Duration }
+
+// UnmarshalText reads a duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("not a duration (use a string such as \"24h\"): %q", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("duration must not be negative: %q", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration as a string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// DefaultSetName is the name of the one set used when none is configured.
+const DefaultSetName = "default"
+
+// Default returns the configuration used where the file and the flags are
+// silent. Paths are relative to the configuration file's folder.
+func Default() Config {
+	return Config{
+		Source:          "site",
+		Out:             "public",
+		State:           ".rsgen",
+		CopyResources:   true,
+		SpecVersion:     "1.1",
+		Hashes:          []string{"sha-256"},
+		Lastmod:         "content",
+		IncludeDotfiles: []string{".well-known"},
+		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
+	}
+}
+
+// Error is a configuration error, located in the file when it comes from
+// one. The CLI exits with the usage code on it.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.File != "":
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return "config: " + e.Msg
+}
+
+// Load reads the configuration file at path over the defaults and resolves
+// relative paths against the file's folder. It does not validate; call
+// Validate after applying flags.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := Parse(bytes.NewReader(data), path)
+	if err != nil {
+		return Config{}, err
+	}
+	abs, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	cfg.Dir = abs
+	return cfg, nil
+}
+
+// Parse decodes a configuration from r over the defaults, rejecting unknown
+// keys, and checks its values. name is used in error messages.
+func Parse(r io.Reader, name string) (Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", name, err)
+	}
+	cfg := Default()
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
+	if err != nil {
+		return Config{}, decodeError(name, err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		key := undecoded[0]
+		return Config{}, &Error{File: name, Line: keyLine(data, key), Msg: fmt.Sprintf("unknown key %q%s", key.String(), suggest(key))}
+	}
+	if err := cfg.checkValues(); err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			ce.File = name
+			ce.Line = keyLine(data, strings.Split(ce.key(), "."))
+		}
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+func decodeError(name string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return &Error{File: name, Line: pe.Position.Line, Msg: pe.Message}
+	}
+	return &Error{File: name, Msg: err.Error()}
+}
+
+// keyLine finds the line on which the last element of key is assigned, in
+// the table the key belongs to; 0 when it cannot tell.
+func keyLine(data []byte, key []string) int {
+	if len(key) == 0 {
+		return 0
+	}
+	table := strings.Join(key[:len(key)-1], ".")
+	last := key[len(key)-1]
+	assign := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(last) + `"?\s*=`)
+	header := regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?`)
+	current := ""
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if m := header.FindStringSubmatch(line); m != nil {
+			current = m[1]
+			if current == strings.Join(key, ".") {
+				return n
+			}
+			continue
+		}
+		if current == table && assign.MatchString(line) {
+			return n
+		}
+	}
+	return 0
+}
+
+// suggest names the closest valid key to an unknown one.
+func suggest(key toml.Key) string {
+	valid := topKeys
+	switch {
+	case len(key) > 1 && key[0] == "set":
+		valid = setKeys
+	case len(key) > 1 && key[0] == "changelist":
+		valid = []string{"rotate"}
+	}
+	best, bestDist := "", 3
+	for _, v := range valid {
+		if d := editDistance(key[len(key)-1], v); d < bestDist {
+			best, bestDist = v, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+var (
+	topKeys = []string{"source", "out", "state", "base_url", "copy_resources", "resource_base_url",
+		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "changelist", "set"}
+	setKeys = []string{"name", "path", "include", "exclude", "describedby"}
+)
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// valueError is an Error about the value of a key, located later.
+func valueError(key, format string, args ...any) *Error {
+	return &Error{Msg: fmt.Sprintf("%s: ", key) + fmt.Sprintf(format, args...)}
+}
+
+// key returns the dotted key a value error is about.
+func (e *Error) key() string {
+	k, _, _ := strings.Cut(e.Msg, ":")
+	return k
+}
+
+// HashAlgorithms lists the digest algorithms rsgen can publish.
+var HashAlgorithms = []string{"md5", "sha-1", "sha-256"}
+
+var setNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// checkValues checks the values that do not depend on flags.
+func (c *Config) checkValues() error {
+	if c.SpecVersion != "1.1" && c.SpecVersion != "1.0" {
+		return valueError("spec_version", "must be \"1.1\" or \"1.0\", not %q", c.SpecVersion)
+	}
+	if len(c.Hashes) == 0 {
+		return valueError("hashes", "must name at least one of %s", strings.Join(HashAlgorithms, ", "))
+	}
+	for _, h := range c.Hashes {
+		if !slices.Contains(HashAlgorithms, h) {
+			return valueError("hashes", "unknown algorithm %q (use %s)", h, strings.Join(HashAlgorithms, ", "))
+		}
+	}
+	if c.Lastmod != "content" && c.Lastmod != "mtime" {
+		return valueError("lastmod", "must be \"content\" or \"mtime\", not %q", c.Lastmod)
+	}
+	for _, p := range append(slices.Clone(c.Exclude), c.IncludeDotfiles...) {
+		if err := layout.CheckGlob(p); err != nil {
+			return valueError("exclude", "%v", err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, s := range c.Sets {
+		key := fmt.Sprintf("set.%d", i)
+		if !setNamePattern.MatchString(s.Name) {
+			return valueError("set.name", "set %d: name %q must be lowercase letters, digits, '.', '_' or '-'", i+1, s.Name)
+		}
+		if seen[s.Name] {
+			return valueError("set.name", "set name %q is used twice", s.Name)
+		}
+		seen[s.Name] = true
+		for _, p := range append(slices.Clone(s.Include), s.Exclude...) {
+			if err := layout.CheckGlob(p); err != nil {
+				return valueError("set.include", "%s: %v", key, err)
+			}
+		}
+		if s.Path != "" && (filepath.IsAbs(s.Path) || strings.HasPrefix(filepath.Clean(s.Path), "..")) {
+			return valueError("set.path", "set %q: path %q must be relative to the source folder", s.Name, s.Path)
+		}
+	}
+	return nil
+}
+
+// Validate checks the whole configuration after flags were applied and
+// resolves relative paths against Dir.
+func (c *Config) Validate() error {
+	if err := c.checkValues(); err != nil {
+		return err
+	}
+	if c.BaseURL == "" {
+		return &Error{Msg: "base_url is not set (set it in rsgen.toml or pass --base-url)"}
+	}
+	if _, err := layout.ParseBaseURL(c.BaseURL); err != nil {
+		return &Error{Msg: fmt.Sprintf("base_url: %v", err)}
+	}
+	if !c.CopyResources {
+		if c.ResourceBaseURL == "" {
+			return &Error{Msg: "resource_base_url must be set when copy_resources = false"}
+		}
+	}
+	if c.ResourceBaseURL != "" {
+		if _, err := layout.ParseBaseURL(c.ResourceBaseURL); err != nil {
+			return &Error{Msg: fmt.Sprintf("resource_base_url: %v", err)}
+		}
+	}
+	if c.DescribedBy != "" {
+		if err := layout.CheckAbsoluteURL(c.DescribedBy); err != nil {
+			return &Error{Msg: fmt.Sprintf("describedby: %v", err)}
+		}
+	}
+	for _, s := range c.Sets {
+		if s.DescribedBy != "" {
+			if err := layout.CheckAbsoluteURL(s.DescribedBy); err != nil {
+				return &Error{Msg: fmt.Sprintf("set %q: describedby: %v", s.Name, err)}
+			}
+		}
+	}
+	for _, p := range []*string{&c.Source, &c.Out, &c.State} {
+		if !filepath.IsAbs(*p) {
+			*p = filepath.Join(c.Dir, *p)
+		}
+		*p = filepath.Clean(*p)
+	}
+	return c.checkFolders()
+}
+
+// checkFolders refuses an output folder that would publish into, or over,
+// the source.
+func (c *Config) checkFolders() error {
+	if within(c.Out, c.Source) || within(c.Source, c.Out) {
+		return &Error{Msg: fmt.Sprintf("output folder %s must not be, contain or be inside the source folder %s", c.Out, c.Source)}
+	}
+	if within(c.State, c.Out) {
+		return &Error{Msg: fmt.Sprintf("state folder %s must not be inside the output folder %s: it would be published", c.State, c.Out)}
+	}
+	return nil
+}
+
+// within reports whether path is dir or inside it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// SetsOrDefault returns the configured sets, or the one set that covers the
+// whole source tree when none is configured.
+func (c *Config) SetsOrDefault() []Set {
+	if len(c.Sets) == 0 {
+		return []Set{{Name: DefaultSetName}}
+	}
+	return c.Sets
+}

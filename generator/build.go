@@ -1,0 +1,283 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// Options configures one build beyond the configuration.
+type Options struct {
+	// Now is the build's time. The caller takes it from --now,
+	// SOURCE_DATE_EPOCH or the clock; the generator never reads a clock
+	// for anything it publishes.
+	Now time.Time
+	// Verify re-reads every file instead of trusting unchanged stat.
+	Verify bool
+	// ConfigFile is the configuration file, left out of the scan when it
+	// lies inside the source.
+	ConfigFile string
+	// Notify, when set, receives progress and warnings as they happen. It
+	// may be called from several goroutines at once.
+	Notify func(Note)
+}
+
+// NoteKind says what a Note reports.
+type NoteKind int
+
+// The notes a build sends.
+const (
+	NoteWarning NoteKind = iota + 1 // something left out or adjusted
+	NoteHashed                      // a file was read
+	NoteWritten                     // a document or resource was written
+)
+
+// Note reports one thing a build did.
+type Note struct {
+	Kind  NoteKind
+	Path  string
+	Bytes int64
+	Msg   string
+}
+
+// Summary is the outcome of a build or a plan.
+type Summary struct {
+	Now                      time.Time
+	Files                    int
+	Created, Updated, Delete int
+	Hashed                   int
+	HashedBytes              int64
+	Skipped                  int
+	ResourcesPlaced          int
+	ResourcesRemoved         int
+	DocumentsWritten         int
+	DocumentsUnchanged       int
+	DocumentsRemoved         int
+	// Events are the change events of this build, in order.
+	Events []snapshot.Event
+}
+
+// Build runs one build: scan, diff, place resources, write documents,
+// remove what is obsolete, and save the snapshot.
+func Build(ctx context.Context, cfg *config.Config, opts Options) (*Summary, error) {
+	b, err := newBuilder(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return b.build(ctx)
+}
+
+// Plan scans and diffs like Build but writes nothing: its Summary holds the
+// events the next build would publish.
+func Plan(ctx context.Context, cfg *config.Config, opts Options) (*Summary, error) {
+	b, err := newBuilder(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.scan(ctx, nil); err != nil {
+		return nil, err
+	}
+	return b.sum, nil
+}
+
+// builder holds the state of one build.
+type builder struct {
+	cfg     *config.Config
+	opts    Options
+	algs    []snapshot.Algorithm
+	sets    []*set
+	prev    *snapshot.State
+	next    *snapshot.State
+	now     int64
+	base    string // base URL of the documents, with a trailing slash
+	resBase string // base URL of the resources, with a trailing slash
+	sum     *Summary
+	outputs []string // output paths of the documents written by this build
+}
+
+func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
+	algs, ok := snapshot.ParseAlgorithms(cfg.Hashes)
+	if !ok {
+		return nil, fmt.Errorf("generator: bad hash algorithms %v", cfg.Hashes)
+	}
+	base, err := layout.ParseBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("generator: base_url: %w", err)
+	}
+	resBase := base
+	if cfg.ResourceBaseURL != "" {
+		if resBase, err = layout.ParseBaseURL(cfg.ResourceBaseURL); err != nil {
+			return nil, fmt.Errorf("generator: resource_base_url: %w", err)
+		}
+	}
+	info, err := os.Stat(cfg.Source)
+	if err != nil {
+		return nil, fmt.Errorf("source folder: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("source %s is not a folder", cfg.Source)
+	}
+	prev, err := snapshot.Load(cfg.State)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{cfg: cfg, opts: opts, algs: algs, sets: newSets(cfg), prev: prev,
+		base: base, resBase: resBase, sum: &Summary{}}
+	b.now = b.clampedNow()
+	b.sum.Now = time.Unix(b.now, 0).UTC()
+	return b, nil
+}
+
+// clampedNow returns the build time in whole seconds, never before the
+// previous build, so that Change Lists stay in chronological order when a
+// clock runs backwards.
+func (b *builder) clampedNow() int64 {
+	now := b.opts.Now.Unix()
+	if now < b.prev.LastBuild {
+		b.warn("", fmt.Sprintf("build time %s is before the previous build (%s); using the previous build's time",
+			b.opts.Now.UTC().Format(time.RFC3339), time.Unix(b.prev.LastBuild, 0).UTC().Format(time.RFC3339)))
+		return b.prev.LastBuild
+	}
+	return now
+}
+
+func (b *builder) notify(n Note) {
+	if b.opts.Notify != nil {
+		b.opts.Notify(n)
+	}
+}
+
+func (b *builder) warn(path, msg string) { b.notify(Note{Kind: NoteWarning, Path: path, Msg: msg}) }
+
+// scan walks the source and diffs it against the snapshot, filling b.next
+// with the new file list and b.sum with the counts and events.
+func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event, error) {
+	scanStart := time.Now().UnixNano() // wall clock: only for the racy-file check
+	files, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
+		FS:         os.DirFS(b.cfg.Source),
+		Algorithms: b.algs,
+		Exclude:    newExcluder(b.cfg, b.opts.ConfigFile).Exclude,
+		Verify:     b.opts.Verify,
+		Tee:        tee,
+		Notify:     b.scanNote,
+	})
+	if err != nil {
+		var pe *snapshot.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("scan %s: %w", filepath.Join(b.cfg.Source, filepath.FromSlash(pe.Path)), pe.Err)
+		}
+		return nil, fmt.Errorf("scan %s: %w", b.cfg.Source, err)
+	}
+	if b.cfg.CopyResources {
+		for i := range files {
+			if layout.IsReserved(files[i].Path) {
+				return nil, fmt.Errorf("source file %s would be overwritten by rsgen's own documents at the same path: rename it or exclude it",
+					filepath.Join(b.cfg.Source, filepath.FromSlash(files[i].Path)))
+			}
+		}
+	}
+	events := snapshot.Diff(b.prev.Files, files, b.now)
+	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, Files: files,
+		Segments: slices.Clone(b.prev.Segments), SetChanged: map[string]int64{}}
+	s := b.sum
+	s.Files, s.Hashed, s.HashedBytes, s.Skipped = stats.Files, stats.Hashed, stats.HashedBytes, stats.Skipped
+	s.Events = events
+	for _, ev := range events {
+		switch ev.Change {
+		case snapshot.Created:
+			s.Created++
+		case snapshot.Updated:
+			s.Updated++
+		case snapshot.Deleted:
+			s.Delete++
+		}
+	}
+	return events, nil
+}
+
+func (b *builder) scanNote(n snapshot.Note) {
+	switch n.Kind {
+	case snapshot.NoteSkipped:
+		b.warn(n.Path, n.Msg)
+	case snapshot.NoteHashed:
+		b.notify(Note{Kind: NoteHashed, Path: n.Path, Bytes: n.Bytes})
+	}
+}
+
+func (b *builder) build(ctx context.Context) (*Summary, error) {
+	out, err := b.openOutput()
+	if err != nil {
+		return nil, err
+	}
+	events, err := b.scan(ctx, out.tee())
+	if err != nil {
+		return nil, err
+	}
+	if err := out.placeAll(ctx, b.next.Files); err != nil {
+		return nil, err
+	}
+	b.sum.ResourcesPlaced = out.placed
+	if b.prev.LastBuild == 0 {
+		// The first build's Resource List is the baseline; its Change List
+		// opens empty at the same time (§12.1).
+		events = nil
+	}
+	closed := b.advanceJournal(events)
+	b.recordSetChanges(events)
+	if err := b.writeDocuments(ctx, closed); err != nil {
+		return nil, err
+	}
+	if err := b.removeObsolete(out); err != nil {
+		return nil, err
+	}
+	b.next.Outputs = b.outputs
+	if err := snapshot.Save(b.cfg.State, b.next); err != nil {
+		return nil, err
+	}
+	return b.sum, nil
+}
+
+// recordSetChanges carries over, per set, the time of the last build that
+// changed it, moving it to now for the sets this build's events touch.
+func (b *builder) recordSetChanges(events []snapshot.Event) {
+	for _, s := range b.sets {
+		t, ok := b.prev.SetChanged[s.Name]
+		if !ok || slices.ContainsFunc(events, func(ev snapshot.Event) bool { return s.Contains(ev.Record.Path) }) {
+			t = b.now
+		}
+		b.next.SetChanged[s.Name] = t
+	}
+}
+
+// removeObsolete deletes the documents the previous build wrote and this
+// one did not, and the copies of resources no longer published.
+func (b *builder) removeObsolete(out *output) error {
+	for _, p := range b.prev.Outputs {
+		if !slices.Contains(b.outputs, p) {
+			if err := out.remove(p); err != nil {
+				return err
+			}
+			b.sum.DocumentsRemoved++
+		}
+	}
+	if !b.cfg.CopyResources {
+		return nil
+	}
+	for _, ev := range b.sum.Events {
+		if ev.Change == snapshot.Deleted {
+			if err := out.remove(ev.Record.Path); err != nil {
+				return err
+			}
+			b.sum.ResourcesRemoved++
+		}
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+// Package generator builds the whole ResourceSync site: it scans the source
+// against the state snapshot, turns the differences into change events,
+// places the resources in the output folder and writes the document tree.
+//
+// # The document tree
+//
+// For a base URL B and each set S of resources (layout names every path):
+//
+//	B/.well-known/resourcesync                       Source Description
+//	B/resourcesync/S/capabilitylist.xml              Capability List of S
+//	B/resourcesync/S/resourcelist.xml                Resource List, or its index
+//	B/resourcesync/S/resourcelist-00001.xml ...      parts, when split
+//	B/resourcesync/S/changelist.xml                  Change List Index
+//	B/resourcesync/S/changelists/changelist-T.xml    one Change List per segment
+//	B/<path>                                         the resources themselves
+//
+// Every link points up the tree: parts to their index ("index") and to the
+// Capability List ("up"), Capability Lists to the Source Description.
+//
+// # Time
+//
+// A build has one time, Options.Now, taken from --now, SOURCE_DATE_EPOCH or
+// the clock by the caller, never read here. It is clamped so that it never
+// runs backwards past the previous build. Change events carry it as their
+// datetime. The Resource List's "at" is the time of the last build that
+// changed its set, so a build without changes writes the same bytes.
+//
+// # Change List segments
+//
+// Change events are kept in segments of time shared by all sets. The open
+// segment collects events; it is closed (given "until") when it is older
+// than the configured rotation period or would pass 50,000 events or the
+// byte limit, and a new one opens at the same instant. Each set gets one
+// Change List per segment holding the events of its own resources. A closed
+// list is written once, into the state folder and from there into the
+// output, and never rewritten, so its URI can be cached forever. The Change
+// List Index always exists, even with one list, so that the Capability List
+// never has to change the URI it points at.
+//
+// # Writing
+//
+// Every document is streamed into place atomically and only when its bytes
+// differ from the file already there (see lazyFile); the snapshot is saved
+// only after the whole output is complete. Documents are written leaves
+// first and the Source Description last, so that a reader that starts at the
+// top during a build never follows a link to a missing document.
+//
+// # Caveats
+//
+// The 2008 Sitemap schema requires at least one <url> in a <urlset>, while
+// the specification (§7) allows none: an empty open Change List is valid
+// ResourceSync but fails that schema. And the ResourceSync schema's pattern
+// for media types refuses "." and "_", so a media type such as
+// application/vnd.ms-excel is left out of the type attribute rather than
+// written into a document that fails validation.
+package generator

@@ -1,0 +1,250 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// archiveDir is the folder, inside the state folder, that keeps the closed
+// Change Lists: they are written once and cannot be derived again, so an
+// output folder built afresh (as CI runners do) gets them from here.
+const archiveDir = "closed"
+
+// writeDocuments writes every document of every set, leaves first, then the
+// Source Description.
+func (b *builder) writeDocuments(ctx context.Context, closed []snapshot.Segment) error {
+	for _, s := range b.sets {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i := range closed {
+			if err := b.archiveChangeList(s, &closed[i]); err != nil {
+				return err
+			}
+		}
+		if err := b.writeChangeLists(s); err != nil {
+			return err
+		}
+		if err := b.writeResourceList(s); err != nil {
+			return err
+		}
+		if err := b.writeCapabilityList(s); err != nil {
+			return err
+		}
+	}
+	return b.writeSourceDescription()
+}
+
+// docURL returns the URI of a document at output path rel.
+func (b *builder) docURL(rel string) string { return layout.URL(b.base, rel) }
+
+// outPath returns the file of output path rel.
+func (b *builder) outPath(rel string) string {
+	return filepath.Join(b.cfg.Out, filepath.FromSlash(rel))
+}
+
+// resURL returns the URI of the resource at source path p.
+func (b *builder) resURL(p string) string { return layout.URL(b.resBase, p) }
+
+func unixTime(sec int64) time.Time {
+	if sec == 0 {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0).UTC()
+}
+
+// writeXML streams one document into path, atomically and only if its
+// bytes change; fill writes the entries. It reports whether the file
+// changed.
+func writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (bool, error) {
+	f, err := createLazy(path)
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	defer f.Abort()
+	w := rs.NewWriter(f, root)
+	err = w.Start(md, links...)
+	if err == nil && fill != nil {
+		err = fill(w)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Commit()
+}
+
+// writeDoc writes a document at output path rel and records it as written
+// by this build.
+func (b *builder) writeDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) error {
+	changed, err := writeXML(b.outPath(rel), root, md, links, fill)
+	if err != nil {
+		return err
+	}
+	b.recordOutput(rel, changed)
+	return nil
+}
+
+func (b *builder) recordOutput(rel string, changed bool) {
+	b.outputs = append(b.outputs, rel)
+	if changed {
+		b.sum.DocumentsWritten++
+		b.notify(Note{Kind: NoteWritten, Path: rel})
+	} else {
+		b.sum.DocumentsUnchanged++
+	}
+}
+
+func (b *builder) upLink(s *set) rs.Link {
+	return rs.Link{Rel: rs.RelUp, Href: b.docURL(layout.CapabilityList(s.Name))}
+}
+
+// changeListPath returns the output path of set s's list for segment seg.
+func changeListPath(s *set, seg *snapshot.Segment) string {
+	return layout.ChangeList(s.Name, unixTime(seg.From), seg.Seq)
+}
+
+// archiveChangeList writes the list of a segment that this build closed
+// into the state folder's archive, from which it is published.
+func (b *builder) archiveChangeList(s *set, seg *snapshot.Segment) error {
+	path := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(changeListPath(s, seg)))
+	_, err := b.writeChangeList(path, s, seg)
+	return err
+}
+
+// writeChangeList writes the Change List of set s for segment seg at path.
+func (b *builder) writeChangeList(path string, s *set, seg *snapshot.Segment) (bool, error) {
+	md := rs.MD{Capability: rs.CapChangeList, From: unixTime(seg.From), Until: unixTime(seg.Until)}
+	links := []rs.Link{b.upLink(s), {Rel: rs.RelIndex, Href: b.docURL(layout.ChangeListIndex(s.Name))}}
+	return writeXML(path, rs.URLSet, md, links, func(w *rs.Writer) error {
+		for i := range seg.Events {
+			ev := &seg.Events[i]
+			if !s.Contains(ev.Record.Path) {
+				continue
+			}
+			if err := w.Entry(b.changeEntry(ev)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// changeEntry returns the Change List entry of one event. In ResourceSync
+// 1.0 mode the change time goes into lastmod only, since 1.0 schemas reject
+// the datetime attribute.
+func (b *builder) changeEntry(ev *snapshot.Event) *rs.Entry {
+	t := unixTime(ev.Time)
+	e := &rs.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: t, MD: rs.MD{Change: ev.Change.String()}}
+	if b.cfg.SpecVersion != "1.0" {
+		e.MD.Datetime = t
+	}
+	if ev.Change != snapshot.Deleted {
+		b.describe(&e.MD, &ev.Record)
+	}
+	return e
+}
+
+// describe fills in the hash, length and type of a resource.
+func (b *builder) describe(md *rs.MD, r *snapshot.Record) {
+	md.Hash = r.Digests.Hash(b.algs)
+	md.Length, md.HasLength = r.Size, true
+	if schemaSafeType(r.Type) {
+		md.Type = r.Type
+	}
+}
+
+// schemaSafeType reports whether t passes the ResourceSync schema's pattern
+// for media types, [\w-]+/[\w-]+, in which \w excludes punctuation such as
+// "." and "_".
+func schemaSafeType(t string) bool {
+	slash := 0
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == '/':
+			if i == 0 || i == len(t)-1 {
+				return false
+			}
+			slash++
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '+':
+		default:
+			return false
+		}
+	}
+	return slash == 1
+}
+
+// writeChangeLists publishes the set's closed lists from the archive, writes
+// its open list, and the Change List Index over all of them.
+func (b *builder) writeChangeLists(s *set) error {
+	var listed []snapshot.Segment
+	for i := range b.next.Segments {
+		seg := &b.next.Segments[i]
+		rel := changeListPath(s, seg)
+		if seg.Until == 0 {
+			changed, err := b.writeChangeList(b.outPath(rel), s, seg)
+			if err != nil {
+				return err
+			}
+			b.recordOutput(rel, changed)
+			listed = append(listed, *seg)
+			continue
+		}
+		ok, err := b.publishArchived(rel)
+		if err != nil {
+			return err
+		}
+		if ok {
+			listed = append(listed, *seg)
+		}
+	}
+	md := rs.MD{Capability: rs.CapChangeList, From: unixTime(listed[0].From)}
+	return b.writeDoc(layout.ChangeListIndex(s.Name), rs.SitemapIndex, md, []rs.Link{b.upLink(s)}, func(w *rs.Writer) error {
+		for i := range listed {
+			seg := &listed[i]
+			e := rs.Entry{Loc: b.docURL(changeListPath(s, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
+			if err := w.Entry(&e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// publishArchived copies a closed Change List from the state archive into
+// the output unless an equal-sized copy is there. It reports false when the
+// archive has no such list: the set did not exist when the segment closed.
+func (b *builder) publishArchived(rel string) (bool, error) {
+	src := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(rel))
+	dst := b.outPath(rel)
+	si, err := os.Stat(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("closed change list: %w", err)
+	}
+	changed := false
+	if di, err := os.Stat(dst); err != nil || di.Size() != si.Size() {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return false, fmt.Errorf("publish %s: %w", dst, err)
+		}
+		r := &snapshot.Record{ModTime: si.ModTime().UnixNano()}
+		if err := copyInto(src, dst, r); err != nil {
+			return false, fmt.Errorf("publish %s: %w", dst, err)
+		}
+		changed = true
+	}
+	b.recordOutput(rel, changed)
+	return true, nil
+}

@@ -1,0 +1,141 @@
+package generator
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// tempPrefix starts the name of every temporary file rsgen creates in the
+// output, so that leftovers of a killed build are recognisable.
+const tempPrefix = ".rsgen-tmp-"
+
+// lazyFile writes one output file atomically, and not at all when the new
+// bytes equal the file already there. While the bytes written match the
+// existing file, it only compares; at the first difference it creates a
+// temporary file, copies the matching prefix from the existing file (so
+// nothing is held in memory) and writes on. Commit renames the temporary
+// file into place.
+type lazyFile struct {
+	path string
+	old  *os.File
+	oldR *bufio.Reader
+	same bool  // the bytes so far equal the existing file's prefix
+	n    int64 // bytes written so far
+	tmp  *os.File
+	tmpW *bufio.Writer
+	cmp  []byte
+}
+
+func createLazy(path string) (*lazyFile, error) {
+	f := &lazyFile{path: path}
+	old, err := os.Open(path)
+	switch {
+	case err == nil:
+		f.old, f.oldR, f.same = old, bufio.NewReaderSize(old, 64<<10), true
+	case errors.Is(err, os.ErrNotExist):
+		if err := f.startTemp(); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *lazyFile) Write(p []byte) (int, error) {
+	if f.same {
+		if cap(f.cmp) < len(p) {
+			f.cmp = make([]byte, len(p))
+		}
+		got, _ := io.ReadFull(f.oldR, f.cmp[:len(p)])
+		if got == len(p) && bytes.Equal(f.cmp[:got], p) {
+			f.n += int64(len(p))
+			return len(p), nil
+		}
+		if err := f.diverge(); err != nil {
+			return 0, err
+		}
+	}
+	k, err := f.tmpW.Write(p)
+	f.n += int64(k)
+	return k, err
+}
+
+// diverge switches from comparing to writing: a temporary file receives the
+// prefix that matched.
+func (f *lazyFile) diverge() error {
+	f.same = false
+	if err := f.startTemp(); err != nil {
+		return err
+	}
+	if _, err := f.old.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(f.tmpW, f.old, f.n); err != nil {
+		return fmt.Errorf("copy unchanged prefix of %s: %w", f.path, err)
+	}
+	return nil
+}
+
+func (f *lazyFile) startTemp() error {
+	if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), tempPrefix+"*")
+	if err != nil {
+		return err
+	}
+	f.tmp, f.tmpW = tmp, bufio.NewWriterSize(tmp, 64<<10)
+	return nil
+}
+
+// Commit finishes the file. It reports whether the file on disk changed.
+func (f *lazyFile) Commit() (changed bool, err error) {
+	defer f.Abort()
+	if f.same {
+		// Equal so far; unchanged only if the old file ends here too.
+		if _, err := f.oldR.ReadByte(); err == io.EOF {
+			return false, nil
+		}
+		if err := f.diverge(); err != nil {
+			return false, err
+		}
+	}
+	err = f.tmpW.Flush()
+	if err == nil {
+		err = f.tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.tmp.Sync()
+	}
+	if cerr := f.tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.tmp.Name(), f.path)
+	}
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", f.path, err)
+	}
+	f.tmp = nil
+	return true, nil
+}
+
+// Abort discards the file, leaving any existing one as it was. It is safe
+// to call after Commit.
+func (f *lazyFile) Abort() {
+	if f.old != nil {
+		f.old.Close()
+		f.old = nil
+	}
+	if f.tmp != nil {
+		f.tmp.Close()
+		os.Remove(f.tmp.Name())
+		f.tmp = nil
+	}
+}

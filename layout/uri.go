@@ -1,0 +1,97 @@
+package layout
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// ParseBaseURL checks that s can serve as a base URL: absolute http or
+// https, with a host, and no query, fragment or user information. It
+// returns s with a trailing slash.
+func ParseBaseURL(s string) (string, error) {
+	if err := CheckAbsoluteURL(s); err != nil {
+		return "", err
+	}
+	u, _ := url.Parse(s)
+	if u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, "?#") {
+		return "", fmt.Errorf("%q: a base URL cannot have a query or fragment", s)
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("%q: a base URL cannot carry user information", s)
+	}
+	if !strings.HasSuffix(s, "/") {
+		s += "/"
+	}
+	return s, nil
+}
+
+// CheckAbsoluteURL checks that s is an absolute http or https URL with a
+// host and nothing that would need escaping.
+func CheckAbsoluteURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %w", s, errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q: must be an absolute http:// or https:// URL", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q: has no host", s)
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' {
+			return fmt.Errorf("%q: character %q must be percent-encoded", s, c)
+		}
+	}
+	return nil
+}
+
+// URL returns the URI of the source path p under base, which must end
+// with "/" (ParseBaseURL ensures it).
+func URL(base, p string) string {
+	return string(AppendURL(make([]byte, 0, len(base)+len(p)+16), base, p))
+}
+
+// AppendURL appends the URI of p under base to b.
+func AppendURL(b []byte, base, p string) []byte {
+	b = append(b, base...)
+	return AppendEscapedPath(b, p)
+}
+
+const upperhex = "0123456789ABCDEF"
+
+// AppendEscapedPath appends p with every byte percent-encoded except the
+// unreserved characters of RFC 3986 and "/".
+func AppendEscapedPath(b []byte, p string) []byte {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if unreserved(c) || c == '/' {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', upperhex[c>>4], upperhex[c&15])
+	}
+	return b
+}
+
+func unreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// PathFromURL inverts URL: it returns the source path that u names under
+// base, and false when u is not under base or does not decode to a clean
+// path.
+func PathFromURL(base, u string) (string, bool) {
+	rest, ok := strings.CutPrefix(u, base)
+	if !ok || rest == "" {
+		return "", false
+	}
+	p, err := url.PathUnescape(rest)
+	if err != nil || !Clean(p) {
+		return "", false
+	}
+	return p, true
+}

@@ -1,0 +1,38 @@
+// Package snapshot owns rsgen's memory between builds: the fingerprints of
+// the files it published, the change events not yet in a closed Change List,
+// and the list of documents it wrote. It scans a source tree against the
+// previous snapshot and diffs the two into change events.
+//
+// # What "changed" means
+//
+// A file is trusted without being read when its size, modification time
+// and inode equal those recorded, and its recorded modification time is
+// safely older than the start of the scan that recorded it (RaceWindow):
+// a file written in the same clock tick as it was hashed could change again
+// without its mtime moving, the "racy git" problem. Every other file is read
+// once; the bytes feed a BLAKE3 fingerprint and every published digest
+// (md5, sha-1, sha-256) together. A file whose fingerprint is unchanged
+// produces no event even though it was re-read (a touch, or a fresh
+// checkout that reset every mtime). Diff then compares two sorted file lists:
+// a path only in the new one is "created", only in the old one "deleted",
+// in both with different fingerprints "updated". A rename is a deletion and
+// a creation.
+//
+// # The state file
+//
+// The snapshot is one binary file, written in one sequential pass and read
+// in one: a magic line, a format version, the body, and a CRC-32C of
+// everything before it. Files are stored sorted in walk order (see
+// layout.ComparePaths) with their paths prefix-compressed. The file is
+// replaced atomically (temporary file, fsync, rename), so a killed build
+// leaves the previous snapshot in place. A truncated or altered file fails
+// its checksum and Load says so with ErrCorrupt; a file written by a newer
+// rsgen fails with ErrNewerVersion.
+//
+// # Caveats
+//
+// The fingerprint is BLAKE3, independent of the published digests, so that
+// changing the configured digest algorithms re-reads files without emitting
+// events. BLAKE3 is never published: common destinations reject unknown
+// algorithms.
+package snapshot

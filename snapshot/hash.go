@@ -1,0 +1,115 @@
+package snapshot
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+
+	"github.com/zeebo/blake3"
+)
+
+// hasher reads files once, feeding the fingerprint and every published
+// digest from the same buffer. One hasher belongs to one worker and is
+// reused for every file it reads.
+type hasher struct {
+	fingerprint *blake3.Hasher
+	digests     [numAlgorithms]hash.Hash
+	algs        []Algorithm
+	buf         []byte
+}
+
+func newHasher(algs []Algorithm) *hasher {
+	h := &hasher{fingerprint: blake3.New(), algs: algs, buf: make([]byte, 256<<10)}
+	for _, a := range algs {
+		switch a {
+		case MD5:
+			h.digests[a] = md5.New()
+		case SHA1:
+			h.digests[a] = sha1.New()
+		case SHA256:
+			h.digests[a] = sha256.New()
+		}
+	}
+	return h
+}
+
+// ErrChangedWhileReading is returned when a file's length disagrees with
+// its size before the read: it was written to while rsgen read it.
+var ErrChangedWhileReading = errors.New("file changed while it was read")
+
+// Tee receives a copy of the bytes of each file that is read. Open is
+// called before the first byte; the returned function is called after the
+// last one with the outcome of the read, and its error fails the scan.
+type Tee func(r *Record) (w io.Writer, done func(ok bool) error, err error)
+
+// hashFile reads the file at r.Path in fsys, filling in r's fingerprint,
+// digests and, when the name says nothing, its media type. r.Size must
+// hold the size from stat.
+func (h *hasher) hashFile(fsys fs.FS, r *Record, tee Tee) (err error) {
+	f, err := fsys.Open(r.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h.fingerprint.Reset()
+	for _, a := range h.algs {
+		h.digests[a].Reset()
+	}
+	var sink io.Writer
+	var done func(bool) error
+	if tee != nil {
+		if sink, done, err = tee(r); err != nil {
+			return err
+		}
+		defer func() {
+			if derr := done(err == nil); err == nil && derr != nil {
+				err = derr
+			}
+		}()
+	}
+	var n int64
+	var head []byte
+	for {
+		k, rerr := f.Read(h.buf)
+		if k > 0 {
+			chunk := h.buf[:k]
+			if head == nil && r.Type == "" {
+				head = append([]byte(nil), chunk[:min(k, 512)]...)
+			}
+			h.fingerprint.Write(chunk)
+			for _, a := range h.algs {
+				h.digests[a].Write(chunk)
+			}
+			if sink != nil {
+				if _, werr := sink.Write(chunk); werr != nil {
+					return werr
+				}
+			}
+			n += int64(k)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+	if n != r.Size {
+		return fmt.Errorf("%w: stat said %d bytes, read %d", ErrChangedWhileReading, r.Size, n)
+	}
+	h.fingerprint.Sum(r.Fingerprint[:0])
+	r.Digests = Digests{}
+	for _, a := range h.algs {
+		h.digests[a].Sum(r.Digests.sum(a)[:0])
+		r.Digests.Has |= 1 << a
+	}
+	if r.Type == "" {
+		r.Type = sniffType(head)
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rsgen/rsgen/layout"
+)
+
+// RaceWindow is how much older than the recording scan's start a file's
+// modification time must be for its record to be trusted: coarse file
+// system clocks (two seconds on FAT) cannot tell a later write apart.
+const RaceWindow = 2 * time.Second
+
+// ScanOptions configures Scan.
+type ScanOptions struct {
+	// FS is the source tree.
+	FS fs.FS
+	// Algorithms are the published digests to compute.
+	Algorithms []Algorithm
+	// Exclude reports whether a path (a file, or a folder with all it
+	// holds) is left out of the scan.
+	Exclude func(path string, isDir bool) bool
+	// Verify re-reads every file, trusting no record.
+	Verify bool
+	// Workers is how many files are read at once; 0 means GOMAXPROCS.
+	Workers int
+	// Tee, when set, receives the bytes of every file that is read.
+	Tee Tee
+	// Notify, when set, receives what the scan does, as it does it.
+	Notify func(Note)
+}
+
+// NoteKind says what a Note reports.
+type NoteKind int
+
+// The notes a scan sends.
+const (
+	NoteSkipped NoteKind = iota + 1 // a file left out, with a reason: a warning
+	NoteHashed                      // a file was read and fingerprinted
+)
+
+// Note reports one thing a scan did.
+type Note struct {
+	Kind  NoteKind
+	Path  string
+	Bytes int64
+	Msg   string
+}
+
+// ScanStats counts what a scan did.
+type ScanStats struct {
+	Files       int   // files in the result
+	Hashed      int   // files read
+	HashedBytes int64 // bytes read
+	Skipped     int   // files left out with a warning
+}
+
+// PathError is a scan failure that names the file or folder at fault.
+type PathError struct {
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
+func (e *PathError) Unwrap() error { return e.Err }
+
+// Scan walks the source tree and returns its files in walk order. Files
+// whose stat matches a trusted record of prev (see the package comment)
+// are taken from prev; every other file is read once, in parallel. The
+// Seen field of the results is left for Diff to fill.
+func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, ScanStats, error) {
+	s := &scan{opts: opts, prev: prev.Files, trustBefore: prev.ScanStart - int64(RaceWindow)}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *hashJob, 4*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.hashWorker(ctx, cancel, jobs)
+		}()
+	}
+	walkErr := fs.WalkDir(opts.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return s.visit(p, d, err, jobs)
+	})
+	close(jobs)
+	wg.Wait()
+	if walkErr != nil {
+		return nil, ScanStats{}, walkErr
+	}
+	if s.err != nil {
+		return nil, ScanStats{}, s.err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ScanStats{}, err
+	}
+	for _, j := range s.pending {
+		s.files[j.index] = j.rec
+		s.stats.Hashed++
+		s.stats.HashedBytes += j.rec.Size
+	}
+	s.stats.Files = len(s.files)
+	return s.files, s.stats, nil
+}
+
+type scan struct {
+	opts        ScanOptions
+	prev        []Record
+	cursor      int // into prev, advanced in walk order
+	trustBefore int64
+	files       []Record
+	pending     []*hashJob
+	stats       ScanStats
+
+	mu  sync.Mutex
+	err error // the first hashing error
+}
+
+type hashJob struct {
+	index int
+	rec   Record
+}
+
+func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) error {
+	if err != nil {
+		return &PathError{Path: p, Err: unwrapPathError(err)}
+	}
+	if p == "." {
+		return nil
+	}
+	if s.opts.Exclude != nil && s.opts.Exclude(p, d.IsDir()) {
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if d.IsDir() {
+		return nil
+	}
+	if !d.Type().IsRegular() {
+		s.skip(p, skipReason(d.Type()))
+		return nil
+	}
+	info, err := d.Info()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // removed since the folder was read
+	}
+	if err != nil {
+		return &PathError{Path: p, Err: unwrapPathError(err)}
+	}
+	rec := Record{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Inode: inode(info)}
+	if old := s.previous(p); old != nil && s.trusted(old, &rec) {
+		s.files = append(s.files, *old)
+		return nil
+	}
+	rec.Type = TypeByName(p)
+	job := &hashJob{index: len(s.files), rec: rec}
+	s.files = append(s.files, rec)
+	s.pending = append(s.pending, job)
+	jobs <- job
+	return nil
+}
+
+// previous returns the record of p in prev, advancing the cursor past
+// every path before p.
+func (s *scan) previous(p string) *Record {
+	for s.cursor < len(s.prev) {
+		c := layout.ComparePaths(s.prev[s.cursor].Path, p)
+		if c > 0 {
+			return nil
+		}
+		s.cursor++
+		if c == 0 {
+			return &s.prev[s.cursor-1]
+		}
+	}
+	return nil
+}
+
+// trusted reports whether old still describes the file whose stat is in
+// cur, so that the file need not be read.
+func (s *scan) trusted(old, cur *Record) bool {
+	return !s.opts.Verify &&
+		old.Size == cur.Size && old.ModTime == cur.ModTime && old.Inode == cur.Inode &&
+		old.ModTime < s.trustBefore &&
+		old.Digests.HasAll(s.opts.Algorithms)
+}
+
+func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <-chan *hashJob) {
+	h := newHasher(s.opts.Algorithms)
+	for job := range jobs {
+		if ctx.Err() != nil {
+			continue
+		}
+		if err := h.hashFile(s.opts.FS, &job.rec, s.opts.Tee); err != nil {
+			s.fail(&PathError{Path: job.rec.Path, Err: unwrapPathError(err)})
+			cancel()
+			continue
+		}
+		if s.opts.Notify != nil {
+			s.opts.Notify(Note{Kind: NoteHashed, Path: job.rec.Path, Bytes: job.rec.Size})
+		}
+	}
+}
+
+func (s *scan) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *scan) skip(p, reason string) {
+	s.stats.Skipped++
+	if s.opts.Notify != nil {
+		s.opts.Notify(Note{Kind: NoteSkipped, Path: p, Msg: reason})
+	}
+}
+
+func skipReason(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link not followed"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO) skipped"
+	case m&fs.ModeSocket != 0:
+		return "socket skipped"
+	case m&fs.ModeDevice != 0:
+		return "device file skipped"
+	}
+	return "not a regular file"
+}
+
+func inode(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+// unwrapPathError drops the *fs.PathError wrapper, whose path is relative to
+// the walk root and would be repeated by our own PathError.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}

@@ -1,0 +1,385 @@
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// State is everything rsgen remembers between builds.
+type State struct {
+	// LastBuild is the time of the last complete build, in Unix seconds;
+	// 0 before the first.
+	LastBuild int64
+	// ScanStart is the wall-clock time, in nanoseconds, at which the last
+	// build's scan started; records modified after it are not trusted.
+	ScanStart int64
+	// Files are the published files in walk order.
+	Files []Record
+	// Segments are the Change List segments, oldest first. Only the last
+	// may be open (Until == 0), and only it keeps its events: a closed
+	// segment's lists are written once and kept as files.
+	Segments []Segment
+	// Outputs are the output paths of the documents the last build wrote,
+	// so that the next build can remove those it no longer writes.
+	Outputs []string
+	// SetChanged holds, per set name, the time of the last build that
+	// changed the set: the "at" of its Resource List.
+	SetChanged map[string]int64
+}
+
+// Segment is the span of time covered by one Change List of every set.
+type Segment struct {
+	From   int64 // Unix seconds
+	Until  int64 // Unix seconds; 0 while open
+	Seq    int   // distinguishes segments that open in the same second
+	Events []Event
+}
+
+// Open returns the open segment, or nil.
+func (s *State) Open() *Segment {
+	if n := len(s.Segments); n > 0 && s.Segments[n-1].Until == 0 {
+		return &s.Segments[n-1]
+	}
+	return nil
+}
+
+// FileName is the name of the state file inside the state folder.
+const FileName = "state"
+
+const (
+	magic = "rsgen-state\n"
+	// Version is the state format this rsgen reads and writes.
+	Version = 1
+)
+
+// Errors Load returns, wrapped with the file's path.
+var (
+	// ErrCorrupt: the file is truncated or altered (bad magic or checksum,
+	// or a body that does not decode).
+	ErrCorrupt = errors.New("state file is corrupt")
+	// ErrNewerVersion: the file was written by a newer rsgen.
+	ErrNewerVersion = errors.New("state file was written by a newer rsgen")
+)
+
+// Load reads the state in dir. A missing file gives an empty State and no
+// error.
+func Load(dir string) (*State, error) {
+	path := filepath.Join(dir, FileName)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return &State{SetChanged: map[string]int64{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: read state %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: read state %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// Save writes st into dir atomically: a temporary file, fsync, rename, and
+// fsync of the folder.
+func Save(dir string, st *State) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	tmp, err := os.CreateTemp(dir, ".state-*.tmp")
+	if err != nil {
+		return fmt.Errorf("snapshot: write state %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	err = Encode(tmp, st)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("snapshot: write state %s: %w", path, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// encoder writes the state body, summing everything it writes.
+type encoder struct {
+	w       *bufio.Writer
+	sum     hash.Hash32
+	scratch [binary.MaxVarintLen64]byte
+	prev    string // the previous path, for prefix compression
+}
+
+// Encode writes st in the state format.
+func Encode(w io.Writer, st *State) error {
+	sum := crc32.New(crcTable)
+	e := &encoder{w: bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10), sum: sum}
+	e.w.WriteString(magic)
+	e.uvarint(Version)
+	e.varint(st.LastBuild)
+	e.varint(st.ScanStart)
+	e.uvarint(uint64(len(st.Files)))
+	for i := range st.Files {
+		e.record(&st.Files[i])
+	}
+	e.uvarint(uint64(len(st.Segments)))
+	for _, seg := range st.Segments {
+		e.varint(seg.From)
+		e.varint(seg.Until)
+		e.uvarint(uint64(seg.Seq))
+		e.uvarint(uint64(len(seg.Events)))
+		e.prev = ""
+		for i := range seg.Events {
+			e.w.WriteByte(byte(seg.Events[i].Change))
+			e.varint(seg.Events[i].Time)
+			e.record(&seg.Events[i].Record)
+		}
+	}
+	e.uvarint(uint64(len(st.Outputs)))
+	for _, o := range st.Outputs {
+		e.str(o)
+	}
+	names := slices.Sorted(maps.Keys(st.SetChanged))
+	e.uvarint(uint64(len(names)))
+	for _, n := range names {
+		e.str(n)
+		e.varint(st.SetChanged[n])
+	}
+	if err := e.w.Flush(); err != nil {
+		return err
+	}
+	var tail [4]byte
+	binary.LittleEndian.PutUint32(tail[:], sum.Sum32())
+	_, err := w.Write(tail[:])
+	return err
+}
+
+func (e *encoder) uvarint(v uint64) {
+	e.w.Write(binary.AppendUvarint(e.scratch[:0], v))
+}
+
+func (e *encoder) varint(v int64) {
+	e.w.Write(binary.AppendVarint(e.scratch[:0], v))
+}
+
+func (e *encoder) str(s string) {
+	e.uvarint(uint64(len(s)))
+	e.w.WriteString(s)
+}
+
+func (e *encoder) record(r *Record) {
+	shared := 0
+	for shared < len(r.Path) && shared < len(e.prev) && r.Path[shared] == e.prev[shared] {
+		shared++
+	}
+	e.uvarint(uint64(shared))
+	e.str(r.Path[shared:])
+	e.prev = r.Path
+	e.varint(r.Size)
+	e.varint(r.ModTime)
+	e.uvarint(r.Inode)
+	e.w.Write(r.Fingerprint[:])
+	e.w.WriteByte(r.Digests.Has)
+	for a := Algorithm(0); a < numAlgorithms; a++ {
+		if r.Digests.Has&(1<<a) != 0 {
+			e.w.Write(r.Digests.sum(a))
+		}
+	}
+	e.str(r.Type)
+	e.varint(r.Seen)
+}
+
+// decoder reads a state body from memory. The whole file is read first so
+// that its checksum is verified before anything in it is believed.
+type decoder struct {
+	b     []byte
+	err   error
+	prev  string
+	types map[string]string // interned media types
+}
+
+// Decode reads a state written by Encode.
+func Decode(r io.Reader) (*State, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(data, []byte(magic)) || len(data) < len(magic)+4 {
+		return nil, fmt.Errorf("%w: not an rsgen state file", ErrCorrupt)
+	}
+	body, tail := data[:len(data)-4], data[len(data)-4:]
+	d := &decoder{b: body[len(magic):], types: map[string]string{}}
+	version := d.uvarint()
+	if d.err == nil && version > Version {
+		return nil, fmt.Errorf("%w (format %d; this rsgen reads format %d)", ErrNewerVersion, version, Version)
+	}
+	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(tail) {
+		return nil, fmt.Errorf("%w: checksum mismatch (truncated or altered)", ErrCorrupt)
+	}
+	st := d.state()
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+	}
+	return st, nil
+}
+
+func (d *decoder) state() *State {
+	st := &State{LastBuild: d.varint(), ScanStart: d.varint()}
+	st.Files = make([]Record, d.count())
+	for i := range st.Files {
+		d.record(&st.Files[i])
+	}
+	st.Segments = make([]Segment, d.count())
+	for i := range st.Segments {
+		seg := &st.Segments[i]
+		seg.From, seg.Until, seg.Seq = d.varint(), d.varint(), int(d.uvarint())
+		seg.Events = make([]Event, d.count())
+		d.prev = ""
+		for j := range seg.Events {
+			ev := &seg.Events[j]
+			ev.Change = Change(d.byte())
+			if ev.Change < Created || ev.Change > Deleted {
+				d.fail("bad change kind %d", ev.Change)
+			}
+			ev.Time = d.varint()
+			d.record(&ev.Record)
+		}
+	}
+	st.Outputs = make([]string, d.count())
+	for i := range st.Outputs {
+		st.Outputs[i] = d.str()
+	}
+	st.SetChanged = map[string]int64{}
+	for n := d.count(); n > 0; n-- {
+		name := d.str()
+		st.SetChanged[name] = d.varint()
+	}
+	return st
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf(format, args...)
+	}
+}
+
+// count reads a length, refusing one longer than the bytes left could hold,
+// so that a corrupt length cannot make Decode allocate without bound.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail("count %d exceeds the %d bytes left", n, len(d.b))
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > len(d.b) {
+		d.fail("unexpected end")
+		return nil
+	}
+	b := d.b[:n]
+	d.b = d.b[n:]
+	return b
+}
+
+func (d *decoder) byte() byte {
+	if b := d.bytes(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (d *decoder) str() string { return string(d.bytes(d.count())) }
+
+func (d *decoder) record(r *Record) {
+	shared := int(d.uvarint())
+	suffix := d.bytes(d.count())
+	if shared > len(d.prev) {
+		d.fail("bad path prefix")
+		return
+	}
+	r.Path = d.prev[:shared] + string(suffix)
+	d.prev = r.Path
+	r.Size = d.varint()
+	r.ModTime = d.varint()
+	r.Inode = d.uvarint()
+	copy(r.Fingerprint[:], d.bytes(32))
+	r.Digests.Has = d.byte()
+	for a := Algorithm(0); a < numAlgorithms; a++ {
+		if r.Digests.Has&(1<<a) != 0 {
+			copy(r.Digests.sum(a), d.bytes(digestSizes[a]))
+		}
+	}
+	t := d.str()
+	if interned, ok := d.types[t]; ok {
+		r.Type = interned
+	} else {
+		d.types[t] = t
+		r.Type = t
+	}
+	r.Seen = d.varint()
+}
