@@ -3,10 +3,13 @@ module github.com/rsgen/rsgen
 go 1.26
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/zeebo/blake3 v0.2.4
+)
+
+require (
 	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/zeebo/blake3 v0.2.4 // indirect
 	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
 )
