@@ -1,0 +1,110 @@
+package checker
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"hash"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// hashAlgs are the algorithms the checker knows, with their digest sizes.
+var hashAlgs = map[string]func() hash.Hash{
+	"md5":     md5.New,
+	"sha-1":   sha1.New,
+	"sha-256": sha256.New,
+}
+
+// digest is one alg:value of a hash attribute.
+type digest struct {
+	alg   string
+	value string
+	sum   []byte // the decoded digest, nil when it cannot be decoded
+}
+
+// hashProblem is one thing wrong with a hash attribute.
+type hashProblem struct {
+	rule string
+	msg  string
+}
+
+// parseHash splits a hash attribute into digests and lists its problems.
+func parseHash(s string) ([]digest, []hashProblem) {
+	var ds []digest
+	var ps []hashProblem
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return nil, []hashProblem{{"hash-syntax", "hash is empty"}}
+	}
+	for _, f := range fields {
+		alg, val, ok := strings.Cut(f, ":")
+		if !ok || alg == "" || val == "" {
+			ps = append(ps, hashProblem{"hash-syntax", "hash value " + strconv.Quote(f) + " is not alg:digest"})
+			continue
+		}
+		d, p := decodeDigest(strings.ToLower(alg), val)
+		ds = append(ds, d)
+		if p != nil {
+			ps = append(ps, *p)
+		}
+	}
+	return ds, ps
+}
+
+func decodeDigest(alg, val string) (digest, *hashProblem) {
+	d := digest{alg: alg, value: val}
+	newHash, known := hashAlgs[alg]
+	if !known {
+		return d, &hashProblem{"hash-alg", "hash algorithm " + strconv.Quote(alg) + " is not md5, sha-1 or sha-256; clients may not check it"}
+	}
+	size := newHash().Size()
+	if b, err := hex.DecodeString(val); err == nil {
+		if len(b) != size {
+			return d, &hashProblem{"hash-digest", alg + " digest has " + strconv.Itoa(len(val)) + " hex digits; want " + strconv.Itoa(2*size)}
+		}
+		d.sum = b
+		return d, nil
+	}
+	if isHexDigits(val) {
+		return d, &hashProblem{"hash-digest", alg + " digest has an odd number of hex digits"}
+	}
+	if b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(val, "=")); err == nil && len(b) == size {
+		d.sum = b
+	}
+	return d, &hashProblem{"hash-encoding", alg + " digest " + strconv.Quote(val) + " is not hex-encoded"}
+}
+
+func isHexDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// digestsOf reads r to the end and returns its length and its digests for
+// the known algorithms among want.
+func digestsOf(r io.Reader, want []digest) (int64, map[string][]byte, error) {
+	hs := map[string]hash.Hash{}
+	var ws []io.Writer
+	for _, d := range want {
+		if newHash, ok := hashAlgs[d.alg]; ok && hs[d.alg] == nil {
+			hs[d.alg] = newHash()
+			ws = append(ws, hs[d.alg])
+		}
+	}
+	n, err := io.Copy(io.MultiWriter(append(ws, io.Discard)...), r)
+	if err != nil {
+		return n, nil, err
+	}
+	sums := make(map[string][]byte, len(hs))
+	for alg, h := range hs {
+		sums[alg] = h.Sum(nil)
+	}
+	return n, sums, nil
+}

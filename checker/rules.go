@@ -1,0 +1,156 @@
+package checker
+
+import "sort"
+
+// Rule describes one check: its id, its default severity, the section of
+// ResourceSync 1.1 it comes from and what it requires.
+type Rule struct {
+	ID       string
+	Severity Severity
+	Section  string
+	Summary  string
+}
+
+// ruleTable lists every rule the checker reports. A finding's severity is the
+// rule's, except where the rule's summary says otherwise.
+var ruleTable = []Rule{
+	// The XML itself.
+	{"xml-syntax", Error, "§7", "the document is well-formed XML"},
+	{"xml-limit", Error, "§7", "the document stays within the reader's depth and token limits"},
+	{"xml-declaration", Warning, "§7", "the document starts with an XML declaration"},
+	{"xml-encoding", Error, "§7", "the document is encoded in UTF-8"},
+	{"limit-bytes", Error, "§7", "a document is at most 50 MB"},
+	{"limit-entries", Error, "§7", "a document has at most 50,000 <url> or <sitemap> entries"},
+
+	// Structure, at least as strict as rs-all.xsd.
+	{"root-element", Error, "§7", "the root is <urlset> or <sitemapindex> in the Sitemap namespace"},
+	{"rs-namespace", Error, "§4", "md and ln elements are in the ResourceSync namespace"},
+	{"element-unknown", Error, "§7", "only the elements of the Sitemap formats and rs:md, rs:ln appear"},
+	{"element-order", Error, "§7", "root rs: elements come before the entries; loc, lastmod, changefreq, priority, then rs: elements"},
+	{"content-not-allowed", Error, "§7", "rs:md and rs:ln are empty; containers hold no text; value elements hold no elements"},
+	{"attr-unknown", Error, "§7", "only the attributes ResourceSync defines appear unprefixed"},
+	{"attr-prefixed", Error, "§7", "ResourceSync attributes carry no namespace prefix"},
+	{"md-missing", Error, "§7", "the root has an rs:md child"},
+	{"md-duplicate", Error, "§7", "the root has only one rs:md child"},
+	{"md-repeated", Error, "§7", "an entry has at most one rs:md"},
+	{"capability-missing", Error, "§7", "the root rs:md has a capability attribute"},
+	{"capability-unknown", Error, "§7", "the root capability is one the specification defines"},
+	{"loc-missing", Error, "§7", "every entry has a non-empty <loc>"},
+
+	// Values.
+	{"loc-absolute", Error, "§7", "<loc> is an absolute URI"},
+	{"loc-length", Error, "§7", "<loc> has 12 to 2048 characters (sitemap.xsd)"},
+	{"uri-encoding", Error, "§7", "URIs are correctly percent-encoded (no spaces, non-ASCII or bad escapes)"},
+	{"href-relative", Warning, "§7", "rs:ln href is an absolute URI"},
+	{"datetime-syntax", Error, "§7", "datetimes are W3C Datetimes that xsd:dateTime accepts (xsd:date also for lastmod)"},
+	{"datetime-timezone", Error, "§7", "a datetime with a time has a time zone designator"},
+	{"datetime-utc", Warning, "§7", "datetimes are given in UTC with Z"},
+	{"changefreq-value", Error, "§7", "changefreq is one of always, hourly, daily, weekly, monthly, yearly, never"},
+	{"priority-value", Error, "§7", "priority is a decimal from 0.0 to 1.0 (sitemap.xsd)"},
+	{"length-value", Error, "§7", "length is a non-negative integer"},
+	{"type-syntax", Error, "§7", "type matches the schema's media type pattern [\\w-]+/[\\w-]+"},
+	{"hash-syntax", Error, "§7", "hash is a whitespace-separated list of alg:digest"},
+	{"hash-alg", Warning, "§7", "hash algorithms are md5, sha-1 or sha-256"},
+	{"hash-digest", Error, "§7", "a hex digest has the length of its algorithm"},
+	{"hash-encoding", Warning, "§7", "digests are hex-encoded"},
+	{"ln-attrs", Error, "§7", "rs:ln has rel and href"},
+	{"ln-rel-syntax", Error, "§7", "a relation type is a registered-style name or an absolute URI"},
+	{"ln-pri", Error, "§7", "pri is an integer from 1 to 999999"},
+	{"ln-patch-type", Error, "§14.4", "a patch link has a type"},
+	{"change-missing", Error, "§12.1", "every Change List and Change Dump Manifest entry has rs:md change"},
+	{"change-value", Error, "§7", "change is created, updated or deleted"},
+	{"change-unexpected", Warning, "§7", "change appears only in Change Lists and Change Dump Manifests"},
+	{"deleted-content", Warning, "§12.1", "a deletion carries no hash, length or type"},
+
+	// Time attributes (Appendix A).
+	{"time-required", Error, "Appendix A", "the root rs:md has at (resource documents) or from (change documents)"},
+	{"time-forbidden", Error, "§7", "at and completed never appear on change documents, from and until never on resource documents"},
+	{"time-unexpected", Warning, "Appendix A", "entries carry time attributes only where Table 4 allows them"},
+	{"child-from-missing", Warning, "Appendix A", "entries of Change List Indexes, Change Dumps and Change Dump Indexes have from"},
+	{"time-interval", Error, "§7", "until is not before from, completed is not before at"},
+	{"datetime-range", Error, "§7", "an entry's datetime lies within the document's [from, until]"},
+	{"order", Error, "§12.1", "change entries, Change List Index entries and archive entries are in forward chronological order"},
+	{"dump-order", Warning, "§13.1", "Change Dump entries are in forward chronological order"},
+
+	// Document kinds.
+	{"up-missing", Error, "§6.2", "every document but the Source Description links up (a warning for a lone document)"},
+	{"describedby-missing", Warning, "§8", "Source Descriptions and Capability Lists link to a describedby document"},
+	{"description-entry", Error, "§8", "a Source Description entry's rs:md has capability=capabilitylist"},
+	{"capability-entry-missing", Error, "§9", "every Capability List entry has rs:md capability"},
+	{"capability-entry", Error, "§9", "a Capability List lists capability documents, not descriptions, Capability Lists or manifests"},
+	{"capability-entry-unknown", Warning, "§9", "a Capability List's capabilities are ones a specification defines"},
+	{"capability-duplicate", Error, "§9", "a Capability List has at most one entry per capability"},
+	{"capabilitylist-index", Warning, "§9", "a Capability List is never a <sitemapindex>"},
+	{"path-missing", Error, "§11.2", "manifest entries have path (except deletions)"},
+	{"path-syntax", Error, "§11.2", "path starts with a slash and does not end with one"},
+	{"path-duplicate", Error, "§13.2", "paths in one manifest are distinct"},
+	{"path-unexpected", Warning, "§7", "path appears only in manifests"},
+	{"type-missing", Warning, "§11.2", "manifest entries have type"},
+	{"package-md", Warning, "§11.1", "dump entries have rs:md with type and length"},
+
+	// The graph of documents.
+	{"description-missing", Error, "§8", "the Source has a Source Description"},
+	{"well-known-missing", Warning, "§6.3.2", "the Source Description is at /.well-known/resourcesync"},
+	{"document-missing", Error, "§6.1", "every linked document exists"},
+	{"capability-mismatch", Error, "§6.1", "a document has the capability its parent gives it"},
+	{"capability-conflict", Error, "§6.1", "no document is reached with two capabilities"},
+	{"up-mismatch", Error, "§6.2", "up leads to the parent Capability List or Source Description"},
+	{"index-link-missing", Warning, "§10.1", "a document under an index links to it with rel=index"},
+	{"index-link-mismatch", Error, "§6.2", "rel=index leads to the index that lists the document"},
+	{"index-nested", Error, "§6.1", "an index lists <urlset> documents, not other indexes"},
+	{"index-child-time", Error, "§12.2", "an index entry's at, from and until match the listed document"},
+	{"set-dump-missing", Warning, "§9", "a resource in the Resource List is in the Resource Dump"},
+	{"set-dump-extra", Warning, "§9", "a resource in the Resource Dump is in the Resource List"},
+	{"set-change-unknown", Warning, "§9", "a changed resource that still exists is in the Resource List"},
+	{"set-deleted-listed", Warning, "§9", "a resource deleted before the Resource List's at is not in it"},
+
+	// Packages.
+	{"zip-invalid", Error, "§11.1", "a package is a valid ZIP file"},
+	{"zip-manifest-missing", Error, "§11.2", "a package has manifest.xml at its top level"},
+	{"zip-path-missing", Error, "§11.2", "every manifest path is a file in the package"},
+	{"zip-entry-unlisted", Error, "§11.2", "every file in the package is listed in the manifest"},
+	{"zip-length", Error, "§11.2", "a bitstream has the manifest's length"},
+	{"zip-hash", Error, "§11.2", "a bitstream has the manifest's hash"},
+	{"contents-mismatch", Error, "§11.1", "a contents link's manifest copy equals the packaged manifest"},
+	{"package-length", Error, "§7", "a package has the dump's length"},
+	{"package-hash", Error, "§7", "a package has the dump's hash"},
+
+	// Resources (--verify-content).
+	{"content-missing", Error, "§7", "a listed resource can be read"},
+	{"content-length", Error, "§7", "a resource has the listed length"},
+	{"content-hash", Error, "§7", "a resource has the listed hash"},
+	{"content-type", Warning, "§7", "a resource is served with the listed type"},
+
+	// Serving.
+	{"http-status", Error, "", "documents are served with status 200"},
+	{"http-fetch", Error, "", "documents can be fetched within the timeout"},
+	{"http-content-type", Warning, "", "documents are served as XML"},
+	{"http-redirect", Warning, "", "documents are served at their own URL, without redirects"},
+	{"http-limit", Error, "", "the check finished within --max-requests requests"},
+	{"external-skipped", Warning, "", "documents on other hosts are checked only with --follow-external"},
+}
+
+var rulesByID = func() map[string]Rule {
+	m := make(map[string]Rule, len(ruleTable))
+	for _, r := range ruleTable {
+		m[r.ID] = r
+	}
+	return m
+}()
+
+// Rules returns every rule the checker implements, sorted by id.
+func Rules() []Rule {
+	out := append([]Rule(nil), ruleTable...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ruleFor returns the rule with the given id. It panics on an unknown id:
+// that is a bug in the checker, caught by its tests.
+func ruleFor(id string) Rule {
+	r, ok := rulesByID[id]
+	if !ok {
+		panic("checker: unknown rule " + id)
+	}
+	return r
+}
