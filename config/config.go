@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -178,12 +179,19 @@ func Parse(r io.Reader, name string) (Config, error) {
 	return cfg, nil
 }
 
+var typeErrorPattern = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
 func decodeError(name string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		return &Error{File: name, Line: pe.Position.Line, Msg: pe.Message}
 	}
-	return &Error{File: name, Msg: err.Error()}
+	// Type mismatches come as plain errors: "toml: line N (last key "k"): msg".
+	if m := typeErrorPattern.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{File: name, Line: line, Msg: m[2] + ": " + m[3]}
+	}
+	return &Error{File: name, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
 }
 
 // keyLine finds the line on which the last element of key is assigned, in

@@ -1,0 +1,139 @@
+package layout
+
+import (
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestComparePathsIsWalkOrder checks the promise the snapshot's merge relies
+// on: sorting with ComparePaths gives the order fs.WalkDir visits files in.
+func TestComparePathsIsWalkOrder(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.txt", "a/b", "a/b.c/d", "a-b", "a0", "a/c", "b", "A", "a/b-", "a b/x", "ä"} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var walked []string
+	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			walked = append(walked, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorted := slices.Clone(walked)
+	slices.Reverse(sorted)
+	slices.SortFunc(sorted, ComparePaths)
+	if !slices.Equal(walked, sorted) {
+		t.Errorf("walk order %q\nComparePaths order %q", walked, sorted)
+	}
+}
+
+func TestURLEscaping(t *testing.T) {
+	base := "https://example.org/data/"
+	cases := map[string]string{
+		"a/b.html":        "https://example.org/data/a/b.html",
+		"da ta#1?.json":   "https://example.org/data/da%20ta%231%3F.json",
+		"100%&more+x.txt": "https://example.org/data/100%25%26more%2Bx.txt",
+		"ümlaut/ß.txt":    "https://example.org/data/%C3%BCmlaut/%C3%9F.txt",
+		"q\"'<>.txt":      "https://example.org/data/q%22%27%3C%3E.txt",
+		"bad\xffutf8\x01": "https://example.org/data/bad%FFutf8%01",
+		"~user/a_b-c.d":   "https://example.org/data/~user/a_b-c.d",
+	}
+	for p, want := range cases {
+		got := URL(base, p)
+		if got != want {
+			t.Errorf("URL(%q) = %q, want %q", p, got, want)
+		}
+		u, err := url.Parse(got)
+		if err != nil {
+			t.Errorf("net/url cannot parse %q: %v", got, err)
+			continue
+		}
+		if u.Fragment != "" || u.RawQuery != "" {
+			t.Errorf("%q has a fragment or query", got)
+		}
+		if back, ok := PathFromURL(base, got); !ok || back != p {
+			t.Errorf("PathFromURL(%q) = %q, %v; want %q", got, back, ok, p)
+		}
+	}
+}
+
+func TestPathFromURLRefusesOutsideBase(t *testing.T) {
+	base := "https://example.org/data/"
+	for _, u := range []string{"https://example.org/other/x", "https://example.org/data/", "https://example.org/data/a/../../x", "https://example.org/data/%2e%2e/x"} {
+		if p, ok := PathFromURL(base, u); ok {
+			t.Errorf("PathFromURL(%q) = %q, want refusal", u, p)
+		}
+	}
+}
+
+func TestParseBaseURL(t *testing.T) {
+	good := map[string]string{
+		"https://data.example.org":      "https://data.example.org/",
+		"http://localhost:8080/a/b/":    "http://localhost:8080/a/b/",
+		"https://example.org/sub%20dir": "https://example.org/sub%20dir/",
+	}
+	for in, want := range good {
+		got, err := ParseBaseURL(in)
+		if err != nil || got != want {
+			t.Errorf("ParseBaseURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "data.example.org", "/rel/path", "ftp://example.org/", "https://", "https://example.org/?q=1",
+		"https://example.org/#f", "https://user:pw@example.org/", "https://example.org/a b/", "https://exa mple.org/"} {
+		if got, err := ParseBaseURL(bad); err == nil {
+			t.Errorf("ParseBaseURL(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestMatchGlob(t *testing.T) {
+	cases := []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"*.tmp", "a/b/c.tmp", true},
+		{"*.tmp", "a/b/c.txt", false},
+		{"drafts", "drafts/x.html", true},
+		{"drafts", "a/drafts/x.html", true},
+		{"docs/*.pdf", "docs/a.pdf", true},
+		{"docs/*.pdf", "docs/sub/a.pdf", false},
+		{"docs/**/*.pdf", "docs/sub/deep/a.pdf", true},
+		{"docs/**/*.pdf", "docs/a.pdf", true},
+		{"**/secret", "a/b/secret/x", true},
+		{"data/**", "data/x/y", true},
+		{"data/**", "database/x", false},
+		{".well-known", ".well-known/x", true},
+	}
+	for _, c := range cases {
+		if got := MatchGlob(c.pattern, c.path); got != c.want {
+			t.Errorf("MatchGlob(%q, %q) = %v, want %v", c.pattern, c.path, got, c.want)
+		}
+	}
+	if err := CheckGlob("a/[b"); err == nil {
+		t.Error("CheckGlob accepted a malformed pattern")
+	}
+}
+
+func TestReservedPaths(t *testing.T) {
+	for p, want := range map[string]bool{
+		".well-known/resourcesync": true, "resourcesync/x.xml": true, "resourcesync": true,
+		"resourcesyncx": false, ".well-known/other": false, "a/resourcesync/x": false,
+	} {
+		if IsReserved(p) != want {
+			t.Errorf("IsReserved(%q) = %v", p, !want)
+		}
+	}
+}

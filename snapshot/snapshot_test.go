@@ -1,0 +1,278 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func sampleState() *State {
+	rec := func(p string, size int64) Record {
+		r := Record{Path: p, Size: size, ModTime: 1700000000123456789, Inode: 42, Type: "text/plain", Seen: 1700000000}
+		r.Fingerprint[0] = byte(size)
+		r.Digests.Has = 1<<MD5 | 1<<SHA256
+		r.Digests.MD5[1] = 7
+		r.Digests.SHA256[31] = 9
+		return r
+	}
+	return &State{
+		LastBuild: 1767225600, ScanStart: 1767225600000000001,
+		Files: []Record{rec("a/b.txt", 1), rec("a/bc.txt", 2), rec("ü/x y#.txt", 3)},
+		Segments: []Segment{{From: 100, Until: 200}, {From: 200, Seq: 1, Events: []Event{
+			{Change: Created, Time: 250, Record: rec("a/b.txt", 1)},
+			{Change: Deleted, Time: 260, Record: rec("gone", 0)},
+		}}},
+		Outputs:    []string{".well-known/resourcesync", "resourcesync/default/resourcelist.xml"},
+		SetChanged: map[string]int64{"default": 250, "other": 100},
+	}
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	st := sampleState()
+	var buf bytes.Buffer
+	if err := Encode(&buf, st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalStates(got, st) {
+		t.Errorf("decoded %+v\nwant %+v", got, st)
+	}
+}
+
+func equalStates(a, b *State) bool {
+	if a.LastBuild != b.LastBuild || a.ScanStart != b.ScanStart || !slices.Equal(a.Files, b.Files) ||
+		!slices.Equal(a.Outputs, b.Outputs) || len(a.Segments) != len(b.Segments) || len(a.SetChanged) != len(b.SetChanged) {
+		return false
+	}
+	for k, v := range a.SetChanged {
+		if b.SetChanged[k] != v {
+			return false
+		}
+	}
+	for i := range a.Segments {
+		x, y := a.Segments[i], b.Segments[i]
+		if x.From != y.From || x.Until != y.Until || x.Seq != y.Seq || !slices.Equal(x.Events, y.Events) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestDecodeDetectsCorruption(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Encode(&buf, sampleState()); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	for i := range good {
+		bad := slices.Clone(good)
+		bad[i] ^= 0x20
+		if _, err := Decode(bytes.NewReader(bad)); !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNewerVersion) {
+			t.Fatalf("flipping byte %d: %v, want ErrCorrupt", i, err)
+		}
+	}
+	for n := 0; n < len(good); n++ {
+		if _, err := Decode(bytes.NewReader(good[:n])); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("truncated to %d bytes: %v, want ErrCorrupt", n, err)
+		}
+	}
+}
+
+func TestDecodeRefusesNewerVersion(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Encode(&buf, &State{}); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	b[len(magic)] = Version + 1
+	if _, err := Decode(bytes.NewReader(b)); !errors.Is(err, ErrNewerVersion) {
+		t.Errorf("got %v, want ErrNewerVersion", err)
+	}
+}
+
+func TestSaveLoad(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	st, err := Load(dir)
+	if err != nil || len(st.Files) != 0 {
+		t.Fatalf("Load of a missing state = %+v, %v", st, err)
+	}
+	if err := Save(dir, sampleState()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalStates(got, sampleState()) {
+		t.Error("Load(Save(st)) != st")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("state folder holds %d files, want only the state", len(entries))
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Load of garbage = %v, want ErrCorrupt", err)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	r := func(p string, fp byte, seen int64) Record {
+		rec := Record{Path: p, Seen: seen}
+		rec.Fingerprint[0] = fp
+		return rec
+	}
+	prev := []Record{r("a", 1, 10), r("b", 2, 10), r("c", 3, 10), r("d/x", 4, 10)}
+	cur := []Record{r("a", 1, 0), r("b", 9, 0), r("b2", 5, 0), r("d/x", 4, 0), r("e", 6, 0)}
+	events := Diff(prev, cur, 99)
+	var got []string
+	for _, ev := range events {
+		if ev.Time != 99 {
+			t.Errorf("event time %d", ev.Time)
+		}
+		got = append(got, ev.Change.String()+" "+ev.Record.Path)
+	}
+	want := []string{"updated b", "created b2", "deleted c", "created e"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	seen := []int64{10, 99, 99, 10, 99}
+	for i := range cur {
+		if cur[i].Seen != seen[i] {
+			t.Errorf("%s: Seen = %d, want %d", cur[i].Path, cur[i].Seen, seen[i])
+		}
+	}
+}
+
+// scanDir scans dir against prev and returns the records and stats.
+func scanDir(t *testing.T, dir string, prev *State, verify bool) ([]Record, ScanStats) {
+	t.Helper()
+	recs, stats, err := Scan(context.Background(), prev, ScanOptions{
+		FS: os.DirFS(dir), Algorithms: []Algorithm{SHA256, MD5}, Verify: verify,
+		Exclude: func(p string, isDir bool) bool { return p == "skip" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs, stats
+}
+
+func TestScanTrustsOnlyUnchangedOldFiles(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for _, name := range []string{"a.txt", "b.html", "skip/x", "c/d.bin"} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("content of "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	recs, stats := scanDir(t, dir, &State{}, false)
+	if stats.Hashed != 3 || len(recs) != 3 {
+		t.Fatalf("first scan read %d files, found %d; want 3 and 3", stats.Hashed, len(recs))
+	}
+	if recs[1].Type != "text/html" || recs[0].Type != "text/plain" {
+		t.Errorf("types %q %q", recs[0].Type, recs[1].Type)
+	}
+	if !recs[0].Digests.HasAll([]Algorithm{MD5, SHA256}) || recs[0].Digests.Has&(1<<SHA1) != 0 {
+		t.Errorf("digests %b", recs[0].Digests.Has)
+	}
+	prev := &State{Files: recs, ScanStart: time.Now().UnixNano()}
+
+	_, stats = scanDir(t, dir, prev, false)
+	if stats.Hashed != 0 {
+		t.Errorf("unchanged tree: read %d files, want 0", stats.Hashed)
+	}
+	_, stats = scanDir(t, dir, prev, true)
+	if stats.Hashed != 3 {
+		t.Errorf("--verify: read %d files, want 3", stats.Hashed)
+	}
+
+	// Same size, new mtime: re-read, same fingerprint.
+	newer := old.Add(time.Minute)
+	os.Chtimes(filepath.Join(dir, "a.txt"), newer, newer)
+	recs2, stats := scanDir(t, dir, prev, false)
+	if stats.Hashed != 1 || recs2[0].Fingerprint != recs[0].Fingerprint {
+		t.Errorf("touched file: read %d, fingerprint changed %v", stats.Hashed, recs2[0].Fingerprint != recs[0].Fingerprint)
+	}
+
+	// A record written within the race window of its scan is not trusted.
+	racy := &State{Files: recs, ScanStart: old.UnixNano() + int64(time.Second)}
+	if _, stats = scanDir(t, dir, racy, false); stats.Hashed != 3 {
+		t.Errorf("racy records: read %d files, want 3", stats.Hashed)
+	}
+}
+
+func TestScanSkipsSpecialFilesWithAWarning(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "real"), []byte("x"), 0o644)
+	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var notes []Note
+	recs, stats, err := Scan(context.Background(), &State{}, ScanOptions{
+		FS: os.DirFS(dir), Algorithms: []Algorithm{SHA256},
+		Notify: func(n Note) {
+			if n.Kind == NoteSkipped {
+				notes = append(notes, n)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Path != "real" || stats.Skipped != 2 || len(notes) != 2 {
+		t.Errorf("records %v, skipped %d, notes %v", recs, stats.Skipped, notes)
+	}
+}
+
+func TestScanNamesAnUnreadableFolder(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: permissions do not deny reads")
+	}
+	dir := t.TempDir()
+	locked := filepath.Join(dir, "locked")
+	os.Mkdir(locked, 0o000)
+	defer os.Chmod(locked, 0o755)
+	_, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []Algorithm{SHA256}})
+	var pe *PathError
+	if !errors.As(err, &pe) || pe.Path != "locked" {
+		t.Errorf("got %v, want a PathError naming locked", err)
+	}
+}
+
+func TestScanIsCancellable(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a"), []byte("x"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Scan(ctx, &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []Algorithm{SHA256}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestDigestsHashFormat(t *testing.T) {
+	var d Digests
+	d.Has = 1<<MD5 | 1<<SHA1 | 1<<SHA256
+	d.MD5[0] = 0xAB
+	got := d.Hash([]Algorithm{MD5, SHA256})
+	want := "md5:ab000000000000000000000000000000 sha-256:" + string(bytes.Repeat([]byte("0"), 64))
+	if got != want {
+		t.Errorf("Hash = %q, want %q", got, want)
+	}
+}
