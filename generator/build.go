@@ -11,6 +11,7 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -28,6 +29,15 @@ type Options struct {
 	// Notify, when set, receives progress and warnings as they happen. It
 	// may be called from several goroutines at once.
 	Notify func(Note)
+
+	// limits overrides the per-document limits in tests.
+	limits limits
+}
+
+// limits are the most entries and bytes one document may hold.
+type limits struct {
+	entries int
+	bytes   int64
 }
 
 // NoteKind says what a Note reports.
@@ -128,6 +138,9 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	prev, err := snapshot.Load(cfg.State)
 	if err != nil {
 		return nil, err
+	}
+	if opts.limits == (limits{}) {
+		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
 	}
 	b := &builder{cfg: cfg, opts: opts, algs: algs, sets: newSets(cfg), prev: prev,
 		base: base, resBase: resBase, sum: &Summary{}}

@@ -64,13 +64,14 @@ func unixTime(sec int64) time.Time {
 // writeXML streams one document into path, atomically and only if its
 // bytes change; fill writes the entries. It reports whether the file
 // changed.
-func writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (bool, error) {
+func (b *builder) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (bool, error) {
 	f, err := createLazy(path)
 	if err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	defer f.Abort()
 	w := rs.NewWriter(f, root)
+	w.SetLimits(b.opts.limits.entries, b.opts.limits.bytes)
 	err = w.Start(md, links...)
 	if err == nil && fill != nil {
 		err = fill(w)
@@ -87,7 +88,7 @@ func writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*r
 // writeDoc writes a document at output path rel and records it as written
 // by this build.
 func (b *builder) writeDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) error {
-	changed, err := writeXML(b.outPath(rel), root, md, links, fill)
+	changed, err := b.writeXML(b.outPath(rel), root, md, links, fill)
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func (b *builder) archiveChangeList(s *set, seg *snapshot.Segment) error {
 func (b *builder) writeChangeList(path string, s *set, seg *snapshot.Segment) (bool, error) {
 	md := rs.MD{Capability: rs.CapChangeList, From: unixTime(seg.From), Until: unixTime(seg.Until)}
 	links := []rs.Link{b.upLink(s), {Rel: rs.RelIndex, Href: b.docURL(layout.ChangeListIndex(s.Name))}}
-	return writeXML(path, rs.URLSet, md, links, func(w *rs.Writer) error {
+	return b.writeXML(path, rs.URLSet, md, links, func(w *rs.Writer) error {
 		for i := range seg.Events {
 			ev := &seg.Events[i]
 			if !s.Contains(ev.Record.Path) {

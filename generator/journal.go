@@ -1,9 +1,6 @@
 package generator
 
-import (
-	"github.com/rsgen/rsgen/rs"
-	"github.com/rsgen/rsgen/snapshot"
-)
+import "github.com/rsgen/rsgen/snapshot"
 
 // eventBytesBound bounds the bytes one event adds to a Change List beyond
 // its URI: the element markup, lastmod, datetime, three digests, length and
@@ -39,7 +36,7 @@ func (b *builder) advanceJournal(events []snapshot.Event) []snapshot.Segment {
 	for _, ev := range events {
 		open := &segs[len(segs)-1]
 		add := b.eventBytes(&ev)
-		if len(open.Events) >= rs.MaxEntries || size+add > rs.MaxBytes-4096 {
+		if len(open.Events) >= b.opts.limits.entries || size+add > b.opts.limits.bytes-4096 {
 			closeOpen()
 			open, size = &segs[len(segs)-1], 0
 		}

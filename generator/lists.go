@@ -13,7 +13,7 @@ import (
 const resourceEntryBound = 400
 
 // writeResourceList writes the set's Resource List: one document while it
-// fits the limits of one, otherwise parts of at most rs.MaxEntries entries
+// fits the limits of one, otherwise parts of at most rs.MaxEntries entries (and rs.MaxBytes)
 // grouped by a Resource List Index at the same URI (§10.2).
 func (b *builder) writeResourceList(s *set) error {
 	var members []int
@@ -26,7 +26,7 @@ func (b *builder) writeResourceList(s *set) error {
 	}
 	at := unixTime(b.next.SetChanged[s.Name])
 	md := rs.MD{Capability: rs.CapResourceList, At: at}
-	if len(members) <= rs.MaxEntries && size <= rs.MaxBytes-4096 {
+	if len(members) <= b.opts.limits.entries && size <= b.opts.limits.bytes-4096 {
 		return b.writeDoc(layout.ResourceList(s.Name), rs.URLSet, md, []rs.Link{b.upLink(s)}, func(w *rs.Writer) error {
 			return b.resourceEntries(w, members)
 		})

@@ -84,25 +84,26 @@ type Entry struct {
 // entry, then Close, which finishes the document and flushes it. A Writer
 // never holds more than one entry in memory.
 type Writer struct {
-	bw       *bufio.Writer
-	root     Root
-	maxBytes int64
-	entries  int
-	bytes    int64
-	buf      []byte // the rendering of one element, reused
-	started  bool
-	closed   bool
+	bw         *bufio.Writer
+	root       Root
+	maxEntries int
+	maxBytes   int64
+	entries    int
+	bytes      int64
+	buf        []byte // the rendering of one element, reused
+	started    bool
+	closed     bool
 }
 
 // NewWriter returns a Writer of a document with the given root onto w,
 // limited to MaxEntries entries and MaxBytes bytes.
 func NewWriter(w io.Writer, root Root) *Writer {
-	return &Writer{bw: bufio.NewWriterSize(w, 64<<10), root: root, maxBytes: MaxBytes}
+	return &Writer{bw: bufio.NewWriterSize(w, 64<<10), root: root, maxEntries: MaxEntries, maxBytes: MaxBytes}
 }
 
-// SetMaxBytes lowers (or raises) the byte limit; tests use it to exercise
-// rollover without writing 50 MB.
-func (w *Writer) SetMaxBytes(n int64) { w.maxBytes = n }
+// SetLimits changes the entry and byte limits of the document; tests use
+// it to exercise rollover without writing 50,000 entries or 50 MB.
+func (w *Writer) SetLimits(entries int, bytes int64) { w.maxEntries, w.maxBytes = entries, bytes }
 
 // Entries returns the number of entries written so far.
 func (w *Writer) Entries() int { return w.entries }
@@ -168,7 +169,7 @@ func (w *Writer) Entry(e *Entry) error {
 	b = append(b, "  </"...)
 	b = append(b, name...)
 	b = append(b, ">\n"...)
-	if w.entries >= MaxEntries || w.bytes+int64(len(b))+w.closingLen() > w.maxBytes {
+	if w.entries >= w.maxEntries || w.bytes+int64(len(b))+w.closingLen() > w.maxBytes {
 		w.buf = b
 		return ErrDocumentFull
 	}

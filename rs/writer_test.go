@@ -180,7 +180,7 @@ func TestDocumentFullAtMaxEntries(t *testing.T) {
 func TestDocumentFullAtByteLimit(t *testing.T) {
 	var buf bytes.Buffer
 	w := rs.NewWriter(&buf, rs.URLSet)
-	w.SetMaxBytes(1000)
+	w.SetLimits(rs.MaxEntries, 1000)
 	if err := w.Start(rs.MD{Capability: rs.CapResourceList}); err != nil {
 		t.Fatal(err)
 	}

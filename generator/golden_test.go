@@ -1,0 +1,168 @@
+package generator
+
+import (
+	"context"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// goldenTree is a small source tree whose builds cover every document
+// shape rsgen writes.
+var goldenTree = map[string]string{
+	"index.html":                    "<!doctype html><title>Home</title>",
+	"articles/one.html":             "<p>one</p>",
+	"articles/two & three.html":     "<p>two</p>",
+	"data/records.json":             `{"records":[]}`,
+	"data/report.pdf":               "%PDF-1.4 fake",
+	"media/café #1.png":             "\x89PNG\r\n\x1a\n",
+	"media/sheet.xls":               "not really a spreadsheet",
+	".well-known/security.txt":      "Contact: mailto:x@example.org",
+	".hidden":                       "never published",
+	"articles/drafts/unfinished.md": "draft",
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func goldenConfig(t *testing.T, root string) *config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Dir = root
+	cfg.BaseURL = "https://data.example.org/"
+	cfg.Hashes = []string{"md5", "sha-256"}
+	cfg.DescribedBy = "https://data.example.org/about.html"
+	cfg.ChangeList.Rotate = config.Duration{Duration: time.Hour}
+	cfg.Sets = []config.Set{
+		{Name: "articles", Path: "articles", Exclude: []string{"drafts"}, DescribedBy: "https://data.example.org/articles.html"},
+		{Name: "everything"},
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return &cfg
+}
+
+func buildAt(t *testing.T, cfg *config.Config, at string, lim limits) *Summary {
+	t.Helper()
+	now, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Build(context.Background(), cfg, Options{Now: now, limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// TestGoldenDocuments builds the golden tree three times (a baseline, a
+// build with changes, a build after the rotation period) with lists limited
+// to four entries so that the Resource List is split, and compares every
+// document with testdata/golden. Run with -update to rewrite them.
+func TestGoldenDocuments(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	writeTree(t, src, goldenTree)
+	cfg := goldenConfig(t, root)
+	lim := limits{entries: 4, bytes: 50_000_000}
+
+	buildAt(t, cfg, "2026-01-01T00:00:00Z", lim)
+	writeTree(t, src, map[string]string{"articles/one.html": "<p>one, revised</p>", "data/new.csv": "a,b\n1,2\n"})
+	if err := os.Remove(filepath.Join(src, "data", "records.json")); err != nil {
+		t.Fatal(err)
+	}
+	buildAt(t, cfg, "2026-01-01T00:30:00Z", lim)
+	writeTree(t, src, map[string]string{"articles/four.html": "<p>four</p>"})
+	buildAt(t, cfg, "2026-01-01T02:00:00Z", lim)
+
+	compareWithGolden(t, cfg.Out, "testdata/golden/sets")
+}
+
+// TestGoldenSpec10 checks the shape of Change Lists for ResourceSync 1.0
+// destinations: no datetime attribute.
+func TestGoldenSpec10(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	writeTree(t, src, map[string]string{"a.txt": "a", "b.txt": "b"})
+	cfg := config.Default()
+	cfg.Dir, cfg.BaseURL, cfg.SpecVersion = root, "https://data.example.org/", "1.0"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	buildAt(t, &cfg, "2026-01-01T00:00:00Z", limits{})
+	writeTree(t, src, map[string]string{"a.txt": "changed", "c.txt": "c"})
+	buildAt(t, &cfg, "2026-01-01T00:10:00Z", limits{})
+	compareWithGolden(t, cfg.Out, "testdata/golden/spec10")
+}
+
+// compareWithGolden compares every document under out with the file of the
+// same path under golden.
+func compareWithGolden(t *testing.T, out, golden string) {
+	t.Helper()
+	if *update {
+		os.RemoveAll(golden)
+	}
+	seen := 0
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		if !strings.HasPrefix(rel, "resourcesync") && !strings.HasPrefix(rel, ".well-known/resourcesync") {
+			return nil // a resource, not a document
+		}
+		seen++
+		got, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		want := filepath.Join(golden, strings.ReplaceAll(rel, ".well-known", "well-known"))
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(want, got, 0o644)
+		}
+		wantBytes, err := os.ReadFile(want)
+		if err != nil {
+			t.Errorf("%s: no golden file (run go test ./generator -run Golden -update): %v", rel, err)
+			return nil
+		}
+		if string(got) != string(wantBytes) {
+			t.Errorf("%s differs from %s\n--- got\n%s\n--- want\n%s", rel, want, got, wantBytes)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenCount := 0
+	filepath.WalkDir(golden, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			goldenCount++
+		}
+		return nil
+	})
+	if goldenCount != seen {
+		t.Errorf("output has %d documents, golden has %d", seen, goldenCount)
+	}
+}
