@@ -70,10 +70,9 @@ type buildFlags struct {
 	verify, quiet                       bool
 }
 
-func newBuildFlags(name string, usage string, stderr io.Writer) *buildFlags {
+func newBuildFlags(name string, stderr io.Writer) *buildFlags {
 	f := &buildFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	f.fs.SetOutput(stderr)
-	f.fs.Usage = func() { fmt.Fprintln(stderr, usage) }
 	f.fs.StringVar(&f.config, "config", "", "")
 	f.fs.StringVar(&f.source, "source", "", "")
 	f.fs.StringVar(&f.out, "out", "", "")
@@ -83,18 +82,6 @@ func newBuildFlags(name string, usage string, stderr io.Writer) *buildFlags {
 	f.fs.BoolVar(&f.verify, "verify", false, "")
 	f.fs.BoolVar(&f.quiet, "quiet", false, "")
 	return f
-}
-
-// parse reads the flags; ok is false after a usage error, already reported.
-func (f *buildFlags) parse(args []string) (ok bool) {
-	if err := f.fs.Parse(args); err != nil {
-		return false
-	}
-	if f.fs.NArg() > 0 {
-		fmt.Fprintf(f.fs.Output(), "rsgen %s: unexpected argument %q\n", f.fs.Name(), f.fs.Arg(0))
-		return false
-	}
-	return true
 }
 
 // loadConfig reads the configuration file, applies the flags over it and
@@ -162,11 +149,12 @@ func (f *buildFlags) buildTime(getenv func(string) string) (time.Time, error) {
 }
 
 // prepare parses flags and configuration into generator inputs, reporting
-// any problem itself; code is non-zero when the command must stop.
+// any problem itself; code is non-zero when the command must stop (or -h
+// asked for help: then cfg is nil and code is exitOK).
 func prepare(name, usage string, cio cliIO, args []string) (cfg *config.Config, opts generator.Options, f *buildFlags, code int) {
-	f = newBuildFlags(name, usage, cio.stderr)
-	if !f.parse(args) {
-		return nil, opts, f, exitUsage
+	f = newBuildFlags(name, cio.stderr)
+	if code := parseFlags(f.fs, args, usage, cio.stdout); code != exitOK {
+		return nil, opts, f, code
 	}
 	cfg, cfgFile, err := f.loadConfig()
 	if err != nil {
@@ -208,7 +196,7 @@ func warningPrinter(w io.Writer) func(generator.Note) {
 
 func runBuild(ctx context.Context, cio cliIO, args []string) int {
 	cfg, opts, f, code := prepare("build", buildUsage, cio, args)
-	if code != exitOK {
+	if cfg == nil {
 		return code
 	}
 	start := time.Now()
@@ -228,7 +216,7 @@ func runBuild(ctx context.Context, cio cliIO, args []string) int {
 
 func runStatus(ctx context.Context, cio cliIO, args []string) int {
 	cfg, opts, _, code := prepare("status", statusUsage, cio, args)
-	if code != exitOK {
+	if cfg == nil {
 		return code
 	}
 	sum, err := generator.Plan(ctx, cfg, opts)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,9 @@ const (
 	exitFailure     = 1
 	exitUsage       = 2
 	exitInterrupted = 130
+
+	// exitHelp is returned by parseFlags after -h: stop, successfully.
+	exitHelp = -1
 )
 
 // command is one subcommand of rsgen.
@@ -53,7 +57,10 @@ func Main() int {
 
 func run(ctx context.Context, cio cliIO, args []string) int {
 	name := "build"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+	switch {
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		name, args = "help", nil
+	case len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-':
 		name, args = args[0], args[1:]
 	}
 	cmd, ok := commands()[name]
@@ -62,10 +69,34 @@ func run(ctx context.Context, cio cliIO, args []string) int {
 		return exitUsage
 	}
 	code := cmd.run(ctx, cio, args)
+	if code == exitHelp {
+		return exitOK
+	}
 	if code == exitFailure && errors.Is(ctx.Err(), context.Canceled) {
 		return exitInterrupted
 	}
 	return code
+}
+
+// parseFlags parses a command's flags. A non-zero code means stop: usage
+// was asked for with -h (printed to stdout; the command exits 0) or the
+// flags are wrong (reported; exit 2).
+func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) int {
+	fs.Usage = func() {} // parseFlags reports, below
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, usage)
+		return exitHelp
+	}
+	if err != nil {
+		fmt.Fprintf(fs.Output(), "Run 'rsgen help %s' for usage.\n", fs.Name())
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "rsgen %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return exitUsage
+	}
+	return exitOK
 }
 
 var helpCommand = &command{

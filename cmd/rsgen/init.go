@@ -28,14 +28,9 @@ flags:
 func runInit(_ context.Context, cio cliIO, args []string) int {
 	fl := flag.NewFlagSet("init", flag.ContinueOnError)
 	fl.SetOutput(cio.stderr)
-	fl.Usage = func() { fmt.Fprintln(cio.stderr, initUsage) }
 	force := fl.Bool("force", false, "")
-	if err := fl.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(cio.stderr, "rsgen init: unexpected argument %q\n", fl.Arg(0))
-		return exitUsage
+	if code := parseFlags(fl, args, initUsage, cio.stdout); code != exitOK {
+		return code
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if *force {
