@@ -138,7 +138,11 @@ func (e *Error) Error() string {
 func Load(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return Config{}, &Error{File: path, Msg: "cannot read the configuration file: " + err.Error()}
 	}
 	cfg, err := Parse(bytes.NewReader(data), path)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -89,7 +90,8 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout io.Writer)
 		return exitHelp
 	}
 	if err != nil {
-		fmt.Fprintf(fs.Output(), "Run 'rsgen help %s' for usage.\n", fs.Name())
+		synopsis, _, _ := strings.Cut(usage, "\n")
+		fmt.Fprintf(fs.Output(), "%s\nRun 'rsgen help %s' for details.\n", synopsis, fs.Name())
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
