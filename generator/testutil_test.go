@@ -86,7 +86,7 @@ func (s *site) build(now time.Time) *generator.Summary {
 	s.t.Helper()
 	s.Notes = nil
 	sum, err := generator.Build(context.Background(), s.Cfg, generator.Options{
-		Now:    now,
+		Now: now,
 		Notify: func(n generator.Note) {
 			if n.Kind == generator.NoteWarning {
 				s.mu.Lock()
