@@ -11,7 +11,8 @@ import (
 // Text values are kept as written, with surrounding white space removed.
 type Document struct {
 	URL   string
-	Line  int  // the line of the root element
+	File  string // the local file that holds the document, if any
+	Line  int    // the line of the root element
 	Index bool // the root is <sitemapindex>
 	MD    *MD  // the root rs:md, nil when there is none
 	Links []Link

@@ -150,6 +150,7 @@ type reader struct {
 	entry    *Entry
 	started  bool // a token has been read
 	rootSeen bool
+	declared bool // an XML declaration came first
 	entries  bool // an entry has started
 	encoding string
 }
@@ -157,8 +158,7 @@ type reader struct {
 // ReadDocument reads one document from r, which is named url in findings,
 // and applies every rule that needs only this document, as a lone document:
 // rules about its place in a Source, such as up-missing, are warnings. It
-// never panics and reads at most
-// lim.MaxBytes bytes.
+// never panics and reads at most lim.MaxBytes bytes.
 func ReadDocument(r io.Reader, url string, lim Limits) (*Document, []Finding) {
 	rep := &reporter{url: url}
 	doc := readDocument(r, url, lim, rep)
@@ -228,10 +228,10 @@ func (rd *reader) token(line int, tok xml.Token) bool {
 	switch t := tok.(type) {
 	case xml.ProcInst:
 		if t.Target == "xml" {
-			rd.declaration(line, first)
+			return rd.declaration(line, first)
 		}
 	case xml.StartElement:
-		if first {
+		if !rd.rootSeen && !rd.declared {
 			rd.rep.add(line, "xml-declaration", "no XML declaration with encoding=\"UTF-8\"")
 		}
 		return rd.start(line, t)
@@ -243,14 +243,18 @@ func (rd *reader) token(line int, tok xml.Token) bool {
 	return true
 }
 
-func (rd *reader) declaration(line int, first bool) {
+// declaration checks the XML declaration, which must come first.
+func (rd *reader) declaration(line int, first bool) bool {
 	if !first {
-		return // the decoder rejects a misplaced declaration itself
+		rd.doc.Fatal = true
+		rd.rep.add(line, "xml-syntax", "the XML declaration is allowed only at the very start")
+		return false
 	}
-	enc := rd.encoding
-	if enc != "" && !strings.EqualFold(enc, "utf-8") {
+	rd.declared = true
+	if enc := rd.encoding; enc != "" && !strings.EqualFold(enc, "utf-8") {
 		rd.rep.add(line, "xml-encoding", "document is declared as %q; ResourceSync documents are UTF-8", enc)
 	}
+	return true
 }
 
 func (rd *reader) top() *frame {

@@ -1,0 +1,223 @@
+package checker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Options control a check. The zero value checks the documents only, with
+// the defaults below.
+type Options struct {
+	// BaseURL is the URL of the directory given to CheckDir. When empty it
+	// is inferred from the Source Description.
+	BaseURL string
+	// VerifyContent also reads every listed resource and compares its
+	// length and hash with the listing.
+	VerifyContent bool
+	// FollowExternal lets the check fetch documents and resources on hosts
+	// other than the Source's.
+	FollowExternal bool
+	// MaxRequests bounds the number of fetches (default 10,000).
+	MaxRequests int
+	// Timeout bounds each fetch (default 30s).
+	Timeout time.Duration
+	// Concurrency bounds the fetches in flight (default 4).
+	Concurrency int
+	// Client is the HTTP client (default: a client with no cookies that
+	// follows at most 10 redirects).
+	Client *http.Client
+	// Fetcher replaces the HTTP client altogether, for tests.
+	Fetcher Fetcher
+	// Limits bound the reading of each document.
+	Limits Limits
+	// MaxPackageBytes bounds the size of one dump package (default 4 GiB).
+	MaxPackageBytes int64
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxRequests <= 0 {
+		o.MaxRequests = 10000
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.MaxPackageBytes <= 0 {
+		o.MaxPackageBytes = 4 << 30
+	}
+	o.Limits = o.Limits.withDefaults()
+	return o
+}
+
+// remote returns the fetcher for HTTP URLs.
+func (o Options) remote() Fetcher {
+	if o.Fetcher != nil {
+		return o.Fetcher
+	}
+	c := o.Client
+	if c == nil {
+		c = &http.Client{}
+	}
+	return httpFetcher{client: c}
+}
+
+// ErrNoBaseURL is returned by CheckDir when the base URL is not given and
+// cannot be inferred from the Source Description.
+var ErrNoBaseURL = errors.New("cannot infer the base URL; give it with --base-url")
+
+// Check checks target: an http or https URL, a directory or a file.
+func Check(ctx context.Context, target string, opts Options) (Report, error) {
+	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+		return CheckURL(ctx, target, opts)
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return Report{}, fmt.Errorf("check %s: %w", target, err)
+	}
+	if st.IsDir() {
+		return CheckDir(ctx, target, opts)
+	}
+	return CheckFile(ctx, target, opts)
+}
+
+// CheckFile checks one document on its own: the per-document rules, with
+// the rules about its place in a Source as warnings.
+func CheckFile(ctx context.Context, path string, opts Options) (Report, error) {
+	if err := ctx.Err(); err != nil {
+		return Report{}, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Report{}, fmt.Errorf("check %s: %w", path, err)
+	}
+	defer f.Close()
+	rep := &reporter{url: path, file: path}
+	doc := readDocument(f, path, opts.Limits, rep)
+	if !doc.Fatal {
+		checkDocument(doc, rep, true)
+	}
+	sortFindings(rep.findings)
+	return Report{Documents: 1, Findings: rep.findings}, nil
+}
+
+// CheckDir checks a local output directory: the Source Description at
+// DIR/.well-known/resourcesync and every document it leads to, with URLs
+// mapped to files under dir through opts.BaseURL.
+func CheckDir(ctx context.Context, dir string, opts Options) (Report, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return Report{}, fmt.Errorf("check %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return Report{}, fmt.Errorf("check %s: not a directory", dir)
+	}
+	base := opts.BaseURL
+	if base == "" {
+		if base, err = inferBase(dir, opts.Limits); err != nil {
+			return Report{}, fmt.Errorf("check %s: %w", dir, err)
+		}
+	}
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	if _, err := url.Parse(base); err != nil || !isAbsoluteURI(base) {
+		return Report{}, fmt.Errorf("check %s: base URL %q is not an absolute URL", dir, base)
+	}
+	opts = opts.withDefaults()
+	w := newWalker(opts, &dirFetcher{base: base, dir: dir}, func(u string) bool { return strings.HasPrefix(u, base) })
+	if !w.walkSite(ctx, base+wellKnown) {
+		w.rootReport("description-missing", base+wellKnown, "no Source Description at %s", filepath.Join(dir, filepath.FromSlash(wellKnown)))
+	}
+	report, err := w.finish(ctx)
+	if err != nil {
+		return report, fmt.Errorf("check %s: %w", dir, err)
+	}
+	return report, nil
+}
+
+// CheckURL checks a Source over HTTP. A URL with an empty path or "/" is a
+// site: the check starts at /.well-known/resourcesync, else at the
+// Sitemaps of robots.txt. Any other URL is a document: the check climbs its
+// up links to the Source Description and starts there.
+func CheckURL(ctx context.Context, rawURL string, opts Options) (Report, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return Report{}, fmt.Errorf("check %s: not an absolute http(s) URL", rawURL)
+	}
+	opts = opts.withDefaults()
+	origin := u.Scheme + "://" + u.Host
+	w := newWalker(opts, nil, func(s string) bool { return sameHost(s, u.Host) })
+	if u.Path == "" || u.Path == "/" {
+		w.discover(ctx, origin)
+	} else {
+		w.climb(ctx, rawURL)
+	}
+	report, err := w.finish(ctx)
+	if err != nil {
+		return report, fmt.Errorf("check %s: %w", rawURL, err)
+	}
+	return report, nil
+}
+
+func sameHost(rawURL, host string) bool {
+	u, err := url.Parse(rawURL)
+	return err == nil && strings.EqualFold(u.Host, host)
+}
+
+const wellKnown = ".well-known/resourcesync"
+
+// inferBase finds the base URL of an output directory from the Source
+// Description's entries: the shortest URL prefix such that the rest of
+// every entry's URL is a file under dir.
+func inferBase(dir string, lim Limits) (string, error) {
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(wellKnown)))
+	if err != nil {
+		return "", fmt.Errorf("read the Source Description: %w", err)
+	}
+	defer f.Close()
+	doc := readDocument(f, wellKnown, lim, &reporter{})
+	base := ""
+	for _, e := range doc.Entries {
+		b := baseOf(dir, e.Loc)
+		if b == "" || (base != "" && b != base) {
+			return "", ErrNoBaseURL
+		}
+		base = b
+	}
+	if base == "" {
+		return "", ErrNoBaseURL
+	}
+	return base, nil
+}
+
+// baseOf returns the shortest prefix of loc, ending in "/", whose rest is a
+// file under dir.
+func baseOf(dir, loc string) string {
+	u, err := url.Parse(loc)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	origin := u.Scheme + "://" + u.Host
+	p := u.EscapedPath()
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		f := dirFetcher{base: origin + p[:i+1], dir: dir}
+		if path := f.path(loc); path != "" {
+			if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+				return f.base
+			}
+		}
+	}
+	return ""
+}

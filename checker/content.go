@@ -1,0 +1,72 @@
+package checker
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+)
+
+// verifyContent reads every resource the Source lists and compares it with
+// the listing: length, hash and, over HTTP, type.
+func (w *walker) verifyContent(ctx context.Context) {
+	want := map[string]listing{}
+	for _, s := range w.sets {
+		for loc, l := range s.expected() {
+			want[loc] = l
+		}
+	}
+	jobs := make(chan string)
+	var wg sync.WaitGroup
+	for range w.opts.Concurrency {
+		wg.Go(func() {
+			for loc := range jobs {
+				w.verify(ctx, loc, want[loc])
+			}
+		})
+	}
+	for _, loc := range sortedKeys(want) {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- loc
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+// verify reads one resource and compares it with its listing.
+func (w *walker) verify(ctx context.Context, loc string, l listing) {
+	f := w.fetcherFor(loc)
+	if f == nil {
+		w.skip(loc, l.pos)
+		return
+	}
+	res, err := f.Fetch(ctx, loc)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		w.report(l.pos, "content-missing", "%s does not exist", loc)
+		return
+	case err != nil:
+		w.fetchFailed(loc, l.pos, err)
+		return
+	}
+	defer res.Body.Close()
+	if res.Status != http.StatusOK {
+		w.report(l.pos, "content-missing", "%s answered HTTP %d", loc, res.Status)
+		return
+	}
+	if l.md == nil {
+		return
+	}
+	ds, _ := parseHash(l.md.Attrs["hash"])
+	n, sums, err := digestsOf(res.Body, ds)
+	if err != nil {
+		w.report(l.pos, "http-fetch", "read %s: %v", loc, err)
+		return
+	}
+	w.checkFixity(l.pos, l.md.Attrs, n, sums, "content-length", "content-hash", loc)
+	if typ, ok := l.md.Attr("type"); ok && res.File == "" && mediaType(res.ContentType) != typ {
+		w.report(l.pos, "content-type", "%s is served as %q; type says %q", loc, res.ContentType, typ)
+	}
+}

@@ -1,0 +1,249 @@
+package checker
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/rsgen/rsgen/rs"
+)
+
+// manifestName is the manifest's name at the top level of a package.
+const manifestName = "manifest.xml"
+
+// pkg is a dump package ready to be opened as a ZIP file.
+type pkg struct {
+	path    string // a local file: the Source's own or a temporary copy
+	temp    bool
+	size    int64
+	sums    map[string][]byte
+	digests []digest // what the dump says the digests are
+}
+
+func (p *pkg) close() {
+	if p.temp {
+		os.Remove(p.path)
+	}
+}
+
+// checkPackage checks one package of the dump d (§11, §13): the package
+// itself, its manifest, its bitstreams and the contents link.
+func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capList string, set *resourceSet) {
+	resourceDump := d.Capability() == rs.CapResourceDump
+	if resourceDump {
+		set.hasDump = true
+	}
+	p := w.loadPackage(ctx, e.Loc, e.MD, at(d, e.LocLine))
+	if p == nil {
+		set.dumpBroken = set.dumpBroken || resourceDump
+		return
+	}
+	defer p.close()
+	if e.MD != nil {
+		w.checkFixity(at(d, e.MD.Line), e.MD.Attrs, p.size, p.sums, "package-length", "package-hash", "the package")
+	}
+	zr, err := zip.OpenReader(p.path)
+	if err != nil {
+		w.report(at(d, e.LocLine), "zip-invalid", "package %s is not a valid ZIP file: %v", e.Loc, err)
+		set.dumpBroken = set.dumpBroken || resourceDump
+		return
+	}
+	defer zr.Close()
+	file := ""
+	if !p.temp {
+		file = p.path + "!/" + manifestName
+	}
+	manifest, sum, size := w.readManifest(zr, d, e, file, capList)
+	if manifest == nil {
+		set.dumpBroken = set.dumpBroken || resourceDump
+		return
+	}
+	w.checkBitstreams(zr, manifest)
+	for i := range e.Links {
+		if e.Links[i].Rel() == rs.RelContents {
+			w.checkContents(ctx, d, &e.Links[i], sum, size)
+		}
+	}
+	if resourceDump {
+		set.addDumped(manifest)
+	}
+}
+
+// loadPackage makes the package at u available as a local file and
+// computes its length and digests.
+func (w *walker) loadPackage(ctx context.Context, u string, md *MD, from where) *pkg {
+	res := w.get(ctx, u, from)
+	if res == nil {
+		return nil
+	}
+	defer res.Body.Close()
+	hv, _ := md.Attr("hash")
+	ds, _ := parseHash(hv)
+	p := &pkg{path: res.File, digests: ds}
+	var dst io.Writer = io.Discard
+	if p.path == "" {
+		tmp, err := os.CreateTemp("", "rsgen-check-*.zip")
+		if err != nil {
+			w.report(from, "http-fetch", "store package %s: %v", u, err)
+			return nil
+		}
+		defer tmp.Close()
+		p.path, p.temp, dst = tmp.Name(), true, tmp
+	}
+	tee := io.TeeReader(io.LimitReader(res.Body, w.opts.MaxPackageBytes+1), dst)
+	n, sums, err := digestsOf(tee, ds)
+	if err != nil {
+		p.close()
+		w.report(from, "http-fetch", "read package %s: %v", u, err)
+		return nil
+	}
+	if n > w.opts.MaxPackageBytes {
+		p.close()
+		w.report(from, "http-limit", "package %s is larger than %d bytes; not checked", u, w.opts.MaxPackageBytes)
+		return nil
+	}
+	p.size, p.sums = n, sums
+	return p
+}
+
+// checkFixity compares a length and hash attribute with what was read.
+func (w *walker) checkFixity(pos where, attrs map[string]string, n int64, sums map[string][]byte, lengthRule, hashRule, what string) {
+	if v, ok := attrs["length"]; ok {
+		if want, err := strconv.ParseInt(v, 10, 64); err == nil && want != n {
+			w.report(pos, lengthRule, "%s has %d bytes; length says %d", what, n, want)
+		}
+	}
+	ds, _ := parseHash(attrs["hash"])
+	for _, d := range ds {
+		if got, ok := sums[d.alg]; ok && d.sum != nil && !bytes.Equal(got, d.sum) {
+			w.report(pos, hashRule, "%s has %s %x; hash says %s", what, d.alg, got, d.value)
+		}
+	}
+}
+
+// readManifest reads and checks the package's manifest.xml. It returns the
+// manifest with the SHA-256 and length of its bytes, or nil.
+func (w *walker) readManifest(zr *zip.ReadCloser, d *Document, e *Entry, file, capList string) (*Document, []byte, int64) {
+	var mf *zip.File
+	for _, f := range zr.File {
+		if f.Name == manifestName {
+			mf = f
+		}
+	}
+	if mf == nil {
+		w.report(at(d, e.LocLine), "zip-manifest-missing", "package %s has no %s at its top level", e.Loc, manifestName)
+		return nil, nil, 0
+	}
+	rc, err := mf.Open()
+	if err != nil {
+		w.report(at(d, e.LocLine), "zip-invalid", "package %s: open %s: %v", e.Loc, manifestName, err)
+		return nil, nil, 0
+	}
+	defer rc.Close()
+	u := e.Loc + "!/" + manifestName
+	h := sha256.New()
+	counter := &countWriter{w: h}
+	res := &Resource{Body: io.NopCloser(io.TeeReader(rc, counter)), URL: u, File: file}
+	want := rs.CapResourceDumpManifest
+	if d.Capability() == rs.CapChangeDump {
+		want = rs.CapChangeDumpManifest
+	}
+	m := w.read(res, u, want)
+	io.Copy(io.Discard, res.Body) // hash the rest after a fatal finding
+	if m == nil {
+		return nil, nil, 0
+	}
+	if capList != "" {
+		w.checkUp(m, capList)
+	}
+	return m, h.Sum(nil), counter.n
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return c.w.Write(p)
+}
+
+// checkBitstreams compares the manifest with the files of the package.
+func (w *walker) checkBitstreams(zr *zip.ReadCloser, m *Document) {
+	files := map[string]*zip.File{}
+	for _, f := range zr.File {
+		if !f.FileInfo().IsDir() && f.Name != manifestName {
+			files[f.Name] = f
+		}
+	}
+	listed := map[string]bool{}
+	for _, e := range m.Entries {
+		if e.MD != nil {
+			w.checkBitstream(files, listed, at(m, e.MD.Line), e.MD.Attrs)
+		}
+		for _, l := range e.Links {
+			w.checkBitstream(files, listed, at(m, l.Line), l.Attrs)
+		}
+	}
+	for _, name := range sortedKeys(files) {
+		if !listed[name] {
+			w.report(at(m, 0), "zip-entry-unlisted", "package file %s is not listed in the manifest", name)
+		}
+	}
+}
+
+// checkBitstream checks the bitstream at an rs:md or rs:ln path.
+func (w *walker) checkBitstream(files map[string]*zip.File, listed map[string]bool, pos where, attrs map[string]string) {
+	path, ok := attrs["path"]
+	if !ok || !validPath(path) {
+		return
+	}
+	name := path[1:]
+	f, ok := files[name]
+	if !ok {
+		w.report(pos, "zip-path-missing", "path %s is not a file in the package", path)
+		return
+	}
+	listed[name] = true
+	if attrs["length"] == "" && attrs["hash"] == "" {
+		return
+	}
+	rc, err := f.Open()
+	if err != nil {
+		w.report(pos, "zip-invalid", "open %s in the package: %v", name, err)
+		return
+	}
+	defer rc.Close()
+	ds, _ := parseHash(attrs["hash"])
+	n, sums, err := digestsOf(io.LimitReader(rc, w.opts.MaxPackageBytes), ds)
+	if err != nil {
+		w.report(pos, "zip-invalid", "read %s in the package: %v", name, err)
+		return
+	}
+	w.checkFixity(pos, attrs, n, sums, "zip-length", "zip-hash", fmt.Sprintf("bitstream %s", path))
+}
+
+// checkContents compares the manifest copy a contents link leads to with
+// the packaged manifest.
+func (w *walker) checkContents(ctx context.Context, d *Document, l *Link, sum []byte, size int64) {
+	u := resolve(d.URL, l.Href())
+	res := w.get(ctx, u, at(d, l.Line))
+	if res == nil {
+		return
+	}
+	defer res.Body.Close()
+	n, sums, err := digestsOf(io.LimitReader(res.Body, w.opts.Limits.MaxBytes+1), []digest{{alg: "sha-256"}})
+	if err != nil {
+		w.report(at(d, l.Line), "http-fetch", "read %s: %v", u, err)
+		return
+	}
+	if n != size || !bytes.Equal(sums["sha-256"], sum) {
+		w.report(at(d, l.Line), "contents-mismatch", "%s (%d bytes) differs from the package's %s (%d bytes)", u, n, manifestName, size)
+	}
+}

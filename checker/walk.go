@@ -1,0 +1,493 @@
+package checker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/rsgen/rsgen/rs"
+)
+
+// walker follows the links of a Source from its Source Description down to
+// every capability document, index part and package.
+type walker struct {
+	opts   Options
+	local  *dirFetcher // nil over HTTP
+	remote *limiter
+	// inside reports whether a URL belongs to the Source being checked.
+	inside func(string) bool
+
+	mu       sync.Mutex // guards findings, for content verification
+	findings []Finding
+	docs     int
+	seen     map[string]string // document URL → capability it was reached as
+	sets     []*resourceSet
+	firstErr error // the first fetch error, returned when nothing was read
+	limitHit bool
+	skipped  map[string]bool // hosts reported as external-skipped
+}
+
+func newWalker(opts Options, local *dirFetcher, inside func(string) bool) *walker {
+	return &walker{
+		opts:    opts,
+		local:   local,
+		remote:  newLimiter(opts.remote(), opts.MaxRequests, opts.Concurrency, opts.Timeout),
+		inside:  inside,
+		seen:    map[string]string{},
+		skipped: map[string]bool{},
+	}
+}
+
+// where is the place a link was found, for findings about its target.
+type where struct {
+	url, file string
+	line      int
+}
+
+func at(d *Document, line int) where { return where{url: d.URL, file: d.File, line: line} }
+
+// report adds a finding about the document at w.
+func (w *walker) report(pos where, rule, format string, args ...any) {
+	w.add(finding(pos, rule, format, args...))
+}
+
+// rootReport adds a finding about a URL that has no referring document.
+func (w *walker) rootReport(rule, u, format string, args ...any) {
+	w.report(where{url: u}, rule, format, args...)
+}
+
+func (w *walker) add(fs ...Finding) {
+	w.mu.Lock()
+	w.findings = append(w.findings, fs...)
+	w.mu.Unlock()
+}
+
+// fetcherFor returns how to read u, or nil when u is outside the Source and
+// may not be followed.
+func (w *walker) fetcherFor(u string) Fetcher {
+	in := w.inside(u)
+	switch {
+	case in && w.local != nil:
+		return *w.local
+	case in || w.opts.FollowExternal:
+		return w.remote
+	}
+	return nil
+}
+
+// get fetches u, a link found at from. It returns nil, after reporting why,
+// when u is skipped, missing or unreadable; the caller closes the body.
+func (w *walker) get(ctx context.Context, u string, from where) *Resource {
+	f := w.fetcherFor(u)
+	if f == nil {
+		w.skip(u, from)
+		return nil
+	}
+	res, err := f.Fetch(ctx, u)
+	if err != nil {
+		w.fetchFailed(u, from, err)
+		return nil
+	}
+	if res.Status != http.StatusOK {
+		res.Body.Close()
+		if res.Status == http.StatusNotFound || res.Status == http.StatusGone {
+			w.report(from, "document-missing", "%s does not exist (HTTP %d)", u, res.Status)
+		} else {
+			w.report(from, "http-status", "%s answered HTTP %d; want 200", u, res.Status)
+		}
+		return nil
+	}
+	return res
+}
+
+func (w *walker) skip(u string, from where) {
+	host := u
+	if i := strings.Index(u, "://"); i >= 0 {
+		host, _, _ = strings.Cut(u[i+3:], "/")
+	}
+	w.mu.Lock()
+	first := !w.skipped[host]
+	w.skipped[host] = true
+	w.mu.Unlock()
+	if first {
+		w.report(from, "external-skipped", "%s is outside the Source; not checked (use --follow-external)", u)
+	}
+}
+
+func (w *walker) fetchFailed(u string, from where, err error) {
+	w.mu.Lock()
+	if w.firstErr == nil {
+		w.firstErr = err
+	}
+	first := errors.Is(err, errRequestLimit) && !w.limitHit
+	if errors.Is(err, errRequestLimit) {
+		w.limitHit = true
+	}
+	w.mu.Unlock()
+	switch {
+	case errors.Is(err, errRequestLimit):
+		if first {
+			w.report(from, "http-limit", "stopped at %s: %v; the check is incomplete", u, err)
+		}
+	case errors.Is(err, ErrNotFound):
+		w.report(from, "document-missing", "%s does not exist", u)
+	case errors.Is(err, context.Canceled):
+	default:
+		w.report(from, "http-fetch", "%v", err)
+	}
+}
+
+// visit reads the document at u, reached from `from` as a document of
+// capability want ("" when unknown), and applies the per-document rules. It
+// returns nil when the document was already visited, could not be read, or
+// is not what its parent says it is.
+func (w *walker) visit(ctx context.Context, u, want string, from where) *Document {
+	if ctx.Err() != nil {
+		return nil
+	}
+	if got, ok := w.seen[u]; ok {
+		if want != "" && got != "" && got != want {
+			w.report(from, "capability-conflict", "%s is reached both as %s and as %s", u, got, want)
+		}
+		return nil
+	}
+	w.seen[u] = want
+	res := w.get(ctx, u, from)
+	if res == nil {
+		return nil
+	}
+	defer res.Body.Close()
+	return w.read(res, u, want)
+}
+
+// read reads a fetched document and checks it.
+func (w *walker) read(res *Resource, u, want string) *Document {
+	rep := &reporter{url: u, file: res.File}
+	if res.File == "" {
+		w.served(rep, res, u)
+	}
+	doc := readDocument(res.Body, u, w.opts.Limits, rep)
+	doc.File = res.File
+	w.mu.Lock()
+	w.docs++
+	w.mu.Unlock()
+	if !doc.Fatal {
+		checkDocument(doc, rep, false)
+	}
+	w.add(rep.findings...)
+	got := doc.Capability()
+	if doc.Fatal || got == "" {
+		return nil
+	}
+	if want != "" && got != want {
+		w.report(at(doc, doc.MD.Line), "capability-mismatch", "document has capability %q; its parent lists it as %q", got, want)
+		return nil
+	}
+	w.seen[u] = got
+	return doc
+}
+
+// served checks how a document was served over HTTP.
+func (w *walker) served(rep *reporter, res *Resource, u string) {
+	if !isXMLType(res.ContentType) {
+		rep.add(0, "http-content-type", "served as %q; want application/xml", res.ContentType)
+	}
+	if res.URL != u && !strings.HasSuffix(u, "/"+wellKnown) {
+		rep.add(0, "http-redirect", "redirected to %s", res.URL)
+	}
+}
+
+// walkSite walks the Source from the Source Description at u. It returns
+// false when there is no document at u.
+func (w *walker) walkSite(ctx context.Context, u string) bool {
+	if _, ok := w.seen[u]; ok {
+		return true
+	}
+	f := w.fetcherFor(u)
+	if f == nil {
+		return false
+	}
+	res, err := f.Fetch(ctx, u)
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			w.fetchFailed(u, where{url: u}, err)
+		}
+		return errors.Is(err, errRequestLimit)
+	}
+	if res.Status != http.StatusOK {
+		res.Body.Close()
+		if res.Status != http.StatusNotFound && res.Status != http.StatusGone {
+			w.rootReport("http-status", u, "answered HTTP %d; want 200", res.Status)
+			return true
+		}
+		return false
+	}
+	w.seen[u] = rs.CapDescription
+	doc := w.read(res, u, rs.CapDescription)
+	res.Body.Close()
+	if doc != nil {
+		w.walkDescription(ctx, doc)
+	}
+	return true
+}
+
+func (w *walker) walkDescription(ctx context.Context, d *Document) {
+	if d.Index {
+		w.walkParts(ctx, d, "", func(p *Document) { w.walkDescription(ctx, p) })
+		return
+	}
+	for _, e := range d.Entries {
+		cl := w.visit(ctx, e.Loc, rs.CapCapabilityList, at(d, e.LocLine))
+		if cl == nil {
+			continue
+		}
+		w.checkUp(cl, d.URL)
+		w.walkCapabilityList(ctx, cl)
+	}
+}
+
+func (w *walker) walkCapabilityList(ctx context.Context, cl *Document) {
+	set := &resourceSet{capList: cl.URL}
+	w.sets = append(w.sets, set)
+	for _, e := range cl.Entries {
+		capability, _ := e.MD.Attr("capability")
+		if k, ok := kindOf(capability); !ok || k.family == familyNone || k.manifest {
+			continue
+		}
+		d := w.visit(ctx, e.Loc, capability, at(cl, e.LocLine))
+		if d == nil {
+			continue
+		}
+		w.checkUp(d, cl.URL)
+		leaf := func(p *Document) { w.leaf(ctx, p, cl.URL, set) }
+		if d.Index {
+			w.walkParts(ctx, d, cl.URL, leaf)
+		} else {
+			leaf(d)
+		}
+	}
+}
+
+// walkParts visits the documents an index lists and hands each to leaf.
+func (w *walker) walkParts(ctx context.Context, idx *Document, up string, leaf func(*Document)) {
+	for _, e := range idx.Entries {
+		p := w.visit(ctx, e.Loc, idx.Capability(), at(idx, e.LocLine))
+		if p == nil {
+			continue
+		}
+		if p.Index {
+			w.report(at(idx, e.LocLine), "index-nested", "%s is itself an index; an index lists <urlset> documents", e.Loc)
+			continue
+		}
+		if up != "" {
+			w.checkUp(p, up)
+		}
+		w.checkIndexLink(p, idx.URL)
+		w.checkChildTimes(idx, e, p)
+		leaf(p)
+	}
+}
+
+// checkUp checks that d's up link leads to parent.
+func (w *walker) checkUp(d *Document, parent string) {
+	up := d.link(rs.RelUp)
+	if up == nil || up.Href() == "" {
+		return // up-missing is reported by the document rules
+	}
+	if target := resolve(d.URL, up.Href()); target != parent {
+		w.report(at(d, up.Line), "up-mismatch", "up leads to %s; the document is listed by %s", target, parent)
+	}
+}
+
+// checkIndexLink checks the index link of a document listed by index.
+func (w *walker) checkIndexLink(d *Document, index string) {
+	l := d.link(rs.RelIndex)
+	switch {
+	case l == nil:
+		w.report(at(d, d.MD.Line), "index-link-missing", "the document is listed by the index %s but has no rs:ln rel=\"index\"", index)
+	case resolve(d.URL, l.Href()) != index:
+		w.report(at(d, l.Line), "index-link-mismatch", "index leads to %s; the document is listed by %s", resolve(d.URL, l.Href()), index)
+	}
+}
+
+// checkChildTimes compares an index entry's times with the listed document.
+func (w *walker) checkChildTimes(idx *Document, e Entry, p *Document) {
+	if e.MD == nil {
+		return
+	}
+	for _, name := range []string{"at", "completed", "from", "until"} {
+		iv, iok := e.MD.Attr(name)
+		pv, pok := p.MD.Attr(name)
+		switch {
+		case iok && pok && !sameTime(iv, pv):
+			w.report(at(idx, e.MD.Line), "index-child-time", "%s=%s but %s has %s=%s", name, iv, e.Loc, name, pv)
+		case name == "until" && idx.Capability() != "" && kinds[idx.Capability()].family.usesFrom() && iok != pok:
+			w.report(at(idx, e.MD.Line), "index-child-time", "until is given %s here and %s in %s; it marks a closed document in both or neither", presence(iok), presence(pok), e.Loc)
+		}
+	}
+}
+
+func presence(ok bool) string {
+	if ok {
+		return "present"
+	}
+	return "absent"
+}
+
+func sameTime(a, b string) bool {
+	ta, errA := parseDateTime(a, false)
+	tb, errB := parseDateTime(b, false)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	return ta.t.Equal(tb.t)
+}
+
+// leaf handles a capability document that is not an index.
+func (w *walker) leaf(ctx context.Context, d *Document, capList string, set *resourceSet) {
+	switch capability := d.Capability(); capability {
+	case rs.CapResourceList:
+		set.addResourceList(d)
+	case rs.CapChangeList:
+		set.addChangeList(d)
+	case rs.CapResourceDump, rs.CapChangeDump:
+		for i := range d.Entries {
+			w.checkPackage(ctx, d, &d.Entries[i], capList, set)
+		}
+	case rs.CapResourceListArchive, rs.CapResourceDumpArchive, rs.CapChangeListArchive, rs.CapChangeDumpArchive:
+		archived := strings.TrimSuffix(capability, "-archive")
+		for _, e := range d.Entries {
+			w.visit(ctx, e.Loc, archived, at(d, e.LocLine))
+		}
+	}
+}
+
+// discover finds the Source Description of a site: at the well-known URI,
+// else through the Sitemaps robots.txt lists.
+func (w *walker) discover(ctx context.Context, origin string) {
+	desc := origin + "/" + wellKnown
+	if w.walkSite(ctx, desc) {
+		return
+	}
+	w.rootReport("well-known-missing", desc, "no Source Description at /%s", wellKnown)
+	sitemaps := w.robots(ctx, origin)
+	for _, s := range sitemaps {
+		w.climb(ctx, s)
+	}
+	if len(sitemaps) == 0 {
+		w.rootReport("description-missing", origin+"/", "no Source Description at /%s and no Sitemap in robots.txt", wellKnown)
+	}
+}
+
+// robots returns the Sitemap URLs of origin/robots.txt.
+func (w *walker) robots(ctx context.Context, origin string) []string {
+	u := origin + "/robots.txt"
+	f := w.fetcherFor(u)
+	res, err := f.Fetch(ctx, u)
+	if err != nil {
+		w.fetchFailed(u, where{url: u}, err)
+		return nil
+	}
+	defer res.Body.Close()
+	if res.Status != http.StatusOK {
+		return nil
+	}
+	var out []string
+	sc := bufio.NewScanner(io.LimitReader(res.Body, 1<<20))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "sitemap") {
+			out = append(out, strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// climb follows up links from the document at start to the Source
+// Description and walks the Source from there. When no Source Description
+// is found, it walks from start itself.
+func (w *walker) climb(ctx context.Context, start string) {
+	u := start
+	for hops := 0; hops < 4 && u != ""; hops++ {
+		d := w.peek(ctx, u)
+		if d == nil {
+			break
+		}
+		if d.Capability() == rs.CapDescription {
+			w.walkSite(ctx, u)
+			return
+		}
+		next := ""
+		if up := d.link(rs.RelUp); up != nil && up.Href() != "" {
+			next = resolve(u, up.Href())
+		}
+		u = next
+	}
+	w.rootReport("description-missing", start, "following up links from %s does not lead to a Source Description", start)
+	w.walkFrom(ctx, start)
+}
+
+// peek reads a document without checking it, to find its way up.
+func (w *walker) peek(ctx context.Context, u string) *Document {
+	f := w.fetcherFor(u)
+	if f == nil {
+		return nil
+	}
+	res, err := f.Fetch(ctx, u)
+	if err != nil {
+		w.fetchFailed(u, where{url: u}, err)
+		return nil
+	}
+	defer res.Body.Close()
+	if res.Status != http.StatusOK {
+		return nil
+	}
+	return readDocument(res.Body, u, w.opts.Limits, &reporter{})
+}
+
+// walkFrom walks downwards from a document that is not under a Source
+// Description.
+func (w *walker) walkFrom(ctx context.Context, u string) {
+	d := w.visit(ctx, u, "", where{url: u})
+	if d == nil {
+		return
+	}
+	switch d.Capability() {
+	case rs.CapDescription:
+		w.walkDescription(ctx, d)
+	case rs.CapCapabilityList:
+		w.walkCapabilityList(ctx, d)
+	default:
+		set := &resourceSet{capList: u}
+		w.sets = append(w.sets, set)
+		leaf := func(p *Document) { w.leaf(ctx, p, "", set) }
+		if d.Index {
+			w.walkParts(ctx, d, "", leaf)
+		} else {
+			leaf(d)
+		}
+	}
+}
+
+// finish runs the checks that need the whole walk and builds the report.
+func (w *walker) finish(ctx context.Context) (Report, error) {
+	for _, s := range w.sets {
+		w.add(s.compare()...)
+	}
+	if w.opts.VerifyContent {
+		w.verifyContent(ctx)
+	}
+	if err := ctx.Err(); err != nil {
+		return Report{}, err
+	}
+	if w.docs == 0 && w.firstErr != nil {
+		return Report{}, fmt.Errorf("nothing could be read: %w", w.firstErr)
+	}
+	sortFindings(w.findings)
+	return Report{Documents: w.docs, Findings: w.findings}, nil
+}
