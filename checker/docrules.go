@@ -269,7 +269,7 @@ func (c *docChecker) entries() {
 func (c *docChecker) entryValues(e *Entry) {
 	if e.Loc != "" {
 		c.uri(e.LocLine, "loc", e.Loc)
-		if !isAbsoluteURI(e.Loc) {
+		if uriProblem(e.Loc) == "" && !isAbsoluteURI(e.Loc) {
 			c.rep.add(e.LocLine, "loc-absolute", "loc %q is not an absolute URI", e.Loc)
 		}
 		if n := utf8.RuneCountInString(e.Loc); n < 12 || n > 2048 {
@@ -312,12 +312,14 @@ func validPriority(s string) bool {
 // entryKind applies the rules of the document kind to one entry.
 func (c *docChecker) entryKind(e *Entry, caps map[string]int) {
 	capability := c.d.Capability()
-	switch capability {
-	case rs.CapDescription:
+	switch {
+	case c.d.Index:
+		// The entries of an index are parts, checked when they are read.
+	case capability == rs.CapDescription:
 		if v, ok := e.MD.Attr("capability"); e.MD != nil && (!ok || v != rs.CapCapabilityList) {
 			c.rep.add(e.MD.Line, "description-entry", "a Source Description entry's rs:md has capability %q; want capabilitylist", v)
 		}
-	case rs.CapCapabilityList:
+	case capability == rs.CapCapabilityList:
 		c.capabilityEntry(e, caps)
 	}
 	if c.k.change && !c.d.Index {

@@ -13,8 +13,8 @@ type Document struct {
 	URL   string
 	File  string // the local file that holds the document, if any
 	Line  int    // the line of the root element
-	Index bool // the root is <sitemapindex>
-	MD    *MD  // the root rs:md, nil when there is none
+	Index bool   // the root is <sitemapindex>
+	MD    *MD    // the root rs:md, nil when there is none
 	Links []Link
 	// Entries holds at most the reader's MaxEntries entries; EntryCount
 	// counts them all.
