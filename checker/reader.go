@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"bufio"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -59,39 +58,30 @@ var (
 // guard is the byte source of the decoder. It counts bytes and stops the
 // decoder once the document or one token grows past its limits.
 type guard struct {
-	r        *bufio.Reader
+	r        io.Reader
 	n        int64
 	run      int
 	maxBytes int64
 	maxToken int
 }
 
-func (g *guard) ReadByte() (byte, error) {
+func (g *guard) Read(p []byte) (int, error) {
 	if g.n >= g.maxBytes {
 		return 0, errTooLarge
 	}
-	b, err := g.r.ReadByte()
-	if err != nil {
-		return b, err
+	if rest := g.maxBytes - g.n; int64(len(p)) > rest {
+		p = p[:rest]
 	}
-	g.n++
-	if b == '<' {
-		g.run = 0
-	} else if g.run++; g.run > g.maxToken {
-		return 0, errTokenSize
-	}
-	return b, nil
-}
-
-func (g *guard) Read(p []byte) (int, error) {
-	for i := range p {
-		b, err := g.ReadByte()
-		if err != nil {
-			return i, err
+	n, err := g.r.Read(p)
+	g.n += int64(n)
+	for _, b := range p[:n] {
+		if b == '<' {
+			g.run = 0
+		} else if g.run++; g.run > g.maxToken {
+			return n, errTokenSize
 		}
-		p[i] = b
 	}
-	return len(p), nil
+	return n, err
 }
 
 // frameKind is what an open element is to the reader.
@@ -171,7 +161,7 @@ func ReadDocument(r io.Reader, url string, lim Limits) (*Document, []Finding) {
 // readDocument reads and checks the structure of one document.
 func readDocument(r io.Reader, url string, lim Limits, rep *reporter) *Document {
 	lim = lim.withDefaults()
-	g := &guard{r: bufio.NewReader(r), maxBytes: lim.MaxBytes + 1, maxToken: lim.MaxToken}
+	g := &guard{r: r, maxBytes: lim.MaxBytes + 1, maxToken: lim.MaxToken}
 	rd := &reader{g: g, lim: lim, doc: &Document{URL: url}, rep: rep}
 	rd.d = xml.NewDecoder(g)
 	rd.d.CharsetReader = rd.charset

@@ -45,6 +45,11 @@ func buildSite(t testing.TB, path string) string {
 	}
 	for _, f := range ar.Files {
 		if !strings.Contains(f.Name, "!/") {
+			writeFile(t, dir, f.Name, f.Data)
+		}
+	}
+	for _, f := range ar.Files {
+		if !strings.Contains(f.Name, "!/") && placeholder.Match(f.Data) {
 			writeFile(t, dir, f.Name, fillPlaceholders(t, dir, f.Data))
 		}
 	}

@@ -184,11 +184,11 @@ func (w *walker) read(res *Resource, u, want string) *Document {
 	if doc.Fatal || got == "" {
 		return nil
 	}
+	w.seen[u] = got
 	if want != "" && got != want {
 		w.report(at(doc, doc.MD.Line), "capability-mismatch", "document has capability %q; its parent lists it as %q", got, want)
 		return nil
 	}
-	w.seen[u] = got
 	return doc
 }
 
