@@ -237,7 +237,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := out.placeAll(ctx, b.next.Files); err != nil {
 		return nil, err
 	}
-	b.sum.ResourcesPlaced = out.placed
+	b.sum.ResourcesPlaced = int(out.placed.Load())
 	if b.prev.LastBuild == 0 {
 		// The first build's Resource List is the baseline; its Change List
 		// opens empty at the same time (§12.1).

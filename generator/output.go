@@ -21,9 +21,10 @@ import (
 type output struct {
 	dir     string
 	src     string
-	enabled bool // copy_resources: resources are placed in the output
-	link    bool // source and output share a file system: hard-link
-	placed  int
+	enabled bool         // copy_resources: resources are placed in the output
+	link    bool         // source and output share a file system: hard-link
+	placed  atomic.Int64 // resources written by this build
+	dirs    sync.Map     // folders known to exist
 }
 
 func (b *builder) openOutput() (*output, error) {
@@ -48,11 +49,23 @@ func sameDevice(a, b string) bool {
 
 func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
 
-// tee returns the scan's tee when resources are copied rather than linked:
-// each file read for hashing is copied into the output by the same read.
+// tee returns the scan's tee, which places each file the scan reads while
+// the scan goes on: a copy is written by the same read that hashes the
+// file, and a hard link is made as soon as the file is hashed, overlapping
+// the link's metadata I/O with the hashing of other files.
 func (o *output) tee() snapshot.Tee {
-	if !o.enabled || o.link {
+	switch {
+	case !o.enabled:
 		return nil
+	case o.link:
+		return func(r *snapshot.Record) (io.Writer, func(bool) error, error) {
+			return nil, func(ok bool) error {
+				if !ok {
+					return nil
+				}
+				return o.place(r)
+			}, nil
+		}
 	}
 	return func(r *snapshot.Record) (io.Writer, func(bool) error, error) {
 		dst := o.path(r.Path)
@@ -97,7 +110,6 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record) error {
 		return nil
 	}
 	var next atomic.Int64
-	var placed atomic.Int64
 	var firstErr error
 	var once sync.Once
 	ctx, cancel := context.WithCancel(ctx)
@@ -112,50 +124,48 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record) error {
 				if i >= len(files) {
 					return
 				}
-				did, err := o.place(&files[i])
-				if err != nil {
+				if err := o.place(&files[i]); err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 					return
-				}
-				if did {
-					placed.Add(1)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	o.placed = int(placed.Load())
 	if firstErr != nil {
 		return firstErr
 	}
 	return ctx.Err()
 }
 
-// place puts one resource in the output unless it is there already. It
-// reports whether it wrote anything.
-func (o *output) place(r *snapshot.Record) (bool, error) {
+// place puts one resource in the output unless it is there already.
+func (o *output) place(r *snapshot.Record) error {
 	dst := o.path(r.Path)
-	if info, err := os.Lstat(dst); err == nil && o.current(info, r) {
-		return false, nil
+	info, err := os.Lstat(dst)
+	if err == nil && o.current(info, r) {
+		return nil
 	}
+	missing := errors.Is(err, os.ErrNotExist)
 	src := filepath.Join(o.src, filepath.FromSlash(r.Path))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return false, fmt.Errorf("place %s: %w", dst, err)
+	if err := o.mkdirs(filepath.Dir(dst)); err != nil {
+		return fmt.Errorf("place %s: %w", dst, err)
 	}
+	err = errNoLink
 	if o.link {
-		err := linkInto(src, dst)
-		if err == nil {
-			return true, nil
-		}
-		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EMLINK) {
-			return false, fmt.Errorf("place %s: %w", dst, err)
-		}
+		err = linkInto(src, dst, missing)
 	}
-	if err := copyInto(src, dst, r); err != nil {
-		return false, fmt.Errorf("place %s: %w", dst, err)
+	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) {
+		err = copyInto(src, dst, r)
 	}
-	return true, nil
+	if err != nil {
+		return fmt.Errorf("place %s: %w", dst, err)
+	}
+	o.placed.Add(1)
+	return nil
 }
+
+// errNoLink stands for "copy instead" when linking is not tried.
+var errNoLink = errors.New("not linked")
 
 // current reports whether the output file info already holds r's bytes: it
 // is the same inode (a hard link), or a copy with r's size and mtime.
@@ -169,7 +179,29 @@ func (o *output) current(info os.FileInfo, r *snapshot.Record) bool {
 	return info.ModTime().UnixNano() == r.ModTime
 }
 
-func linkInto(src, dst string) error {
+// mkdirs creates dir and its parents, once per build: most resources share
+// their folder with others.
+func (o *output) mkdirs(dir string) error {
+	if _, done := o.dirs.Load(dir); done {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	o.dirs.Store(dir, true)
+	return nil
+}
+
+// linkInto hard-links src at dst. Where dst exists it links a temporary
+// name and renames it over dst, so that dst is never missing; where it does
+// not, one link suffices, and is just as atomic.
+func linkInto(src, dst string, missing bool) error {
+	if missing {
+		err := os.Link(src, dst)
+		if !errors.Is(err, os.ErrExist) {
+			return err
+		}
+	}
 	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", tempPrefix, os.Getpid(), filepath.Base(dst)))
 	os.Remove(tmp)
 	if err := os.Link(src, tmp); err != nil {

@@ -42,9 +42,11 @@ func newHasher(algs []Algorithm) *hasher {
 // its size before the read: it was written to while rsgen read it.
 var ErrChangedWhileReading = errors.New("file changed while it was read")
 
-// Tee receives a copy of the bytes of each file that is read. Open is
-// called before the first byte; the returned function is called after the
-// last one with the outcome of the read, and its error fails the scan.
+// Tee receives a copy of the bytes of each file that is read. It is called
+// before the first byte and may return a nil writer when it wants no bytes;
+// done is called after the last byte with the outcome of the read, and its
+// error fails the scan. r holds the file's stat, and after a successful read
+// its fingerprint and digests too.
 type Tee func(r *Record) (w io.Writer, done func(ok bool) error, err error)
 
 // hashFile reads the file at r.Path in fsys, filling in r's fingerprint,
