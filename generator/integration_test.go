@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/generator"
 )
 
 // seqEvent is a change event a step expects, in the order expected.
@@ -65,7 +66,7 @@ var sequence = []seqStep{
 func TestBuildSequence(t *testing.T) {
 	var runs [2][]map[string][]byte
 	for i := range runs {
-		runs[i] = runSequence(t, t.TempDir())
+		runs[i] = runSequence(t, t.TempDir(), "")
 		if t.Failed() {
 			return
 		}
@@ -73,6 +74,26 @@ func TestBuildSequence(t *testing.T) {
 	for i := range sequence {
 		if d := diffBytes(runs[0][i], runs[1][i]); len(d) > 0 {
 			t.Errorf("after %q, two fresh trees built from the same inputs differ:\n%v", sequence[i].name, d)
+		}
+	}
+}
+
+// TestBuildSequenceCopied runs the sequence with the source on another
+// file system than the output, where resources are copied rather than
+// hard-linked, and checks it writes what the hard-linking run writes.
+func TestBuildSequenceCopied(t *testing.T) {
+	other := otherDeviceDir(t)
+	if other == "" {
+		t.Skip("no second file system for the source (set RSGEN_OTHER_FS)")
+	}
+	copied := runSequence(t, t.TempDir(), other)
+	if t.Failed() {
+		return
+	}
+	linked := runSequence(t, t.TempDir(), "")
+	for i := range sequence {
+		if d := diffBytes(linked[i], copied[i]); len(d) > 0 {
+			t.Errorf("after %q, copying and hard-linking builds differ:\n%v", sequence[i].name, d)
 		}
 	}
 }
@@ -97,10 +118,13 @@ type modelEvent struct {
 }
 
 // runSequence plays the sequence in a new site under root and returns the
-// output's bytes after each build.
-func runSequence(t *testing.T, root string) []map[string][]byte {
+// output's bytes after each build. The source is in srcRoot when not "".
+func runSequence(t *testing.T, root, srcRoot string) []map[string][]byte {
 	s := newSiteIn(t, root, testBaseURL, func(c *config.Config) {
 		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
+		if srcRoot != "" {
+			c.Source = filepath.Join(srcRoot, "src")
+		}
 	})
 	m := &seqModel{seen: map[string]time.Time{}}
 	closed := map[string]fileState{} // closed Change Lists as first seen
@@ -369,4 +393,36 @@ func fmtOpen(t time.Time) string {
 		return "open"
 	}
 	return t.Format(time.RFC3339)
+}
+
+// TestVerifyBuildRewritesNothing checks that a --verify build of an
+// unchanged tree, which re-reads every file, writes no output file, whether
+// resources are hard-linked or copied.
+func TestVerifyBuildRewritesNothing(t *testing.T) {
+	for _, mode := range []string{"linked", "copied"} {
+		t.Run(mode, func(t *testing.T) {
+			var srcRoot string
+			if mode == "copied" {
+				if srcRoot = otherDeviceDir(t); srcRoot == "" {
+					t.Skip("no second file system for the source (set RSGEN_OTHER_FS)")
+				}
+			}
+			s := newSite(t, testBaseURL, func(c *config.Config) {
+				if srcRoot != "" {
+					c.Source = filepath.Join(srcRoot, "src")
+				}
+			})
+			s.write("a.txt", "alpha\n")
+			s.write("b/c.html", "<p>c</p>\n")
+			s.build(t0)
+			before := statTree(t, s.Out)
+			sum := s.buildWith(generator.Options{Now: t0.Add(time.Minute), Verify: true})
+			if sum.Hashed != 2 || len(sum.Events) != 0 {
+				t.Errorf("verify build: hashed %d files with events %v, want 2 and none", sum.Hashed, sum.Events)
+			}
+			if d := diffTrees(before, statTree(t, s.Out), true); len(d) > 0 {
+				t.Errorf("a --verify build without changes rewrote files:\n%v", d)
+			}
+		})
+	}
 }

@@ -84,17 +84,23 @@ func newSiteIn(t testing.TB, root, baseURL string, tweak func(*config.Config)) *
 // build runs one build at time now and fails the test on error.
 func (s *site) build(now time.Time) *generator.Summary {
 	s.t.Helper()
+	return s.buildWith(generator.Options{Now: now})
+}
+
+// buildWith runs one build with opts (Notify is set here) and fails the
+// test on error or warning.
+func (s *site) buildWith(opts generator.Options) *generator.Summary {
+	s.t.Helper()
+	now := opts.Now
 	s.Notes = nil
-	sum, err := generator.Build(context.Background(), s.Cfg, generator.Options{
-		Now: now,
-		Notify: func(n generator.Note) {
-			if n.Kind == generator.NoteWarning {
-				s.mu.Lock()
-				s.Notes = append(s.Notes, n)
-				s.mu.Unlock()
-			}
-		},
-	})
+	opts.Notify = func(n generator.Note) {
+		if n.Kind == generator.NoteWarning {
+			s.mu.Lock()
+			s.Notes = append(s.Notes, n)
+			s.mu.Unlock()
+		}
+	}
+	sum, err := generator.Build(context.Background(), s.Cfg, opts)
 	if err != nil {
 		s.t.Fatalf("build at %s: %v", now.Format(time.RFC3339), err)
 	}
@@ -104,6 +110,39 @@ func (s *site) build(now time.Time) *generator.Summary {
 		}
 	}
 	return sum
+}
+
+// otherDeviceDir returns a new temporary folder on another file system
+// than t.TempDir's, so that a build must copy resources instead of
+// hard-linking them; "" when there is none. RSGEN_OTHER_FS names one,
+// otherwise /dev/shm is tried.
+func otherDeviceDir(t testing.TB) string {
+	t.Helper()
+	ref, err := os.Stat(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cand := range []string{os.Getenv("RSGEN_OTHER_FS"), "/dev/shm"} {
+		if cand == "" {
+			continue
+		}
+		info, err := os.Stat(cand)
+		if err != nil || !info.IsDir() {
+			continue
+		}
+		a, okA := info.Sys().(*syscall.Stat_t)
+		b, okB := ref.Sys().(*syscall.Stat_t)
+		if !okA || !okB || a.Dev == b.Dev {
+			continue
+		}
+		dir, err := os.MkdirTemp(cand, "rsgen-test-")
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return dir
+	}
+	return ""
 }
 
 // src returns the source file of slash path rel.
@@ -243,8 +282,8 @@ func statTree(t testing.TB, dir string) map[string]fileState {
 }
 
 // diffTrees reports, one line each, the files that differ between two
-// trees: missing, added, or with other bytes (and other mtimes, when
-// withMtime is set).
+// trees: missing, added, or with other bytes (and, when withMtime is set,
+// other mtimes or another inode: a file renamed over the old one).
 func diffTrees(want, got map[string]fileState, withMtime bool) []string {
 	var diffs []string
 	for _, rel := range sortedKeys(want) {
@@ -256,6 +295,8 @@ func diffTrees(want, got map[string]fileState, withMtime bool) []string {
 			diffs = append(diffs, "rewritten with other bytes "+rel)
 		case withMtime && !want[rel].Mtime.Equal(g.Mtime):
 			diffs = append(diffs, "rewritten (mtime "+want[rel].Mtime.Format(time.RFC3339Nano)+" → "+g.Mtime.Format(time.RFC3339Nano)+") "+rel)
+		case withMtime && want[rel].Inode != g.Inode:
+			diffs = append(diffs, "replaced by a new file with the same bytes and mtime "+rel)
 		}
 	}
 	for _, rel := range sortedKeys(got) {
