@@ -35,7 +35,8 @@ type Resource struct {
 	URL string
 	// File is the local file that holds it, "" over HTTP.
 	File string
-	// Status is the HTTP status, 200 for local files.
+	// Status is the HTTP status, 200 for local files and 0 for the members
+	// of packages.
 	Status      int
 	ContentType string
 }

@@ -168,7 +168,7 @@ func (w *walker) visit(ctx context.Context, u, want string, from where) *Documen
 // read reads a fetched document and checks it.
 func (w *walker) read(res *Resource, u, want string) *Document {
 	rep := &reporter{url: u, file: res.File}
-	if res.File == "" {
+	if res.File == "" && res.Status != 0 {
 		w.served(rep, res, u)
 	}
 	doc := readDocument(res.Body, u, w.opts.Limits, rep)

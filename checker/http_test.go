@@ -1,0 +1,199 @@
+package checker
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// serveSite serves the valid site, changed by edits, on a loopback test
+// server, with its URLs rewritten to the server's. wrap, when not nil,
+// wraps the file server.
+func serveSite(t *testing.T, edits []edit, wrap func(http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
+	var h http.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	ar, err := txtar.ParseFile(editSite(t, edits))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ar.Files {
+		ar.Files[i].Data = []byte(strings.ReplaceAll(string(ar.Files[i].Data), "http://example.org", srv.URL))
+	}
+	p := filepath.Join(t.TempDir(), "served.txtar")
+	if err := os.WriteFile(p, txtar.Format(ar), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h = http.FileServer(http.Dir(buildSite(t, p)))
+	if wrap != nil {
+		h = wrap(h)
+	}
+	return srv
+}
+
+// onPath answers requests for path with fn and passes the others on.
+func onPath(path string, fn http.HandlerFunc) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == path {
+				fn(w, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func checkURL(t *testing.T, u string, opts Options) Report {
+	t.Helper()
+	rep, err := CheckURL(t.Context(), u, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func wantRules(t *testing.T, rep Report, want ...string) {
+	t.Helper()
+	got := ruleSet(rep.Findings)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got rules %v, want %v:\n%s", got, want, findingLines(rep.Findings))
+	}
+}
+
+func TestHTTPValid(t *testing.T) {
+	srv := serveSite(t, nil, nil)
+	rep := checkURL(t, srv.URL+"/", Options{VerifyContent: true})
+	wantRules(t, rep)
+	if rep.Documents != 10 {
+		t.Errorf("read %d documents, want 10", rep.Documents)
+	}
+}
+
+func TestHTTPStartAtDocument(t *testing.T) {
+	srv := serveSite(t, nil, nil)
+	rep := checkURL(t, srv.URL+"/changelist.xml", Options{})
+	wantRules(t, rep)
+	if rep.Documents != 10 {
+		t.Errorf("read %d documents, want 10", rep.Documents)
+	}
+}
+
+func TestHTTPWellKnownNotXML(t *testing.T) {
+	srv := serveSite(t, nil, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/"+wellKnown {
+				w.Header().Set("Content-Type", "text/plain")
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	wantRules(t, checkURL(t, srv.URL, Options{}), "http-content-type")
+}
+
+func TestHTTPRobotsDiscovery(t *testing.T) {
+	desc := strings.Replace(mustRead(t, ".well-known/resourcesync"), "<loc>", "<loc>", 1)
+	srv := serveSite(t, []edit{
+		{file: ".well-known/resourcesync"},
+		{"description.xml", "", desc},
+		{"capabilitylist.xml", "http://example.org/.well-known/resourcesync", "http://example.org/description.xml"},
+		{"robots.txt", "", "User-agent: *\nSitemap: http://example.org/resourcelist-1.xml\n"},
+	}, nil)
+	rep := checkURL(t, srv.URL+"/", Options{})
+	wantRules(t, rep, "well-known-missing")
+	if rep.Documents != 10 {
+		t.Errorf("read %d documents, want 10", rep.Documents)
+	}
+}
+
+func TestHTTPNoSourceDescription(t *testing.T) {
+	srv := serveSite(t, []edit{{file: ".well-known/resourcesync"}}, nil)
+	wantRules(t, checkURL(t, srv.URL+"/", Options{}), "description-missing", "well-known-missing")
+}
+
+func TestHTTPStatus(t *testing.T) {
+	srv := serveSite(t, nil, onPath("/changelist.xml", func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "broken", http.StatusInternalServerError)
+	}))
+	wantRules(t, checkURL(t, srv.URL+"/", Options{}), "http-status")
+}
+
+func TestHTTPRedirect(t *testing.T) {
+	srv := serveSite(t, []edit{{"changelist-v2.xml", "", mustRead(t, "changelist.xml")}}, onPath("/changelist.xml", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/changelist-v2.xml", http.StatusMovedPermanently)
+	}))
+	wantRules(t, checkURL(t, srv.URL+"/", Options{}), "http-redirect")
+}
+
+func TestHTTPTimeout(t *testing.T) {
+	srv := serveSite(t, nil, onPath("/changelist.xml", func(_ http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // answer only when the client gives up
+	}))
+	wantRules(t, checkURL(t, srv.URL+"/", Options{Timeout: 50 * time.Millisecond}), "http-fetch")
+}
+
+func TestHTTPRequestLimit(t *testing.T) {
+	var requests atomic.Int64
+	srv := serveSite(t, nil, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			requests.Add(1)
+			next.ServeHTTP(w, r)
+		})
+	})
+	wantRules(t, checkURL(t, srv.URL+"/", Options{MaxRequests: 3}), "http-limit")
+	if n := requests.Load(); n != 3 {
+		t.Errorf("server saw %d requests, want 3", n)
+	}
+}
+
+// TestHTTPExternalHost checks that the check stays on the Source's host
+// unless told otherwise.
+func TestHTTPExternalHost(t *testing.T) {
+	var external atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		external.Add(1)
+		http.NotFound(w, nil)
+	}))
+	defer other.Close()
+	srv := serveSite(t, []edit{{"capabilitylist.xml", "http://example.org/changedump.xml", other.URL + "/changedump.xml"}}, nil)
+
+	wantRules(t, checkURL(t, srv.URL+"/", Options{}), "external-skipped")
+	if n := external.Load(); n != 0 {
+		t.Errorf("the other host saw %d requests without --follow-external", n)
+	}
+	wantRules(t, checkURL(t, srv.URL+"/", Options{FollowExternal: true}), "document-missing")
+	if n := external.Load(); n != 1 {
+		t.Errorf("the other host saw %d requests with --follow-external, want 1", n)
+	}
+}
+
+func TestHTTPUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	u := srv.URL
+	srv.Close()
+	if _, err := CheckURL(t.Context(), u+"/", Options{}); err == nil {
+		t.Fatal("no error for a server that does not answer")
+	}
+}
+
+// mustRead returns a file of the valid site archive.
+func mustRead(t *testing.T, name string) string {
+	t.Helper()
+	ar, err := txtar.ParseFile("testdata/sites/valid.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := fileIndex(ar, name)
+	if i < 0 {
+		t.Fatalf("no %s in valid.txtar", name)
+	}
+	return string(ar.Files[i].Data)
+}
