@@ -1,0 +1,172 @@
+package zippkg
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The benchmarks package the same tree on disk, 400 files of 256 KiB (100
+// MiB, half text, half random "PNG"), into a file in the same temporary
+// folder, and report MB/s of source bytes. BenchmarkInfoZip runs
+// `zip -0 -r -q` over that tree for comparison:
+//
+//	go test -run '^$' -bench 'Package|InfoZip' -benchtime 5x ./zippkg/
+
+const benchFiles, benchFileSize = 400, 256 << 10
+
+func benchTree(b *testing.B) (dir string, entries []Entry) {
+	b.Helper()
+	dir = b.TempDir()
+	src := filepath.Join(dir, "src")
+	for i := range benchFiles {
+		name := filepath.Join(src, "d"+string(rune('a'+i%8)), "f"+strconv.Itoa(i)+".html")
+		data := benchText(i)
+		if i%2 == 0 {
+			name = name[:len(name)-len(".html")] + ".png"
+			data = pseudoRandom(byte(i), benchFileSize)
+		}
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir, scanTree(b, src)
+}
+
+// benchText returns HTML-like text of words picked pseudo-randomly, which
+// deflates about as well as prose (to about a third).
+func benchText(i int) []byte {
+	words := strings.Fields("the of and to in a is that for it as was with be by on not he " +
+		"this are or his from at which but have an they you were her she there been one all " +
+		"resource synchronization dump package manifest archive change list capability source")
+	out := append(make([]byte, 0, benchFileSize+64), "<p>"...)
+	x := uint32(i + 1)
+	for len(out) < benchFileSize {
+		x = x*1664525 + 1013904223
+		out = append(out, words[x>>8%uint32(len(words))]...)
+		out = append(out, " \n"[x>>4%8/7])
+	}
+	return out[:benchFileSize]
+}
+
+func BenchmarkPackage(b *testing.B) {
+	dir, entries := benchTree(b)
+	m := &Manifest{Kind: ResourceDump, Up: testUp, At: testAt, Entries: entries}
+	open := func(e *Entry) (io.ReadCloser, error) {
+		return os.Open(filepath.Join(dir, "src", filepath.FromSlash(e.Path[len("/resources/"):])))
+	}
+	store := &Options{Method: func(string) uint16 { return 0 }}
+	for _, c := range []struct {
+		name   string
+		opts   *Options
+		noHash bool
+	}{
+		{"store/length-only", store, true},
+		{"store/md5+sha-256", store, false},
+		{"default/length-only", nil, true},
+		{"default/md5+sha-256", nil, false},
+	} {
+		mc := *m
+		if c.noHash {
+			mc.Entries = withoutHashes(entries)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(benchFiles * benchFileSize)
+			for b.Loop() {
+				writeBenchPackage(b, dir, func(w io.Writer) error { return Write(w, &mc, c.opts, open) })
+			}
+		})
+	}
+	b.Run("spooled/store", func(b *testing.B) { benchSpooled(b, dir, m, store, open) })
+	b.Run("spooled/default", func(b *testing.B) { benchSpooled(b, dir, m, nil, open) })
+}
+
+// benchSpooled measures AddSpooled alone: the copy of spooled bytes into
+// the package, the work left after the hashing pass.
+func benchSpooled(b *testing.B, dir string, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) {
+	s, err := NewSpool(dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	spooled := map[string]*Spooled{}
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		sw, err := s.Begin(e.Path, e.Type)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := open(e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = io.Copy(sw, r)
+		r.Close()
+		if spooled[e.Path], err = sw.Finish(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(benchFiles * benchFileSize)
+	for b.Loop() {
+		writeBenchPackage(b, dir, func(out io.Writer) error {
+			w, err := NewWriter(out, m, opts)
+			if err != nil {
+				return err
+			}
+			for _, e := range m.Entries {
+				if err := w.AddSpooled(e.Path, spooled[e.Path]); err != nil {
+					return err
+				}
+			}
+			return w.Close()
+		})
+	}
+}
+
+func withoutHashes(entries []Entry) []Entry {
+	out := append([]Entry(nil), entries...)
+	for i := range out {
+		out[i].Hash = ""
+	}
+	return out
+}
+
+func writeBenchPackage(b *testing.B, dir string, write func(w io.Writer) error) {
+	f, err := os.Create(filepath.Join(dir, "package.zip"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := write(f); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkInfoZip(b *testing.B) {
+	bin, err := exec.LookPath("zip")
+	if err != nil {
+		b.Skip("Info-ZIP zip not found")
+	}
+	dir, _ := benchTree(b)
+	out := filepath.Join(dir, "infozip.zip")
+	for _, level := range []string{"-0", "-1"} {
+		b.Run(level, func(b *testing.B) {
+			b.SetBytes(benchFiles * benchFileSize)
+			for b.Loop() {
+				os.Remove(out)
+				cmd := exec.Command(bin, level, "-r", "-q", "-X", out, "src")
+				cmd.Dir = dir
+				if msg, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("zip: %v\n%s", err, msg)
+				}
+			}
+		})
+	}
+}
