@@ -58,6 +58,15 @@ type Config struct {
 
 	// Dir is the folder relative paths were resolved against.
 	Dir string `toml:"-"`
+
+	origin     origin          // the file the configuration came from, to locate errors
+	overridden map[string]bool // keys whose file value a flag replaced
+}
+
+// origin is the text of a configuration file.
+type origin struct {
+	file string
+	data []byte
 }
 
 // ChangeList configures when the open Change List is closed.
@@ -129,7 +138,7 @@ func (e *Error) Error() string {
 	case e.File != "":
 		return fmt.Sprintf("%s: %s", e.File, e.Msg)
 	}
-	return "config: " + e.Msg
+	return e.Msg
 }
 
 // Load reads the configuration file at path over the defaults and resolves
@@ -164,20 +173,16 @@ func Parse(r io.Reader, name string) (Config, error) {
 		return Config{}, fmt.Errorf("config %s: %w", name, err)
 	}
 	cfg := Default()
+	cfg.origin = origin{file: name, data: data}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
 		return Config{}, decodeError(name, err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		key := undecoded[0]
-		return Config{}, &Error{File: name, Line: keyLine(data, key), Msg: fmt.Sprintf("unknown key %q%s", key.String(), suggest(key))}
+		return Config{}, &Error{File: name, Line: keyLine(data, key, -1), Msg: fmt.Sprintf("unknown key %q%s", key.String(), suggest(key))}
 	}
 	if err := cfg.checkValues(); err != nil {
-		var ce *Error
-		if errors.As(err, &ce) {
-			ce.File = name
-			ce.Line = keyLine(data, strings.Split(ce.key(), "."))
-		}
 		return Config{}, err
 	}
 	return cfg, nil
@@ -188,7 +193,11 @@ var typeErrorPattern = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)
 func decodeError(name string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return &Error{File: name, Line: pe.Position.Line, Msg: pe.Message}
+		msg := pe.Message
+		if pe.LastKey != "" {
+			msg = pe.LastKey + ": " + msg
+		}
+		return &Error{File: name, Line: pe.Position.Line, Msg: msg}
 	}
 	// Type mismatches come as plain errors: "toml: line N (last key "k"): msg".
 	if m := typeErrorPattern.FindStringSubmatch(err.Error()); m != nil {
@@ -199,8 +208,10 @@ func decodeError(name string, err error) error {
 }
 
 // keyLine finds the line on which the last element of key is assigned, in
-// the table the key belongs to; 0 when it cannot tell.
-func keyLine(data []byte, key []string) int {
+// the table the key belongs to: in the occurrence-th (from 0) of an array
+// of tables, or in any of them when occurrence is -1. It returns 0 when it
+// cannot tell.
+func keyLine(data []byte, key []string, occurrence int) int {
 	if len(key) == 0 {
 		return 0
 	}
@@ -208,18 +219,18 @@ func keyLine(data []byte, key []string) int {
 	last := key[len(key)-1]
 	assign := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(last) + `"?\s*=`)
 	header := regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?`)
-	current := ""
+	current, seen := "", -1
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if m := header.FindStringSubmatch(line); m != nil {
 			current = m[1]
-			if current == strings.Join(key, ".") {
-				return n
+			if current == table {
+				seen++
 			}
 			continue
 		}
-		if current == table && assign.MatchString(line) {
+		if current == table && (occurrence < 0 || seen == occurrence) && assign.MatchString(line) {
 			return n
 		}
 	}
@@ -273,15 +284,26 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// valueError is an Error about the value of a key, located later.
-func valueError(key, format string, args ...any) *Error {
-	return &Error{Msg: fmt.Sprintf("%s: ", key) + fmt.Sprintf(format, args...)}
+// Override records that a flag replaced the file's value of key, so that
+// an error about the key is not blamed on the file's line.
+func (c *Config) Override(key string) {
+	if c.overridden == nil {
+		c.overridden = map[string]bool{}
+	}
+	c.overridden[key] = true
 }
 
-// key returns the dotted key a value error is about.
-func (e *Error) key() string {
-	k, _, _ := strings.Cut(e.Msg, ":")
-	return k
+// keyError returns an Error about the value of key (dotted), located in
+// the configuration file when the value comes from there. set is the index of the
+// [[set]] table the key belongs to, or -1.
+func (c *Config) keyError(key string, set int, format string, args ...any) error {
+	e := &Error{Msg: key + ": " + fmt.Sprintf(format, args...)}
+	if c.origin.file != "" && !c.overridden[key] {
+		if line := keyLine(c.origin.data, strings.Split(key, "."), set); line > 0 {
+			e.File, e.Line = c.origin.file, line
+		}
+	}
+	return e
 }
 
 // HashAlgorithms lists the digest algorithms rsgen can publish.
@@ -292,41 +314,44 @@ var setNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 // checkValues checks the values that do not depend on flags.
 func (c *Config) checkValues() error {
 	if c.SpecVersion != "1.1" && c.SpecVersion != "1.0" {
-		return valueError("spec_version", "must be \"1.1\" or \"1.0\", not %q", c.SpecVersion)
+		return c.keyError("spec_version", -1, "must be \"1.1\" or \"1.0\", not %q", c.SpecVersion)
 	}
 	if len(c.Hashes) == 0 {
-		return valueError("hashes", "must name at least one of %s", strings.Join(HashAlgorithms, ", "))
+		return c.keyError("hashes", -1, "must name at least one of %s", strings.Join(HashAlgorithms, ", "))
 	}
 	for _, h := range c.Hashes {
 		if !slices.Contains(HashAlgorithms, h) {
-			return valueError("hashes", "unknown algorithm %q (use %s)", h, strings.Join(HashAlgorithms, ", "))
+			return c.keyError("hashes", -1, "unknown algorithm %q (use %s)", h, strings.Join(HashAlgorithms, ", "))
 		}
 	}
 	if c.Lastmod != "content" && c.Lastmod != "mtime" {
-		return valueError("lastmod", "must be \"content\" or \"mtime\", not %q", c.Lastmod)
+		return c.keyError("lastmod", -1, "must be \"content\" or \"mtime\", not %q", c.Lastmod)
 	}
-	for _, p := range append(slices.Clone(c.Exclude), c.IncludeDotfiles...) {
-		if err := layout.CheckGlob(p); err != nil {
-			return valueError("exclude", "%v", err)
+	for key, patterns := range map[string][]string{"exclude": c.Exclude, "include_dotfiles": c.IncludeDotfiles} {
+		for _, p := range patterns {
+			if err := layout.CheckGlob(p); err != nil {
+				return c.keyError(key, -1, "%v", err)
+			}
 		}
 	}
 	seen := map[string]bool{}
 	for i, s := range c.Sets {
-		key := fmt.Sprintf("set.%d", i)
 		if !setNamePattern.MatchString(s.Name) {
-			return valueError("set.name", "set %d: name %q must be lowercase letters, digits, '.', '_' or '-'", i+1, s.Name)
+			return c.keyError("set.name", i, "set %d: name %q must be lowercase letters, digits, '.', '_' or '-'", i+1, s.Name)
 		}
 		if seen[s.Name] {
-			return valueError("set.name", "set name %q is used twice", s.Name)
+			return c.keyError("set.name", i, "set name %q is used twice", s.Name)
 		}
 		seen[s.Name] = true
-		for _, p := range append(slices.Clone(s.Include), s.Exclude...) {
-			if err := layout.CheckGlob(p); err != nil {
-				return valueError("set.include", "%s: %v", key, err)
+		for key, patterns := range map[string][]string{"set.include": s.Include, "set.exclude": s.Exclude} {
+			for _, p := range patterns {
+				if err := layout.CheckGlob(p); err != nil {
+					return c.keyError(key, i, "set %d: %v", i+1, err)
+				}
 			}
 		}
 		if s.Path != "" && (filepath.IsAbs(s.Path) || strings.HasPrefix(filepath.Clean(s.Path), "..")) {
-			return valueError("set.path", "set %q: path %q must be relative to the source folder", s.Name, s.Path)
+			return c.keyError("set.path", i, "set %q: path %q must be relative to the source folder", s.Name, s.Path)
 		}
 	}
 	return nil
@@ -338,33 +363,8 @@ func (c *Config) Validate() error {
 	if err := c.checkValues(); err != nil {
 		return err
 	}
-	if c.BaseURL == "" {
-		return &Error{Msg: "base_url is not set (set it in rsgen.toml or pass --base-url)"}
-	}
-	if _, err := layout.ParseBaseURL(c.BaseURL); err != nil {
-		return &Error{Msg: fmt.Sprintf("base_url: %v", err)}
-	}
-	if !c.CopyResources {
-		if c.ResourceBaseURL == "" {
-			return &Error{Msg: "resource_base_url must be set when copy_resources = false"}
-		}
-	}
-	if c.ResourceBaseURL != "" {
-		if _, err := layout.ParseBaseURL(c.ResourceBaseURL); err != nil {
-			return &Error{Msg: fmt.Sprintf("resource_base_url: %v", err)}
-		}
-	}
-	if c.DescribedBy != "" {
-		if err := layout.CheckAbsoluteURL(c.DescribedBy); err != nil {
-			return &Error{Msg: fmt.Sprintf("describedby: %v", err)}
-		}
-	}
-	for _, s := range c.Sets {
-		if s.DescribedBy != "" {
-			if err := layout.CheckAbsoluteURL(s.DescribedBy); err != nil {
-				return &Error{Msg: fmt.Sprintf("set %q: describedby: %v", s.Name, err)}
-			}
-		}
+	if err := c.checkURLs(); err != nil {
+		return err
 	}
 	for _, p := range []*string{&c.Source, &c.Out, &c.State} {
 		if !filepath.IsAbs(*p) {
@@ -373,6 +373,36 @@ func (c *Config) Validate() error {
 		*p = filepath.Clean(*p)
 	}
 	return c.checkFolders()
+}
+
+func (c *Config) checkURLs() error {
+	if c.BaseURL == "" {
+		return &Error{Msg: "base_url is not set (set it in rsgen.toml or pass --base-url)"}
+	}
+	if _, err := layout.ParseBaseURL(c.BaseURL); err != nil {
+		return c.keyError("base_url", -1, "%v", err)
+	}
+	if !c.CopyResources && c.ResourceBaseURL == "" {
+		return c.keyError("copy_resources", -1, "resource_base_url must be set when copy_resources = false")
+	}
+	if c.ResourceBaseURL != "" {
+		if _, err := layout.ParseBaseURL(c.ResourceBaseURL); err != nil {
+			return c.keyError("resource_base_url", -1, "%v", err)
+		}
+	}
+	if c.DescribedBy != "" {
+		if err := layout.CheckAbsoluteURL(c.DescribedBy); err != nil {
+			return c.keyError("describedby", -1, "%v", err)
+		}
+	}
+	for i, s := range c.Sets {
+		if s.DescribedBy != "" {
+			if err := layout.CheckAbsoluteURL(s.DescribedBy); err != nil {
+				return c.keyError("set.describedby", i, "set %d: %v", i+1, err)
+			}
+		}
+	}
+	return nil
 }
 
 // checkFolders refuses an output folder that would publish into, or over,

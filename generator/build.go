@@ -230,6 +230,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer out.discard()
 	events, err := b.scan(ctx, out.tee())
 	if err != nil {
 		return nil, err

@@ -25,6 +25,7 @@ type output struct {
 	link    bool         // source and output share a file system: hard-link
 	placed  atomic.Int64 // resources written by this build
 	dirs    sync.Map     // folders known to exist
+	pending sync.Map     // source path -> temporary copy made by the scan
 }
 
 func (b *builder) openOutput() (*output, error) {
@@ -49,27 +50,17 @@ func sameDevice(a, b string) bool {
 
 func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
 
-// tee returns the scan's tee, which places each file the scan reads while
-// the scan goes on: a copy is written by the same read that hashes the
-// file, and a hard link is made as soon as the file is hashed, overlapping
-// the link's metadata I/O with the hashing of other files.
+// tee returns the scan's tee when resources are copied rather than linked:
+// each file the scan reads is copied into a temporary file in the output by
+// the same read. The copy stays pending until placeAll, after the whole
+// scan succeeded, so that a failed scan publishes nothing.
 func (o *output) tee() snapshot.Tee {
-	switch {
-	case !o.enabled:
+	if !o.enabled || o.link {
 		return nil
-	case o.link:
-		return func(r *snapshot.Record) (io.Writer, func(bool) error, error) {
-			return nil, func(ok bool) error {
-				if !ok {
-					return nil
-				}
-				return o.place(r)
-			}, nil
-		}
 	}
 	return func(r *snapshot.Record) (io.Writer, func(bool) error, error) {
 		dst := o.path(r.Path)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := o.mkdirs(filepath.Dir(dst)); err != nil {
 			return nil, nil, err
 		}
 		tmp, err := os.CreateTemp(filepath.Dir(dst), tempPrefix+"*")
@@ -79,28 +70,36 @@ func (o *output) tee() snapshot.Tee {
 		done := func(ok bool) error {
 			err := tmp.Close()
 			if ok && err == nil {
-				err = finishCopy(tmp.Name(), dst, r.ModTime)
+				err = stampCopy(tmp.Name(), r.ModTime)
 			}
 			if err != nil || !ok {
 				os.Remove(tmp.Name())
+				return err
 			}
-			return err
+			o.pending.Store(r.Path, tmp.Name())
+			return nil
 		}
 		return tmp, done, nil
 	}
 }
 
-// finishCopy gives a copied resource its source's mtime, by which later
-// builds recognise it as current, and renames it into place.
-func finishCopy(tmp, dst string, mtime int64) error {
+// discard removes the copies still pending: after a failed build.
+func (o *output) discard() {
+	o.pending.Range(func(p, tmp any) bool {
+		os.Remove(tmp.(string))
+		o.pending.Delete(p)
+		return true
+	})
+}
+
+// stampCopy gives a copied resource its source's mtime, by which later
+// builds recognise it as current, and the mode of a published file.
+func stampCopy(tmp string, mtime int64) error {
 	t := time.Unix(0, mtime)
 	if err := os.Chmod(tmp, 0o644); err != nil {
 		return err
 	}
-	if err := os.Chtimes(tmp, t, t); err != nil {
-		return err
-	}
-	return os.Rename(tmp, dst)
+	return os.Chtimes(tmp, t, t)
 }
 
 // placeAll makes sure every file has its current bytes in the output,
@@ -141,6 +140,14 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record) error {
 // place puts one resource in the output unless it is there already.
 func (o *output) place(r *snapshot.Record) error {
 	dst := o.path(r.Path)
+	if tmp, ok := o.pending.LoadAndDelete(r.Path); ok {
+		if err := os.Rename(tmp.(string), dst); err != nil {
+			os.Remove(tmp.(string))
+			return fmt.Errorf("place %s: %w", dst, err)
+		}
+		o.placed.Add(1)
+		return nil
+	}
 	info, err := os.Lstat(dst)
 	if err == nil && o.current(info, r) {
 		return nil
@@ -229,7 +236,10 @@ func copyInto(src, dst string, r *snapshot.Record) error {
 		err = cerr
 	}
 	if err == nil {
-		err = finishCopy(tmp.Name(), dst, r.ModTime)
+		err = stampCopy(tmp.Name(), r.ModTime)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())

@@ -84,13 +84,16 @@ func newSets(cfg *config.Config) []*set {
 	return sets
 }
 
-// Contains reports whether the source path p belongs to the set.
+// Contains reports whether the source path p belongs to the set. The
+// set's globs match the path relative to the set's folder.
 func (s *set) Contains(p string) bool {
-	if !strings.HasPrefix(p, s.prefix) {
+	rel, ok := strings.CutPrefix(p, s.prefix)
+	if !ok {
 		return false
 	}
-	if len(s.Include) > 0 && !slices.ContainsFunc(s.Include, func(pat string) bool { return layout.MatchGlob(pat, p) }) {
+	matches := func(pat string) bool { return layout.MatchGlob(pat, rel) }
+	if len(s.Include) > 0 && !slices.ContainsFunc(s.Include, matches) {
 		return false
 	}
-	return !slices.ContainsFunc(s.Exclude, func(pat string) bool { return layout.MatchGlob(pat, p) })
+	return !slices.ContainsFunc(s.Exclude, matches)
 }

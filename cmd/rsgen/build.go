@@ -108,19 +108,21 @@ func (f *buildFlags) loadConfig() (*config.Config, string, error) {
 		return nil, "", err
 	}
 	for _, fl := range []struct {
-		value string
-		dst   *string
-	}{{f.source, &cfg.Source}, {f.out, &cfg.Out}, {f.state, &cfg.State}} {
+		key, value string
+		dst        *string
+	}{{"source", f.source, &cfg.Source}, {"out", f.out, &cfg.Out}, {"state", f.state, &cfg.State}} {
 		if fl.value != "" {
 			abs, err := filepath.Abs(fl.value)
 			if err != nil {
 				return nil, "", err
 			}
 			*fl.dst = abs
+			cfg.Override(fl.key)
 		}
 	}
 	if f.baseURL != "" {
 		cfg.BaseURL = f.baseURL
+		cfg.Override("base_url")
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, "", err
