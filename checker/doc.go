@@ -1,0 +1,71 @@
+// Package checker checks ResourceSync documents and whole Sources against
+// ResourceSync 1.1 (ANSI/NISO Z39.99-2017) and its archives extension. It is
+// an independent reader: it shares nothing with the writer in package rs but
+// the vocabulary constants, so that a mistake in the writer is not repeated
+// here and goes unseen.
+//
+// # The model
+//
+// A check reads documents and reports findings. A Finding names the
+// document (its URL, and its file when it is local), the line, the rule and
+// the section of the specification the rule comes from. A rule that states a
+// MUST gives errors; a SHOULD gives warnings. Rules lists every rule; the
+// README and `rsgen help check` describe how the CLI shows them.
+//
+// Checking happens at three levels:
+//
+//   - One document. ReadDocument streams the XML through encoding/xml's
+//     namespace-aware Decoder and keeps only what later rules need: the root
+//     rs:md and rs:ln, and per entry its loc, lastmod, rs:md and rs:ln. While
+//     reading it checks the structure at least as strictly as the schemas in
+//     shared/schemas/rs11 (element order, which elements and attributes may
+//     appear where, empty rs:md and rs:ln); then it checks the values
+//     (datetimes, URIs, hashes, media types, lengths) and the rules of the
+//     document's capability (Appendix A's time attributes, chronological
+//     order, manifest paths, Capability List entries).
+//   - The graph. CheckDir and CheckURL start at the Source Description and
+//     follow its links down: Capability Lists, capability documents, the
+//     parts of indexes, the packages of dumps and their manifests. Every
+//     link is checked both ways: a document must have the capability its
+//     parent gives it, no document is reached with two capabilities, up
+//     leads back to the parent and index to the index that lists the part.
+//     The documents under one Capability List must describe one set of
+//     resources: those rules are warnings, because the specification lets
+//     snapshots be taken at different times.
+//   - The content. With Options.VerifyContent every listed resource is read
+//     and its length and digests are compared with the newest listing: the
+//     Resource List, or a later change of the Change Lists.
+//
+// Sources are read through a Fetcher. A local output directory maps URLs to
+// files below a base URL, given or inferred from the Source Description's
+// entries; a live Source is fetched over HTTP with a bounded number of
+// requests, a bounded concurrency and a timeout per request, and the check
+// never leaves the Source's host unless Options.FollowExternal is set.
+//
+// # Limits
+//
+// A document is read with bounded memory whatever its size or shape: the
+// reader stops after Limits.MaxBytes (the specification's 50 MB), at
+// Limits.MaxDepth levels of nesting, and after Limits.MaxToken bytes
+// without markup, and keeps at most Limits.MaxEntries entries. Packages are
+// copied to a temporary file, never held in memory.
+//
+// # Caveats
+//
+// A document checked on its own (CheckFile, ReadDocument) cannot be placed
+// in a Source, so up-missing is a warning there; in a walk it is an error.
+// The 30 examples of the specification pass on their own for that reason:
+// the introductory ones have no up link.
+//
+// Several rules are softer than a literal reading of the specification,
+// because its own examples break them: a digest that is not hex (Example 27
+// of the specification, testdata/spec-examples/ex-26.xml, has base64url
+// ones) is the warning hash-encoding, not an error, and an
+// empty <urlset> is accepted although sitemap.xsd requires one <url>: an open
+// Change List may well be empty. The schema's media type pattern
+// [\w-]+/[\w-]+ is enforced as the schema has it, so types with a dot or
+// parameters, such as application/vnd.ms-excel, are errors.
+//
+// The resource set rules compare the last change of each resource with the
+// Resource List's at; changes without a datetime are not compared.
+package checker
