@@ -22,6 +22,19 @@ import (
 // List, then incremental ones from the Change Lists after further builds,
 // each ending with a local copy identical to the source tree.
 func TestDestination(t *testing.T) {
+	t.Run("linked", func(t *testing.T) { testDestination(t, "") })
+	t.Run("copied", func(t *testing.T) {
+		other := otherDeviceDir(t)
+		if other == "" {
+			t.Skip("no second file system for the source (set RSGEN_OTHER_FS)")
+		}
+		testDestination(t, other)
+	})
+}
+
+// testDestination plays the Destination against a site whose source is in
+// srcRoot when not "".
+func testDestination(t *testing.T, srcRoot string) {
 	var s *site
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.FileServer(http.Dir(s.Out)).ServeHTTP(w, r)
@@ -29,6 +42,9 @@ func TestDestination(t *testing.T) {
 	defer srv.Close()
 	s = newSite(t, srv.URL+"/", func(c *config.Config) {
 		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
+		if srcRoot != "" {
+			c.Source = filepath.Join(srcRoot, "src")
+		}
 	})
 	dest := &destination{t: t, client: srv.Client(), base: srv.URL + "/", dir: t.TempDir()}
 
@@ -47,6 +63,7 @@ func TestDestination(t *testing.T) {
 	s.write("empty.txt", "")
 	s.write("img/pixel.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 	s.write("big.bin", randomBytes(300_000))
+	s.write("tab\there.txt", "a tab in the name\n")
 	s.build(t0)
 
 	s.write("data/x.json", `{"x": [1, 2, 3]}`+"\n")

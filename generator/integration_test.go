@@ -1,9 +1,14 @@
 package generator_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -424,5 +429,67 @@ func TestVerifyBuildRewritesNothing(t *testing.T) {
 				t.Errorf("a --verify build without changes rewrote files:\n%v", d)
 			}
 		})
+	}
+}
+
+// TestNonUTF8FileName checks that a file whose name is not UTF-8, which
+// Linux allows, neither breaks the build nor goes missing silently: it is
+// published (its bytes percent-encoded) or left out with a warning that
+// names it.
+func TestNonUTF8FileName(t *testing.T) {
+	s := newSite(t, testBaseURL, nil)
+	s.write("ok.txt", "fine\n")
+	s.write("latin1-\xe9.txt", "a Latin-1 name\n")
+	var warnings []generator.Note
+	var mu sync.Mutex
+	_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0, Notify: func(n generator.Note) {
+		if n.Kind == generator.NoteWarning {
+			mu.Lock()
+			warnings = append(warnings, n)
+			mu.Unlock()
+		}
+	}})
+	if err != nil {
+		t.Fatalf("build failed because of one file name: %v", err)
+	}
+	rl := s.doc("resourcesync/default/resourcelist.xml")
+	published := false
+	for _, e := range rl.Entries {
+		if e.Loc == testBaseURL+"latin1-%E9.txt" {
+			published = true
+		}
+	}
+	warned := slices.ContainsFunc(warnings, func(n generator.Note) bool { return strings.Contains(n.Path+n.Msg, "latin1-") })
+	if !published && !warned {
+		t.Errorf("latin1-\\xe9.txt neither published nor warned about; warnings: %v", warnings)
+	}
+}
+
+// TestScanFailureNamesTheFile checks that when one file of a large tree
+// cannot be read, the build fails with an error naming that file, not with
+// "context canceled" from the scan stopping its other workers.
+func TestScanFailureNamesTheFile(t *testing.T) {
+	s := newSite(t, testBaseURL, nil)
+	bad := "a-unreadable.txt"
+	if os.Geteuid() == 0 {
+		// root reads every file whatever its mode; a name io/fs refuses
+		// (not UTF-8) makes the read fail instead.
+		bad = "a-\xe9.txt"
+	}
+	s.write(bad, "cannot be read\n")
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(s.src(bad), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3000 {
+		s.write(fmt.Sprintf("b/%04d.txt", i), fmt.Sprintf("%d\n", i))
+	}
+	_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0})
+	if err == nil {
+		t.Skipf("the build read %q: no way to make a file unreadable here", bad)
+	}
+	if errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), bad) {
+		t.Errorf("build error %q, want one naming %s and not context.Canceled", err, bad)
 	}
 }
