@@ -341,6 +341,6 @@ func (d *destination) download(loc string, m md) {
 func (d *destination) compare(source, when string) {
 	d.t.Helper()
 	if diff := diffBytes(readTree(d.t, source), readTree(d.t, d.dir)); len(diff) > 0 {
-		d.t.Fatalf("%s: the Destination's copy differs from the source:\n%s", when, strings.Join(diff, "\n"))
+		d.t.Fatalf("%s: the Destination's copy differs from the source:\n%v", when, diff)
 	}
 }

@@ -493,3 +493,40 @@ func TestScanFailureNamesTheFile(t *testing.T) {
 		t.Errorf("build error %q, want one naming %s and not context.Canceled", err, bad)
 	}
 }
+
+// TestSpecVersion10 checks the documents written for ResourceSync 1.0
+// destinations: Change List entries carry the change time in lastmod and no
+// datetime, and every document validates against the official 0.9.1
+// schema, which rejects datetime.
+func TestSpecVersion10(t *testing.T) {
+	s := newSite(t, testBaseURL, func(c *config.Config) { c.SpecVersion = "1.0" })
+	s.write("a.txt", "alpha\n")
+	s.write("b.txt", "bravo\n")
+	s.build(t0)
+	t1 := t0.Add(time.Hour)
+	s.write("a.txt", "alpha, modified\n")
+	s.remove("b.txt")
+	s.write("c.txt", "charlie\n")
+	s.build(t1)
+
+	idx := s.doc("resourcesync/default/changelist.xml")
+	if len(idx.Entries) != 1 {
+		t.Fatalf("Change List Index lists %d lists, want 1", len(idx.Entries))
+	}
+	_, cl := s.docAt(idx.Entries[0].Loc)
+	var got []string
+	for _, e := range cl.Entries {
+		got = append(got, e.MD().Change+" "+locPath(t, testBaseURL, e.Loc))
+		if e.MD().Datetime != "" {
+			t.Errorf("%s: datetime %q in a 1.0 Change List", e.Loc, e.MD().Datetime)
+		}
+		if lm := parseTime(t, e.Lastmod); !lm.Equal(t1) {
+			t.Errorf("%s: lastmod %q, want the change time %s", e.Loc, e.Lastmod, t1.Format(time.RFC3339))
+		}
+	}
+	want := []string{"updated a.txt", "deleted b.txt", "created c.txt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	validateFiles(t, schema10Path, documentFiles(t, s.Out))
+}

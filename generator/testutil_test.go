@@ -284,8 +284,8 @@ func statTree(t testing.TB, dir string) map[string]fileState {
 // diffTrees reports, one line each, the files that differ between two
 // trees: missing, added, or with other bytes (and, when withMtime is set,
 // other mtimes or another inode: a file renamed over the old one).
-func diffTrees(want, got map[string]fileState, withMtime bool) []string {
-	var diffs []string
+func diffTrees(want, got map[string]fileState, withMtime bool) lines {
+	var diffs lines
 	for _, rel := range sortedKeys(want) {
 		g, ok := got[rel]
 		switch {
@@ -307,8 +307,13 @@ func diffTrees(want, got map[string]fileState, withMtime bool) []string {
 	return diffs
 }
 
+// lines prints one item a line.
+type lines []string
+
+func (l lines) String() string { return "  " + strings.Join(l, "\n  ") }
+
 // diffBytes compares two trees by bytes only.
-func diffBytes(want, got map[string][]byte) []string {
+func diffBytes(want, got map[string][]byte) lines {
 	w := map[string]fileState{}
 	for k, v := range want {
 		w[k] = fileState{Data: v}
@@ -569,7 +574,12 @@ func isHex(c byte) bool {
 
 // ---- xmllint ----
 
-const schemaPath = "../../shared/schemas/rs11/rs-all.xsd"
+// The ResourceSync 1.1 schema (the official 0.9.1 one plus datetime), and
+// the official 0.9.1 schema that destinations of spec_version 1.0 use.
+const (
+	schemaPath   = "../../shared/schemas/rs11/rs-all.xsd"
+	schema10Path = "../../shared/schemas/rs-all.xsd"
+)
 
 // documentFiles lists the ResourceSync documents of an output tree: the
 // Source Description and everything under resourcesync/.
@@ -590,7 +600,7 @@ func documentFiles(t testing.TB, out string) []string {
 
 // xmllintPath returns the xmllint binary, or "" after logging when it is
 // absent and RSGEN_REQUIRE_XMLLINT is not 1 (then the test fails).
-func xmllintPath(t testing.TB) string {
+func xmllintPath(t testing.TB, schemaPath string) string {
 	t.Helper()
 	p, err := exec.LookPath("xmllint")
 	if err != nil {
@@ -620,12 +630,13 @@ func xmllintPath(t testing.TB) string {
 // (spec §7 allows none).
 func validateTree(t testing.TB, out string) {
 	t.Helper()
-	validateFiles(t, documentFiles(t, out))
+	validateFiles(t, schemaPath, documentFiles(t, out))
 }
 
-func validateFiles(t testing.TB, files []string) {
+// validateFiles runs xmllint with the schema at schemaPath over files.
+func validateFiles(t testing.TB, schemaPath string, files []string) {
 	t.Helper()
-	bin := xmllintPath(t)
+	bin := xmllintPath(t, schemaPath)
 	if bin == "" {
 		return
 	}
@@ -640,6 +651,7 @@ func validateFiles(t testing.TB, files []string) {
 		t.Fatalf("xmllint: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	failed := false
 	for _, f := range files {
 		var status string
 		var complaints []string
@@ -656,9 +668,10 @@ func validateFiles(t testing.TB, files []string) {
 		case status == f+" fails to validate" && emptyURLSetComplaint(t, f, complaints):
 		default:
 			t.Errorf("xmllint: %s does not validate:\n%s", f, strings.Join(append(complaints, status), "\n"))
+			failed = true
 		}
 	}
-	if t.Failed() {
+	if failed {
 		t.Logf("xmllint output:\n%s", out.String())
 	}
 }
