@@ -18,11 +18,10 @@ const manifestName = "manifest.xml"
 
 // pkg is a dump package ready to be opened as a ZIP file.
 type pkg struct {
-	path    string // a local file: the Source's own or a temporary copy
-	temp    bool
-	size    int64
-	sums    map[string][]byte
-	digests []digest // what the dump says the digests are
+	path string // a local file: the Source's own or a temporary copy
+	temp bool
+	size int64
+	sums map[string][]byte
 }
 
 func (p *pkg) close() {
@@ -84,7 +83,7 @@ func (w *walker) loadPackage(ctx context.Context, u string, md *MD, from where) 
 	defer res.Body.Close()
 	hv, _ := md.Attr("hash")
 	ds, _ := parseHash(hv)
-	p := &pkg{path: res.File, digests: ds}
+	p := &pkg{path: res.File}
 	var dst io.Writer = io.Discard
 	if p.path == "" {
 		tmp, err := os.CreateTemp("", "rsgen-check-*.zip")
