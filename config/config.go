@@ -53,6 +53,8 @@ type Config struct {
 	IncludeDotfiles []string `toml:"include_dotfiles"`
 	// ChangeList configures Change List rotation.
 	ChangeList ChangeList `toml:"changelist"`
+	// Dumps configures Resource Dumps and Change Dumps.
+	Dumps Dumps `toml:"dumps"`
 	// Sets are the sets of resources, one Capability List each.
 	Sets []Set `toml:"set"`
 
@@ -76,6 +78,22 @@ type ChangeList struct {
 	Rotate Duration `toml:"rotate"`
 }
 
+// Dumps configures the ZIP packages of Resource Dumps (§11) and Change
+// Dumps (§13).
+type Dumps struct {
+	// ResourceDump publishes every set's resources as ZIP packages.
+	ResourceDump bool `toml:"resource_dump"`
+	// ChangeDump publishes, for each build with changes, a ZIP package of
+	// the resources it created or updated.
+	ChangeDump bool `toml:"change_dump"`
+	// PackageSize is the largest a Resource Dump package grows, e.g.
+	// "1GiB"; a single larger file gets a package of its own.
+	PackageSize ByteSize `toml:"package_size"`
+	// Compression is "auto" (store already-compressed media types such as
+	// images, PDF and ZIP; deflate the rest), "store" or "deflate".
+	Compression string `toml:"compression"`
+}
+
 // Set is one set of resources.
 type Set struct {
 	Name        string   `toml:"name"`
@@ -83,7 +101,54 @@ type Set struct {
 	Include     []string `toml:"include"`
 	Exclude     []string `toml:"exclude"`
 	DescribedBy string   `toml:"describedby"`
+	// ResourceDump and ChangeDump override [dumps] for this set.
+	ResourceDump *bool `toml:"resource_dump"`
+	ChangeDump   *bool `toml:"change_dump"`
 }
+
+// WantsResourceDump reports whether the set publishes a Resource Dump.
+func (s *Set) WantsResourceDump(d *Dumps) bool {
+	if s.ResourceDump != nil {
+		return *s.ResourceDump
+	}
+	return d.ResourceDump
+}
+
+// WantsChangeDump reports whether the set publishes a Change Dump.
+func (s *Set) WantsChangeDump(d *Dumps) bool {
+	if s.ChangeDump != nil {
+		return *s.ChangeDump
+	}
+	return d.ChangeDump
+}
+
+// ByteSize is a number of bytes written as a string with a unit: "512MiB",
+// "1GiB", "2GB", "100kB".
+type ByteSize int64
+
+var byteUnits = map[string]int64{
+	"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+}
+
+// UnmarshalText reads a size such as "1GiB".
+func (b *ByteSize) UnmarshalText(text []byte) error {
+	s := strings.TrimSpace(string(text))
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i < 0 {
+		i = len(s)
+	}
+	n, err := strconv.ParseFloat(s[:i], 64)
+	unit, ok := byteUnits[strings.TrimSpace(s[i:])]
+	if err != nil || !ok || n <= 0 {
+		return fmt.Errorf("not a size (use a string such as \"1GiB\" or \"500MB\"): %q", text)
+	}
+	*b = ByteSize(n * float64(unit))
+	return nil
+}
+
+// MarshalText writes the size in bytes.
+func (b ByteSize) MarshalText() ([]byte, error) { return []byte(strconv.FormatInt(int64(b), 10)), nil }
 
 // Duration is a time.Duration written as a string ("24h", "300ms").
 type Duration struct{ time.Duration }
@@ -120,6 +185,7 @@ func Default() Config {
 		Lastmod:         "content",
 		IncludeDotfiles: []string{".well-known"},
 		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
+		Dumps:           Dumps{PackageSize: 1 << 30, Compression: "auto"},
 	}
 }
 
@@ -245,6 +311,8 @@ func suggest(key toml.Key) string {
 		valid = setKeys
 	case len(key) > 1 && key[0] == "changelist":
 		valid = []string{"rotate"}
+	case len(key) > 1 && key[0] == "dumps":
+		valid = []string{"resource_dump", "change_dump", "package_size", "compression"}
 	}
 	best, bestDist := "", 3
 	for _, v := range valid {
@@ -260,8 +328,8 @@ func suggest(key toml.Key) string {
 
 var (
 	topKeys = []string{"source", "out", "state", "base_url", "copy_resources", "resource_base_url",
-		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "changelist", "set"}
-	setKeys = []string{"name", "path", "include", "exclude", "describedby"}
+		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "changelist", "dumps", "set"}
+	setKeys = []string{"name", "path", "include", "exclude", "describedby", "resource_dump", "change_dump"}
 )
 
 func editDistance(a, b string) int {
@@ -323,6 +391,9 @@ func (c *Config) checkValues() error {
 		if !slices.Contains(HashAlgorithms, h) {
 			return c.keyError("hashes", -1, "unknown algorithm %q (use %s)", h, strings.Join(HashAlgorithms, ", "))
 		}
+	}
+	if c.Dumps.Compression != "auto" && c.Dumps.Compression != "store" && c.Dumps.Compression != "deflate" {
+		return c.keyError("dumps.compression", -1, "must be \"auto\", \"store\" or \"deflate\", not %q", c.Dumps.Compression)
 	}
 	if c.Lastmod != "content" && c.Lastmod != "mtime" {
 		return c.keyError("lastmod", -1, "must be \"content\" or \"mtime\", not %q", c.Lastmod)

@@ -175,7 +175,7 @@ func (b *builder) warn(path, msg string) { b.notify(Note{Kind: NoteWarning, Path
 func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event, error) {
 	scanStart := time.Now().UnixNano() // wall clock: only for the racy-file check
 	files, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
-		FS:         os.DirFS(b.cfg.Source),
+		FS:         snapshot.DirFS(b.cfg.Source),
 		Algorithms: b.algs,
 		Exclude:    newExcluder(b.cfg, b.opts.ConfigFile).Exclude,
 		Verify:     b.opts.Verify,

@@ -12,81 +12,85 @@ import (
 // URI (markup, lastmod, three digests, length, type).
 const resourceEntryBound = 400
 
-// writeResourceList writes the set's Resource List: one document while it
-// fits the limits of one, otherwise parts of at most rs.MaxEntries entries (and rs.MaxBytes)
-// grouped by a Resource List Index at the same URI (§10.2).
+// writeResourceList writes the set's Resource List (§10).
 func (b *builder) writeResourceList(s *set) error {
-	var members []int
+	members := b.members(s)
+	fromMtime := b.cfg.Lastmod == "mtime"
 	var size int64
-	for i := range b.next.Files {
-		if s.Contains(b.next.Files[i].Path) {
-			members = append(members, i)
-			size += int64(len(b.resBase)+3*len(b.next.Files[i].Path)) + resourceEntryBound
-		}
+	for _, i := range members {
+		size += int64(len(b.resBase)+3*len(b.next.Files[i].Path)) + resourceEntryBound
 	}
-	at := unixTime(b.next.SetChanged[s.Name])
-	md := rs.MD{Capability: rs.CapResourceList, At: at}
-	if len(members) <= b.opts.limits.entries && size <= b.opts.limits.bytes-4096 {
-		return b.writeDoc(layout.ResourceList(s.Name), rs.URLSet, md, []rs.Link{b.upLink(s)}, func(w *rs.Writer) error {
-			return b.resourceEntries(w, members)
-		})
-	}
-	parts, err := b.writeResourceListParts(s, md, members)
-	if err != nil {
-		return err
-	}
-	return b.writeDoc(layout.ResourceList(s.Name), rs.SitemapIndex, md, []rs.Link{b.upLink(s)}, func(w *rs.Writer) error {
-		for _, p := range parts {
-			if err := w.Entry(&rs.Entry{Loc: b.docURL(p), MD: rs.MD{At: at}}); err != nil {
-				return err
-			}
-		}
-		return nil
+	md := rs.MD{Capability: rs.CapResourceList, At: unixTime(b.next.SetChanged[s.Name])}
+	return b.writeSplit(s, layout.ResourceList(s.Name), md, len(members), size, func(i int, e *rs.Entry) {
+		r := &b.next.Files[members[i]]
+		*e = rs.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime)}
+		b.describe(&e.MD, r)
 	})
 }
 
-// writeResourceListParts writes members into as many parts as the limits
-// need and returns their output paths.
-func (b *builder) writeResourceListParts(s *set, md rs.MD, members []int) ([]string, error) {
-	links := []rs.Link{b.upLink(s), {Rel: rs.RelIndex, Href: b.docURL(layout.ResourceList(s.Name))}}
+// members returns the indexes in b.next.Files of the files of set s.
+func (b *builder) members(s *set) []int {
+	var members []int
+	for i := range b.next.Files {
+		if s.Contains(b.next.Files[i].Path) {
+			members = append(members, i)
+		}
+	}
+	return members
+}
+
+// writeSplit writes a list document of n entries at doc, filled by entry:
+// one document while it fits the limits of one (size bounds its bytes),
+// otherwise parts of at most rs.MaxEntries entries and rs.MaxBytes bytes,
+// grouped by an index at doc with the same capability (§10.2, §11.1).
+func (b *builder) writeSplit(s *set, doc string, md rs.MD, n int, size int64, entry func(i int, e *rs.Entry)) error {
+	entries := func(w *rs.Writer, from int) (int, error) {
+		var e rs.Entry
+		for i := from; i < n; i++ {
+			entry(i, &e)
+			if err := w.Entry(&e); err != nil {
+				return i, err
+			}
+		}
+		return n, nil
+	}
+	up := []rs.Link{b.upLink(s)}
+	if n <= b.opts.limits.entries && size <= b.opts.limits.bytes-4096 {
+		return b.writeDoc(doc, rs.URLSet, md, up, func(w *rs.Writer) error {
+			_, err := entries(w, 0)
+			return err
+		})
+	}
+	links := []rs.Link{b.upLink(s), {Rel: rs.RelIndex, Href: b.docURL(doc)}}
 	var parts []string
-	for len(members) > 0 {
-		rel := layout.ResourceListPart(s.Name, len(parts)+1)
-		written := 0
+	for next := 0; next < n; {
+		rel := layout.Part(doc, len(parts)+1)
+		start := next
 		err := b.writeDoc(rel, rs.URLSet, md, links, func(w *rs.Writer) error {
-			err := b.resourceEntries(w, members)
-			written = w.Entries()
+			var err error
+			next, err = entries(w, start)
 			if errors.Is(err, rs.ErrDocumentFull) {
 				return nil // the rest goes into the next part
 			}
 			return err
 		})
 		if err != nil {
-			return nil, err
-		}
-		if written == 0 {
-			return nil, fmt.Errorf("resource list part %s: an entry does not fit in an empty document", rel)
-		}
-		members = members[written:]
-		parts = append(parts, rel)
-	}
-	return parts, nil
-}
-
-// resourceEntries writes the Resource List entries of the files at the
-// given indexes until done or the document is full.
-func (b *builder) resourceEntries(w *rs.Writer, members []int) error {
-	fromMtime := b.cfg.Lastmod == "mtime"
-	var e rs.Entry
-	for _, i := range members {
-		r := &b.next.Files[i]
-		e = rs.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime)}
-		b.describe(&e.MD, r)
-		if err := w.Entry(&e); err != nil {
 			return err
 		}
+		if next == start {
+			return fmt.Errorf("%s: an entry does not fit in an empty document", rel)
+		}
+		parts = append(parts, rel)
 	}
-	return nil
+	return b.writeDoc(doc, rs.SitemapIndex, md, up, func(w *rs.Writer) error {
+		for _, p := range parts {
+			e := rs.Entry{Loc: b.docURL(p), MD: rs.MD{At: md.At, From: md.From}}
+			if err := w.Entry(&e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // writeCapabilityList writes the set's Capability List (§9).

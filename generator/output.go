@@ -26,6 +26,7 @@ type output struct {
 	placed  atomic.Int64 // resources written by this build
 	dirs    sync.Map     // folders known to exist
 	pending sync.Map     // source path -> temporary copy made by the scan
+	equal   sync.Map     // source paths whose copy the scan found equal
 }
 
 func (b *builder) openOutput() (*output, error) {
@@ -51,9 +52,11 @@ func sameDevice(a, b string) bool {
 func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
 
 // tee returns the scan's tee when resources are copied rather than linked:
-// each file the scan reads is copied into a temporary file in the output by
-// the same read. The copy stays pending until placeAll, after the whole
-// scan succeeded, so that a failed scan publishes nothing.
+// each file the scan reads is copied into the output by the same read. The
+// copy is compared with the one already there while it streams, so an
+// unchanged resource is not rewritten, and a new copy stays pending, as a
+// temporary file, until placeAll, after the whole scan succeeded: a failed
+// scan publishes nothing.
 func (o *output) tee() snapshot.Tee {
 	if !o.enabled || o.link {
 		return nil
@@ -63,24 +66,38 @@ func (o *output) tee() snapshot.Tee {
 		if err := o.mkdirs(filepath.Dir(dst)); err != nil {
 			return nil, nil, err
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(dst), tempPrefix+"*")
+		f, err := createLazy(dst)
 		if err != nil {
 			return nil, nil, err
 		}
 		done := func(ok bool) error {
-			err := tmp.Close()
-			if ok && err == nil {
-				err = stampCopy(tmp.Name(), r.ModTime)
+			defer f.Abort()
+			if !ok {
+				return nil
 			}
-			if err != nil || !ok {
-				os.Remove(tmp.Name())
+			tmp, err := f.finish(false)
+			if err != nil {
 				return err
 			}
-			o.pending.Store(r.Path, tmp.Name())
+			if tmp == "" {
+				o.equal.Store(r.Path, true) // placeAll only restamps its mtime
+				return nil
+			}
+			if err := stampCopy(tmp, r.ModTime); err != nil {
+				os.Remove(tmp)
+				return err
+			}
+			o.pending.Store(r.Path, tmp)
 			return nil
 		}
-		return tmp, done, nil
+		return f, done, nil
 	}
+}
+
+// verified reports whether the scan read r and found its copy equal.
+func (o *output) verified(r *snapshot.Record) bool {
+	_, ok := o.equal.LoadAndDelete(r.Path)
+	return ok
 }
 
 // discard removes the copies still pending: after a failed build.
@@ -150,6 +167,14 @@ func (o *output) place(r *snapshot.Record) error {
 	}
 	info, err := os.Lstat(dst)
 	if err == nil && o.current(info, r) {
+		return nil
+	}
+	if err == nil && !o.link && o.verified(r) {
+		// The scan's read found the copy equal: only its mtime is stale.
+		t := time.Unix(0, r.ModTime)
+		if err := os.Chtimes(dst, t, t); err != nil {
+			return fmt.Errorf("place %s: %w", dst, err)
+		}
 		return nil
 	}
 	missing := errors.Is(err, os.ErrNotExist)

@@ -94,36 +94,51 @@ func (f *lazyFile) startTemp() error {
 	return nil
 }
 
-// Commit finishes the file. It reports whether the file on disk changed.
+// Commit finishes the file, syncs it and renames it into place. It reports
+// whether the file on disk changed.
 func (f *lazyFile) Commit() (changed bool, err error) {
 	defer f.Abort()
+	tmp, err := f.finish(true)
+	if err != nil || tmp == "" {
+		return false, err
+	}
+	if err := os.Rename(tmp, f.path); err != nil {
+		os.Remove(tmp)
+		return false, fmt.Errorf("write %s: %w", f.path, err)
+	}
+	return true, nil
+}
+
+// finish completes the new bytes. When they equal the existing file it
+// returns "", and the caller has nothing to do; otherwise it returns the
+// closed temporary file holding them, which the caller then owns: to rename
+// or to remove.
+func (f *lazyFile) finish(sync bool) (tmp string, err error) {
 	if f.same {
 		// Equal so far; unchanged only if the old file ends here too.
 		if _, err := f.oldR.ReadByte(); err == io.EOF {
-			return false, nil
+			return "", nil
 		}
 		if err := f.diverge(); err != nil {
-			return false, err
+			return "", err
 		}
 	}
 	err = f.tmpW.Flush()
 	if err == nil {
 		err = f.tmp.Chmod(0o644)
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = f.tmp.Sync()
 	}
 	if cerr := f.tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(f.tmp.Name(), f.path)
-	}
 	if err != nil {
-		return false, fmt.Errorf("write %s: %w", f.path, err)
+		return "", fmt.Errorf("write %s: %w", f.path, err)
 	}
+	tmp = f.tmp.Name()
 	f.tmp = nil
-	return true, nil
+	return tmp, nil
 }
 
 // Abort discards the file, leaving any existing one as it was. It is safe
@@ -138,4 +153,5 @@ func (f *lazyFile) Abort() {
 		os.Remove(f.tmp.Name())
 		f.tmp = nil
 	}
+
 }

@@ -100,11 +100,13 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, ScanSta
 	})
 	close(jobs)
 	wg.Wait()
-	if walkErr != nil {
-		return nil, ScanStats{}, walkErr
-	}
+	// A worker's error cancels the walk; it, not the cancellation, is the
+	// cause to report.
 	if s.err != nil {
 		return nil, ScanStats{}, s.err
+	}
+	if walkErr != nil {
+		return nil, ScanStats{}, walkErr
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, ScanStats{}, err

@@ -30,6 +30,10 @@ func sampleState() *State {
 		}}},
 		Outputs:    []string{".well-known/resourcesync", "resourcesync/default/resourcelist.xml"},
 		SetChanged: map[string]int64{"default": 250, "other": 100},
+		Packages: []Package{
+			{Set: "default", Path: "resourcesync/default/resourcedump/a.zip", At: 100, Length: 1234, SHA256: [32]byte{1, 2}},
+			{Set: "default", Change: true, Path: "resourcesync/default/changedump/b.zip", From: 100, Until: 250, Length: 99},
+		},
 	}
 }
 
@@ -50,7 +54,7 @@ func TestStateRoundTrip(t *testing.T) {
 
 func equalStates(a, b *State) bool {
 	if a.LastBuild != b.LastBuild || a.ScanStart != b.ScanStart || !slices.Equal(a.Files, b.Files) ||
-		!slices.Equal(a.Outputs, b.Outputs) || len(a.Segments) != len(b.Segments) || len(a.SetChanged) != len(b.SetChanged) {
+		!slices.Equal(a.Outputs, b.Outputs) || !slices.Equal(a.Packages, b.Packages) || len(a.Segments) != len(b.Segments) || len(a.SetChanged) != len(b.SetChanged) {
 		return false
 	}
 	for k, v := range a.SetChanged {
@@ -274,5 +278,22 @@ func TestDigestsHashFormat(t *testing.T) {
 	want := "md5:ab000000000000000000000000000000 sha-256:" + string(bytes.Repeat([]byte("0"), 64))
 	if got != want {
 		t.Errorf("Hash = %q, want %q", got, want)
+	}
+}
+
+func TestDirFSOpensNamesThatAreNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	name := "latin1-\xe9.txt"
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: DirFS(dir), Algorithms: []Algorithm{SHA256}})
+	if err != nil || len(recs) != 1 || recs[0].Path != name {
+		t.Fatalf("scan = %v, %v", recs, err)
+	}
+	for _, bad := range []string{"../x", "/etc/passwd", "a/../../x", "", "a//b"} {
+		if _, err := DirFS(dir).Open(bad); err == nil {
+			t.Errorf("Open(%q) succeeded", bad)
+		}
 	}
 }

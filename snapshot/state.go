@@ -35,6 +35,21 @@ type State struct {
 	// SetChanged holds, per set name, the time of the last build that
 	// changed the set: the "at" of its Resource List.
 	SetChanged map[string]int64
+	// Packages are the dump packages published, in the order written.
+	Packages []Package
+}
+
+// Package records one published dump package, so that later builds can
+// list it, or keep it, without reading it.
+type Package struct {
+	Set    string
+	Change bool   // a Change Dump package; otherwise a Resource Dump package
+	Path   string // output path of the ZIP
+	At     int64  // Resource Dump: when the package was written
+	From   int64  // Change Dump: the previous build
+	Until  int64  // Change Dump: the build that wrote it
+	Length int64
+	SHA256 [32]byte
 }
 
 // Segment is the span of time covered by one Change List of every set.
@@ -175,6 +190,21 @@ func Encode(w io.Writer, st *State) error {
 		e.str(n)
 		e.varint(st.SetChanged[n])
 	}
+	e.uvarint(uint64(len(st.Packages)))
+	for _, p := range st.Packages {
+		e.str(p.Set)
+		if p.Change {
+			e.w.WriteByte(1)
+		} else {
+			e.w.WriteByte(0)
+		}
+		e.str(p.Path)
+		e.varint(p.At)
+		e.varint(p.From)
+		e.varint(p.Until)
+		e.varint(p.Length)
+		e.w.Write(p.SHA256[:])
+	}
 	if err := e.w.Flush(); err != nil {
 		return err
 	}
@@ -286,6 +316,15 @@ func (d *decoder) state() *State {
 	for n := d.count(); n > 0; n-- {
 		name := d.str()
 		st.SetChanged[name] = d.varint()
+	}
+	st.Packages = make([]Package, d.count())
+	for i := range st.Packages {
+		p := &st.Packages[i]
+		p.Set = d.str()
+		p.Change = d.byte() == 1
+		p.Path = d.str()
+		p.At, p.From, p.Until, p.Length = d.varint(), d.varint(), d.varint(), d.varint()
+		copy(p.SHA256[:], d.bytes(32))
 	}
 	return st
 }
