@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// buildEpoch is the --now of the first build of each round; later builds of
+// the round are an hour apart, within one Change List segment.
+var buildEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// measure runs the whole benchmark described by o.
+func measure(o options, logf func(string, ...any)) (*report, error) {
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return nil, err
+	}
+	bin, err := buildRsgen(o.dir)
+	if err != nil {
+		return nil, err
+	}
+	rep := &report{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.GOMAXPROCS(0),
+		GoVersion: runtime.Version(), Runs: o.runs, WarmCache: true}
+	var baseline []float64
+	for range o.runs {
+		r, err := runChild(bin, "version")
+		if err != nil {
+			return nil, err
+		}
+		rep.RsgenVersion = strings.TrimSpace(r.stdout)
+		baseline = append(baseline, float64(r.peakRSS))
+	}
+	rep.BaselineRSS = int64(median(baseline))
+	for _, spec := range o.trees {
+		t, err := openTree(o.dir, spec, logf)
+		if err != nil {
+			return nil, err
+		}
+		tr, err := measureTree(t, bin, o.runs, logf)
+		if err != nil {
+			return nil, fmt.Errorf("tree %s: %w", spec.Name, err)
+		}
+		tr.derive(rep.BaselineRSS)
+		rep.Trees = append(rep.Trees, tr)
+	}
+	return rep, nil
+}
+
+// The steps of one round, in order.
+const (
+	stepCold     = "cold"
+	stepNoChange = "no-change"
+	stepTouch    = "touch 1%"
+	stepChange   = "change 1%"
+)
+
+var stepNames = []string{stepCold, stepNoChange, stepTouch, stepChange}
+
+// measureTree measures the floors and rsgen on t, runs times each, and
+// puts the tree back as generated.
+func measureTree(t *tree, bin string, runs int, logf func(string, ...any)) (*treeResult, error) {
+	tr := &treeResult{Spec: t.spec, Bytes: t.bytes, Folders: t.folders}
+	steps := map[string]*stepResult{}
+	for _, name := range stepNames {
+		steps[name] = &stepResult{Name: name}
+		tr.Steps = append(tr.Steps, steps[name])
+	}
+	out := filepath.Join(t.root, "out")
+	logf("tree %s: warming the page cache", t.spec.Name)
+	if _, _, _, err := readHashFloor(t.src); err != nil {
+		return nil, err
+	}
+	for round := range runs {
+		logf("tree %s: run %d of %d", t.spec.Name, round+1, runs)
+		d, files, bytes, err := readHashFloor(t.src)
+		if err != nil {
+			return nil, err
+		}
+		if files != t.spec.Files || bytes != t.bytes {
+			return nil, fmt.Errorf("read %d files, %d bytes of %s; want %d, %d: delete %s", files, bytes, t.src, t.spec.Files, t.bytes, t.root)
+		}
+		tr.ReadHash.add(d)
+		if d, _, err = walkStatFloor(t.src); err != nil {
+			return nil, err
+		}
+		tr.WalkStat.add(d)
+
+		if err := removeBuild(t); err != nil {
+			return nil, err
+		}
+		if err := steps[stepCold].run(bin, t, 0); err != nil {
+			return nil, err
+		}
+		lw, err := writeResourceLists(filepath.Join(t.root, "state"), filepath.Join(t.root, "lists"))
+		if err != nil {
+			return nil, err
+		}
+		tr.ResourceList.add(lw)
+
+		before, err := stampOutputs(out)
+		if err != nil {
+			return nil, err
+		}
+		if err := steps[stepNoChange].run(bin, t, 1); err != nil {
+			return nil, err
+		}
+		after, err := stampOutputs(out)
+		if err != nil {
+			return nil, err
+		}
+		steps[stepNoChange].rewrittenSamples = append(steps[stepNoChange].rewrittenSamples, rewritten(before, after))
+
+		if err := t.apply(touchFiles, round); err != nil {
+			return nil, err
+		}
+		if err := steps[stepTouch].run(bin, t, 2); err != nil {
+			return nil, err
+		}
+		if err := t.apply(changeFiles, round); err != nil {
+			return nil, err
+		}
+		if err := steps[stepChange].run(bin, t, 3); err != nil {
+			return nil, err
+		}
+	}
+	tr.Edited, _ = t.editSet(changeFiles, 0)
+	logf("tree %s: restoring the edited files", t.spec.Name)
+	if err := t.restore(runs); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"out", "state", "lists"} {
+		if err := os.RemoveAll(filepath.Join(t.root, d)); err != nil {
+			return nil, err
+		}
+	}
+	return tr, nil
+}
+
+// run times one rsgen build of t, the k-th of its round.
+func (s *stepResult) run(bin string, t *tree, k int) error {
+	r, err := runChild(bin, buildArgs(t, buildEpoch.Add(time.Duration(k)*time.Hour))...)
+	if err != nil {
+		return err
+	}
+	s.Samples = append(s.Samples, r.wall.Seconds())
+	s.cpu = append(s.cpu, r.cpu.Seconds())
+	s.rss = append(s.rss, float64(r.peakRSS))
+	s.FilesRead, s.Events = buildCounts(r.stdout)
+	return nil
+}
