@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/generator"
+)
+
+// TestTiny runs the tiny configuration end to end, as CI does, so that the
+// harness cannot rot. It times nothing and asserts nothing about rsgen:
+// only that the harness completes, writes a well-formed report and puts
+// its tree back as generated.
+func TestTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds rsgen and runs it on 2,000 files; skipped with -short")
+	}
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "report.json")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--tiny", "--runs", "1", "--dir", dir, "--json", jsonPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
+	}
+	t.Logf("\n%s", &stdout)
+
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, data)
+	}
+	if rep.Runs != 1 || !rep.WarmCache || rep.BaselineRSS <= 0 || len(rep.Trees) != 1 {
+		t.Fatalf("report header: runs %d, warm cache %v, baseline RSS %d, %d trees", rep.Runs, rep.WarmCache, rep.BaselineRSS, len(rep.Trees))
+	}
+	tr := rep.Trees[0]
+	if tr.Spec != treeTiny || tr.ReadHash.Seconds <= 0 || tr.WalkStat.Seconds <= 0 || tr.ResourceList.Entries != treeTiny.Files {
+		t.Errorf("tree: spec %+v, floors %v and %v, %d Resource List entries", tr.Spec, tr.ReadHash.Seconds, tr.WalkStat.Seconds, tr.ResourceList.Entries)
+	}
+	if len(tr.Steps) != len(stepNames) {
+		t.Fatalf("%d steps, want %d", len(tr.Steps), len(stepNames))
+	}
+	for i, s := range tr.Steps {
+		if s.Name != stepNames[i] || len(s.Samples) != 1 || s.Seconds <= 0 || s.FloorSeconds <= 0 || s.TargetSeconds <= 0 || s.PeakRSS <= 0 {
+			t.Errorf("step %d: %+v", i, s)
+		}
+		if (s.Name == stepNoChange) != (s.Rewritten != nil) {
+			t.Errorf("step %s: outputs rewritten %v", s.Name, s.Rewritten)
+		}
+	}
+
+	// The edited files are back as generated, and the marker says so.
+	gen := &tree{spec: treeTiny, root: filepath.Join(dir, "tree-tiny")}
+	gen.src = filepath.Join(gen.root, "src")
+	if _, err := os.Stat(gen.markerPath()); err != nil {
+		t.Errorf("marker: %v", err)
+	}
+	for _, e := range []edit{touchFiles, changeFiles} {
+		_, index := gen.editSet(e, 0)
+		i := index(0)
+		p := filepath.Join(gen.src, treeTiny.path(i))
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]byte, treeTiny.size(i))
+		treeTiny.content(want, i, 0)
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) || !info.ModTime().Equal(genesis) {
+			t.Errorf("edit %d: file %d not restored (same bytes %v, mtime %v)", e, i, bytes.Equal(got, want), info.ModTime())
+		}
+	}
+}
+
+// BenchmarkBuild runs generator.Build in process on a benchmark tree, to
+// profile rsgen where the harness only times it:
+//
+//	RSGEN_BENCH_TREE=b RSGEN_BENCH_PROFILE=/tmp/prof \
+//	  go test ./bench -run '^$' -bench Build -benchtime 1x
+//
+// RSGEN_BENCH_TREE is tiny (the default), a or b; RSGEN_BENCH_DIR is the
+// work folder (default: the harness's, whose trees it reuses). With
+// RSGEN_BENCH_PROFILE set, each sub-benchmark writes a CPU profile of its
+// first build alone (not of its setup) into that folder, and the change
+// step also a heap profile taken when its first build writes its first
+// document, when the previous and the next snapshot are both in memory.
+func BenchmarkBuild(b *testing.B) {
+	spec := map[string]treeSpec{"": treeTiny, "tiny": treeTiny, "a": treeA, "b": treeB}[os.Getenv("RSGEN_BENCH_TREE")]
+	if spec.Name == "" {
+		b.Fatalf("RSGEN_BENCH_TREE=%q: want tiny, a or b", os.Getenv("RSGEN_BENCH_TREE"))
+	}
+	dir := os.Getenv("RSGEN_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "rsgen-bench")
+	}
+	t, err := openTree(dir, spec, b.Logf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	profile := profiler(b, os.Getenv("RSGEN_BENCH_PROFILE"), spec.Name)
+	build := func(b *testing.B, hour int, notify func(generator.Note)) {
+		cfg := config.Default()
+		cfg.Dir, cfg.Source, cfg.BaseURL = t.root, t.src, benchBaseURL
+		cfg.Out, cfg.State = filepath.Join(t.root, "out"), filepath.Join(t.root, "state")
+		if err := cfg.Validate(); err != nil {
+			b.Fatal(err)
+		}
+		opts := generator.Options{Now: buildEpoch.Add(time.Duration(hour) * time.Hour), Notify: notify}
+		if _, err := generator.Build(context.Background(), &cfg, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Cleanup(func() {
+		if err := removeBuild(t); err != nil {
+			b.Error(err)
+		}
+	})
+
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			if err := removeBuild(t); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			profile(b, func() { build(b, 0, nil) })
+		}
+	})
+	b.Run("no-change", func(b *testing.B) {
+		if err := removeBuild(t); err != nil {
+			b.Fatal(err)
+		}
+		build(b, 0, nil)
+		for b.Loop() {
+			profile(b, func() { build(b, 1, nil) })
+		}
+	})
+	b.Run("change", func(b *testing.B) {
+		if err := removeBuild(t); err != nil {
+			b.Fatal(err)
+		}
+		build(b, 0, nil)
+		round := 0
+		var once sync.Once
+		notify := func(n generator.Note) {
+			if n.Kind == generator.NoteWritten {
+				once.Do(func() { writeHeapProfile(b, os.Getenv("RSGEN_BENCH_PROFILE"), spec.Name) })
+			}
+		}
+		for b.Loop() {
+			b.StopTimer()
+			if err := t.apply(changeFiles, round); err != nil {
+				b.Fatal(err)
+			}
+			round++
+			b.StartTimer()
+			profile(b, func() { build(b, round, notify) })
+		}
+		if err := t.restore(round); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// profiler returns a function that runs fn, the first time for each
+// sub-benchmark under a CPU profile written into
+// dir/<tree>-<step>.cpu.pprof; with no dir it just runs fn.
+func profiler(b *testing.B, dir, treeName string) func(b *testing.B, fn func()) {
+	if dir == "" {
+		return func(_ *testing.B, fn func()) { fn() }
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	done := map[string]bool{}
+	return func(sb *testing.B, fn func()) {
+		if done[sb.Name()] {
+			fn()
+			return
+		}
+		done[sb.Name()] = true
+		f, err := os.Create(filepath.Join(dir, treeName+"-"+filepath.Base(sb.Name())+".cpu.pprof"))
+		if err != nil {
+			sb.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			sb.Fatal(err)
+		}
+		fn()
+		pprof.StopCPUProfile()
+	}
+}
+
+// writeHeapProfile writes the live heap into dir/<tree>-change.heap.pprof.
+func writeHeapProfile(b *testing.B, dir, treeName string) {
+	if dir == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(filepath.Join(dir, treeName+"-change.heap.pprof"))
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Error(err)
+	}
+}
