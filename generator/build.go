@@ -30,6 +30,14 @@ type Options struct {
 	// may be called from several goroutines at once.
 	Notify func(Note)
 
+	// StateFromOutput rebuilds the state from the output folder even when
+	// it loads (see recover.go); a missing or corrupt state is rebuilt
+	// from the output anyway.
+	StateFromOutput bool
+	// Wait waits for another build holding the state's lock instead of
+	// failing at once.
+	Wait bool
+
 	// limits overrides the per-document limits in tests.
 	limits limits
 }
@@ -78,8 +86,16 @@ type Summary struct {
 // Build runs one build: scan, diff, place resources, write documents,
 // remove what is obsolete, and save the snapshot.
 func Build(ctx context.Context, cfg *config.Config, opts Options) (*Summary, error) {
+	lock, err := acquireLock(ctx, cfg.State, opts.Wait, opts.Notify)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
 	b, err := newBuilder(cfg, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.prepare(); err != nil {
 		return nil, err
 	}
 	return b.build(ctx)
@@ -111,6 +127,8 @@ type builder struct {
 	resBase string // base URL of the resources, with a trailing slash
 	sum     *Summary
 	outputs []string // output paths of the documents written by this build
+
+	recovered *recovery // the state rebuilt from the output, if it was
 }
 
 func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
@@ -135,15 +153,14 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("source %s is not a folder", cfg.Source)
 	}
-	prev, err := snapshot.Load(cfg.State)
-	if err != nil {
-		return nil, err
-	}
 	if opts.limits == (limits{}) {
 		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
 	}
-	b := &builder{cfg: cfg, opts: opts, algs: algs, sets: newSets(cfg), prev: prev,
+	b := &builder{cfg: cfg, opts: opts, algs: algs, sets: newSets(cfg),
 		base: base, resBase: resBase, sum: &Summary{}}
+	if b.prev, err = b.loadState(); err != nil {
+		return nil, err
+	}
 	b.now = b.clampedNow()
 	b.sum.Now = time.Unix(b.now, 0).UTC()
 	return b, nil
@@ -246,7 +263,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	}
 	closed := b.advanceJournal(events)
 	b.recordSetChanges(events)
-	if err := b.writeDocuments(ctx, closed); err != nil {
+	if err := b.writeDocuments(ctx, events, closed); err != nil {
 		return nil, err
 	}
 	if err := b.removeObsolete(out); err != nil {

@@ -14,27 +14,41 @@ import (
 )
 
 // archiveDir is the folder, inside the state folder, that keeps the closed
-// Change Lists: they are written once and cannot be derived again, so an
-// output folder built afresh (as CI runners do) gets them from here.
+// Change Lists and Change Dumps: they are written once and cannot be
+// derived again, so an output folder built afresh (as CI runners do) gets
+// them from here.
 const archiveDir = "closed"
 
-// writeDocuments writes every document of every set, leaves first, then the
-// Source Description.
-func (b *builder) writeDocuments(ctx context.Context, closed []snapshot.Segment) error {
+// writeDocuments writes every document of every set, leaves first, then
+// the Source Description. events are the events this build publishes.
+func (b *builder) writeDocuments(ctx context.Context, events []snapshot.Event, closed []snapshot.Segment) error {
 	for _, s := range b.sets {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for i := range closed {
-			if err := b.archiveChangeList(s, &closed[i]); err != nil {
+		if s.WantsChangeDump(&b.cfg.Dumps) {
+			b.carryChangePackages(s)
+			if err := b.writeChangePackage(s, events); err != nil {
 				return err
 			}
 		}
-		if err := b.writeChangeLists(s); err != nil {
-			return err
+		for i := range closed {
+			if err := b.archiveSegment(s, &closed[i]); err != nil {
+				return err
+			}
+		}
+		for _, kind := range b.segmentKinds(s) {
+			if err := b.writeSegmentDocs(s, kind); err != nil {
+				return err
+			}
 		}
 		if err := b.writeResourceList(s); err != nil {
 			return err
+		}
+		if s.WantsResourceDump(&b.cfg.Dumps) {
+			if err := b.writeResourceDump(s); err != nil {
+				return err
+			}
 		}
 		if err := b.writeCapabilityList(s); err != nil {
 			return err
@@ -110,17 +124,44 @@ func (b *builder) upLink(s *set) rs.Link {
 	return rs.Link{Rel: rs.RelUp, Href: b.docURL(layout.CapabilityList(s.Name))}
 }
 
-// changeListPath returns the output path of set s's list for segment seg.
-func changeListPath(s *set, seg *snapshot.Segment) string {
-	return layout.ChangeList(s.Name, unixTime(seg.From), seg.Seq)
+// segmentKind is a kind of document written once per Change List segment:
+// the Change List itself and, when enabled, the Change Dump.
+type segmentKind struct {
+	capability string
+	index      func(set string) string
+	path       func(set string, from time.Time, seq int) string
+	write      func(b *builder, path string, s *set, seg *snapshot.Segment) (bool, error)
 }
 
-// archiveChangeList writes the list of a segment that this build closed
-// into the state folder's archive, from which it is published.
-func (b *builder) archiveChangeList(s *set, seg *snapshot.Segment) error {
-	path := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(changeListPath(s, seg)))
-	_, err := b.writeChangeList(path, s, seg)
-	return err
+var (
+	changeLists = segmentKind{rs.CapChangeList, layout.ChangeListIndex, layout.ChangeList, (*builder).writeChangeList}
+	changeDumps = segmentKind{rs.CapChangeDump, layout.ChangeDumpIndex, layout.ChangeDump, (*builder).writeChangeDump}
+)
+
+// segmentKinds returns the kinds of segment documents set s publishes.
+func (b *builder) segmentKinds(s *set) []segmentKind {
+	if s.WantsChangeDump(&b.cfg.Dumps) {
+		return []segmentKind{changeLists, changeDumps}
+	}
+	return []segmentKind{changeLists}
+}
+
+// segmentPath returns the output path of set s's document of a kind for
+// segment seg.
+func segmentPath(kind segmentKind, s *set, seg *snapshot.Segment) string {
+	return kind.path(s.Name, unixTime(seg.From), seg.Seq)
+}
+
+// archiveSegment writes the documents of a segment that this build closed
+// into the state folder's archive, from which they are published.
+func (b *builder) archiveSegment(s *set, seg *snapshot.Segment) error {
+	for _, kind := range b.segmentKinds(s) {
+		path := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(segmentPath(kind, s, seg)))
+		if _, err := kind.write(b, path, s, seg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeChangeList writes the Change List of set s for segment seg at path.
@@ -185,15 +226,15 @@ func schemaSafeType(t string) bool {
 	return slash == 1
 }
 
-// writeChangeLists publishes the set's closed lists from the archive, writes
-// its open list, and the Change List Index over all of them.
-func (b *builder) writeChangeLists(s *set) error {
+// writeSegmentDocs publishes the set's closed documents of one kind from
+// the archive, writes the open one, and the index over all of them.
+func (b *builder) writeSegmentDocs(s *set, kind segmentKind) error {
 	var listed []snapshot.Segment
 	for i := range b.next.Segments {
 		seg := &b.next.Segments[i]
-		rel := changeListPath(s, seg)
+		rel := segmentPath(kind, s, seg)
 		if seg.Until == 0 {
-			changed, err := b.writeChangeList(b.outPath(rel), s, seg)
+			changed, err := kind.write(b, b.outPath(rel), s, seg)
 			if err != nil {
 				return err
 			}
@@ -209,11 +250,11 @@ func (b *builder) writeChangeLists(s *set) error {
 			listed = append(listed, *seg)
 		}
 	}
-	md := rs.MD{Capability: rs.CapChangeList, From: unixTime(listed[0].From)}
-	return b.writeDoc(layout.ChangeListIndex(s.Name), rs.SitemapIndex, md, []rs.Link{b.upLink(s)}, func(w *rs.Writer) error {
+	md := rs.MD{Capability: kind.capability, From: unixTime(listed[0].From)}
+	return b.writeDoc(kind.index(s.Name), rs.SitemapIndex, md, []rs.Link{b.upLink(s)}, func(w *rs.Writer) error {
 		for i := range listed {
 			seg := &listed[i]
-			e := rs.Entry{Loc: b.docURL(changeListPath(s, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
+			e := rs.Entry{Loc: b.docURL(segmentPath(kind, s, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
 			if err := w.Entry(&e); err != nil {
 				return err
 			}
@@ -222,9 +263,10 @@ func (b *builder) writeChangeLists(s *set) error {
 	})
 }
 
-// publishArchived copies a closed Change List from the state archive into
-// the output unless an equal-sized copy is there. It reports false when the
-// archive has no such list: the set did not exist when the segment closed.
+// publishArchived copies a closed segment document from the state archive
+// into the output unless an equal-sized copy is there. It reports false
+// when the archive has no such document: the set did not exist, or did not
+// publish that kind, when the segment closed.
 func (b *builder) publishArchived(rel string) (bool, error) {
 	src := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(rel))
 	dst := b.outPath(rel)
@@ -233,7 +275,7 @@ func (b *builder) publishArchived(rel string) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("closed change list: %w", err)
+		return false, fmt.Errorf("closed segment document: %w", err)
 	}
 	changed := false
 	if di, err := os.Stat(dst); err != nil || di.Size() != si.Size() {

@@ -99,9 +99,12 @@ func (b *builder) writeCapabilityList(s *set) error {
 	if s.DescribedBy != "" {
 		links = append(links, rs.Link{Rel: rs.RelDescribedBy, Href: s.DescribedBy})
 	}
-	caps := []struct{ capability, rel string }{
-		{rs.CapResourceList, layout.ResourceList(s.Name)},
-		{rs.CapChangeList, layout.ChangeListIndex(s.Name)},
+	caps := []struct{ capability, rel string }{{rs.CapResourceList, layout.ResourceList(s.Name)}}
+	if s.WantsResourceDump(&b.cfg.Dumps) {
+		caps = append(caps, struct{ capability, rel string }{rs.CapResourceDump, layout.ResourceDump(s.Name)})
+	}
+	for _, kind := range b.segmentKinds(s) {
+		caps = append(caps, struct{ capability, rel string }{kind.capability, kind.index(s.Name)})
 	}
 	return b.writeDoc(layout.CapabilityList(s.Name), rs.URLSet, rs.MD{Capability: rs.CapCapabilityList}, links, func(w *rs.Writer) error {
 		for _, c := range caps {

@@ -1,0 +1,303 @@
+package generator
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rsgen/rsgen/config"
+)
+
+// dumpConfig returns a configuration with both dumps on and packages small
+// enough that a few dozen files make several of them.
+func dumpConfig(t *testing.T, root string) *config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Dir, cfg.BaseURL = root, "https://data.example.org/"
+	cfg.Dumps.ResourceDump, cfg.Dumps.ChangeDump = true, true
+	cfg.Dumps.PackageSize = 4096
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return &cfg
+}
+
+// manifestDoc is an independent reading of a dump manifest.
+type manifestDoc struct {
+	URLs []struct {
+		Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
+		MD  struct {
+			Change string `xml:"change,attr"`
+			Path   string `xml:"path,attr"`
+			Length int64  `xml:"length,attr"`
+		} `xml:"http://www.openarchives.org/rs/terms/ md"`
+	} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
+}
+
+// dumpDoc is an independent reading of a Resource Dump or Change Dump.
+type dumpDoc struct {
+	URLs []struct {
+		Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
+		Ln  struct {
+			Rel  string `xml:"rel,attr"`
+			Href string `xml:"href,attr"`
+		} `xml:"http://www.openarchives.org/rs/terms/ ln"`
+	} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
+}
+
+func readXML(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// outFile maps a URL under the test's base URL to its file in out.
+func outFile(out, url string) string {
+	return filepath.Join(out, strings.TrimPrefix(url, "https://data.example.org/"))
+}
+
+// checkPackage opens a package with archive/zip and checks it against its
+// manifest both ways: every manifest path is in the ZIP with the stated
+// length, every ZIP entry is in the manifest, manifest.xml comes first and
+// equals the published copy. It returns the bitstreams by source path, and
+// the deletions.
+func checkPackage(t *testing.T, zipPath, manifestCopy string) (files map[string][]byte, deleted []string) {
+	t.Helper()
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		t.Fatalf("%s: %v", zipPath, err)
+	}
+	defer zr.Close()
+	if len(zr.File) == 0 || zr.File[0].Name != "manifest.xml" {
+		t.Fatalf("%s: manifest.xml is not the first entry", zipPath)
+	}
+	contents := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("%s: %s: %v", zipPath, f.Name, err)
+		}
+		contents[f.Name] = data
+	}
+	copyBytes, err := os.ReadFile(manifestCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(copyBytes, contents["manifest.xml"]) {
+		t.Errorf("%s: the contents copy differs from the packaged manifest", manifestCopy)
+	}
+	var m manifestDoc
+	if err := xml.Unmarshal(contents["manifest.xml"], &m); err != nil {
+		t.Fatal(err)
+	}
+	files = map[string][]byte{}
+	listed := map[string]bool{"manifest.xml": true}
+	for _, u := range m.URLs {
+		src, err := url.PathUnescape(strings.TrimPrefix(u.Loc, "https://data.example.org/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.MD.Change == "deleted" {
+			deleted = append(deleted, src)
+			continue
+		}
+		name := strings.TrimPrefix(u.MD.Path, "/")
+		data, ok := contents[name]
+		if !ok {
+			t.Errorf("%s: manifest path %s not in the package", zipPath, u.MD.Path)
+			continue
+		}
+		if int64(len(data)) != u.MD.Length {
+			t.Errorf("%s: %s has %d bytes, manifest says %d", zipPath, name, len(data), u.MD.Length)
+		}
+		listed[name] = true
+		files[src] = data
+	}
+	for name := range contents {
+		if !listed[name] {
+			t.Errorf("%s: entry %s is not in the manifest", zipPath, name)
+		}
+	}
+	return files, deleted
+}
+
+// resourceDumpTree rebuilds a tree from the Resource Dump alone.
+func resourceDumpTree(t *testing.T, out string) map[string]string {
+	t.Helper()
+	var d dumpDoc
+	readXML(t, filepath.Join(out, "resourcesync/default/resourcedump.xml"), &d)
+	tree := map[string]string{}
+	for _, u := range d.URLs {
+		files, _ := checkPackage(t, outFile(out, u.Loc), outFile(out, u.Ln.Href))
+		for p, data := range files {
+			if _, dup := tree[p]; dup {
+				t.Errorf("%s is in two packages", p)
+			}
+			tree[p] = string(data)
+		}
+	}
+	return tree
+}
+
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	tree := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		tree[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+func packageFiles(t *testing.T, out string) map[string][]byte {
+	t.Helper()
+	zips := map[string][]byte{}
+	matches, _ := filepath.Glob(filepath.Join(out, "resourcesync/default/resourcedump/*.zip"))
+	for _, m := range matches {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zips[filepath.Base(m)] = data
+	}
+	return zips
+}
+
+func TestResourceDumpRebuildsTheTree(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf("dir%d/file %02d ü.txt", i%4, i)] = strings.Repeat(fmt.Sprintf("line %d\n", i), 20+i*7)
+	}
+	files["images/photo.png"] = "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00\xff", 300)
+	writeTree(t, src, files)
+	cfg := dumpConfig(t, root)
+	buildAt(t, cfg, "2026-01-01T00:00:00Z", limits{})
+
+	if got := resourceDumpTree(t, cfg.Out); !maps.Equal(got, files) {
+		t.Errorf("the Resource Dump holds %d files, the source %d, or their bytes differ", len(got), len(files))
+	}
+	before := packageFiles(t, cfg.Out)
+	if len(before) < 3 {
+		t.Fatalf("only %d packages: the test needs several", len(before))
+	}
+
+	// One file changes: exactly one package is replaced, the others keep
+	// their bytes.
+	files["dir1/file 05 ü.txt"] = "changed\n"
+	writeTree(t, src, map[string]string{"dir1/file 05 ü.txt": "changed\n"})
+	buildAt(t, cfg, "2026-01-01T01:00:00Z", limits{})
+	after := packageFiles(t, cfg.Out)
+	var gone, added []string
+	for name := range before {
+		if _, ok := after[name]; !ok {
+			gone = append(gone, name)
+		} else if !bytes.Equal(before[name], after[name]) {
+			t.Errorf("package %s kept its name but changed its bytes", name)
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			added = append(added, name)
+		}
+	}
+	if len(gone) != 1 || len(added) != 1 {
+		t.Errorf("a one-file change replaced packages %v with %v; want exactly one replaced", gone, added)
+	}
+	if got := resourceDumpTree(t, cfg.Out); !maps.Equal(got, files) {
+		t.Error("after the change, the Resource Dump does not rebuild the source tree")
+	}
+	unzipTest(t, cfg.Out)
+}
+
+// TestChangeDumpsReplay applies the Change Dumps of several builds to a copy
+// of the tree as it was at the first build and gets the newest tree.
+func TestChangeDumpsReplay(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	writeTree(t, src, map[string]string{"a.txt": "a", "b/c.txt": "c", "d.pdf": "%PDF d"})
+	cfg := dumpConfig(t, root)
+	buildAt(t, cfg, "2026-01-01T00:00:00Z", limits{})
+	copyOld := readTree(t, src)
+
+	writeTree(t, src, map[string]string{"a.txt": "a2", "new one.txt": "new"})
+	os.Remove(filepath.Join(src, "d.pdf"))
+	buildAt(t, cfg, "2026-01-01T01:00:00Z", limits{})
+	writeTree(t, src, map[string]string{"a.txt": "a3", "b/c.txt": "c2", "d.pdf": "%PDF back"})
+	buildAt(t, cfg, "2026-01-01T02:00:00Z", limits{})
+	buildAt(t, cfg, "2026-01-01T03:00:00Z", limits{}) // no changes: no package
+
+	var d dumpDoc
+	readXML(t, filepath.Join(cfg.Out, "resourcesync/default/changedumps/changedump-20260101T000000Z.xml"), &d)
+	if len(d.URLs) != 2 {
+		t.Fatalf("the Change Dump lists %d packages, want one per build with changes (2)", len(d.URLs))
+	}
+	for _, u := range d.URLs {
+		files, deleted := checkPackage(t, outFile(cfg.Out, u.Loc), outFile(cfg.Out, u.Ln.Href))
+		for _, p := range deleted {
+			delete(copyOld, p)
+		}
+		for p, data := range files {
+			copyOld[p] = string(data)
+		}
+	}
+	if want := readTree(t, src); !maps.Equal(copyOld, want) {
+		t.Errorf("replaying the Change Dumps gives %v\nwant %v", copyOld, want)
+	}
+	unzipTest(t, cfg.Out)
+}
+
+// unzipTest runs Info-ZIP's unzip -t over every package in out.
+func unzipTest(t *testing.T, out string) {
+	t.Helper()
+	if _, err := exec.LookPath("unzip"); err != nil {
+		if os.Getenv("RSGEN_REQUIRE_UNZIP") != "" {
+			t.Fatal("unzip is required (RSGEN_REQUIRE_UNZIP is set) but not installed")
+		}
+		t.Log("unzip not installed: packages not tested with unzip -t")
+		return
+	}
+	var zips []string
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".zip") {
+			zips = append(zips, p)
+		}
+		return err
+	})
+	slices.Sort(zips)
+	for _, z := range zips {
+		if msg, err := exec.Command("unzip", "-tq", z).CombinedOutput(); err != nil {
+			t.Errorf("unzip -t %s: %v\n%s", z, err, msg)
+		}
+	}
+}
