@@ -59,7 +59,7 @@ func Diff(prev, cur []Record, now int64) []Event {
 			events = append(events, Event{Change: Created, Time: now, Record: cur[j]})
 			j++
 		default:
-			if prev[i].Fingerprint != cur[j].Fingerprint {
+			if !SameContent(&prev[i], &cur[j]) {
 				cur[j].Seen = now
 				events = append(events, Event{Change: Updated, Time: now, Record: cur[j]})
 			} else {

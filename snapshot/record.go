@@ -16,6 +16,10 @@ type Record struct {
 	Digests     Digests
 	Type        string // media type, without parameters
 	Seen        int64  // Unix seconds when this content was first seen
+	// Recovered marks a record rebuilt from the published output, without
+	// a fingerprint (see SameContent). It is never saved: the build that
+	// recovers a state re-reads every file.
+	Recovered bool
 }
 
 // Lastmod returns the lastmod rsgen publishes for the record: when the

@@ -1,0 +1,156 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// LockFileName is the lock file in the state folder. While a build runs it
+// holds the build's process ID, and the process holds an exclusive flock on
+// it; a build that ends removes it.
+//
+// The kernel drops a flock when its process dies, however it dies, so a
+// lock file left by a killed build is stale by construction: the next build
+// takes the lock, says whose it was, and goes on. The PID in the file is
+// for messages only; it is never trusted to decide anything, so PID reuse
+// cannot wedge a build.
+const LockFileName = "lock"
+
+// ErrLocked is returned, wrapped in a *LockError, when another build holds
+// the state's lock and the caller did not ask to wait.
+var ErrLocked = errors.New("another rsgen build is running on the same state")
+
+// LockError names the lock file and the process that holds it.
+type LockError struct {
+	Path string
+	PID  int // 0 when the holder has not written its PID yet
+}
+
+func (e *LockError) Error() string {
+	holder := "a process that has not written its PID yet"
+	if e.PID > 0 {
+		holder = "process " + strconv.Itoa(e.PID)
+	}
+	return fmt.Sprintf("%v: %s is held by %s (wait for it with --wait, or stop it)", ErrLocked, e.Path, holder)
+}
+
+func (e *LockError) Unwrap() error { return ErrLocked }
+
+// stateLock is a held lock on a state folder.
+type stateLock struct {
+	f    *os.File
+	path string
+}
+
+// lockPoll is how often a waiting build retries the lock.
+const lockPoll = 50 * time.Millisecond
+
+// acquireLock takes the lock of the state folder dir. When another process
+// holds it, it fails at once with a *LockError, or with wait retries until
+// the lock is free or ctx ends. notify, when set, is told about a stale lock
+// taken over.
+func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) (*stateLock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state folder: %w", err)
+	}
+	path := filepath.Join(dir, LockFileName)
+	for {
+		l, stalePID, err := tryLock(path)
+		if err == nil {
+			if stalePID > 0 && notify != nil {
+				notify(Note{Kind: NoteWarning, Path: path, Msg: fmt.Sprintf(
+					"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", stalePID)})
+			}
+			return l, nil
+		}
+		var le *LockError
+		if !errors.As(err, &le) || !wait {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+// tryLock makes one attempt. On success it returns the PID found in a lock
+// file left behind by a process that died holding it, if any.
+func tryLock(path string) (*stateLock, int, error) {
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			pid := readPID(f)
+			f.Close()
+			return nil, 0, &LockError{Path: path, PID: pid}
+		}
+		if err != nil {
+			f.Close()
+			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
+		}
+		// The holder we waited for may have removed the file between our
+		// open and our flock: then we hold a lock on a file nobody else
+		// sees. Start again on the file at path.
+		if !samePath(f, path) {
+			f.Close()
+			continue
+		}
+		stale := readPID(f)
+		if stale == os.Getpid() {
+			stale = 0
+		}
+		if err := writePID(f); err != nil {
+			f.Close()
+			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return &stateLock{f: f, path: path}, stale, nil
+	}
+}
+
+func samePath(f *os.File, path string) bool {
+	fi, err1 := f.Stat()
+	pi, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(fi, pi)
+}
+
+func readPID(f *os.File) int {
+	buf := make([]byte, 32)
+	n, _ := f.ReadAt(buf, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
+func writePID(f *os.File) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return err
+}
+
+// release removes the lock file and drops the lock. Removing before
+// unlocking means a waiting build that opened the old file notices (see
+// samePath) and retries on a fresh one.
+func (l *stateLock) release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	os.Remove(l.path)
+	l.f.Close() // drops the flock
+	l.f = nil
+}

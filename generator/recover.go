@@ -1,0 +1,569 @@
+package generator
+
+import (
+	"cmp"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// # Recovering the state from the published output
+//
+// The output folder holds almost everything the state does: the Resource
+// Lists name every published file with its length, digests, media type and
+// lastmod; the Change Lists hold the segments and the open segment's
+// events; the Change List Index their times. When the state is missing
+// (a CI runner that restored the output, say a gh-pages branch, but not the
+// state folder), corrupt, truncated, or written by a newer rsgen, the
+// builder rebuilds it from there instead of publishing every resource as
+// created:
+//
+//   - missing state and an output holding an rsgen build: automatic;
+//   - corrupt, truncated or newer-version state: a warning, the bad file is
+//     kept aside as state.corrupt, and the state is recovered;
+//   - --state-from-output (Options.StateFromOutput): the state is rebuilt
+//     from the output even when it loads, for a state that belongs to
+//     another build than the output (a stale CI cache).
+//
+// Recovered file records carry no fingerprint, inode or mtime (see
+// snapshot.SameContent): the recovering build re-reads every file once and
+// compares its published digests. Closed Change Lists found in the output
+// are copied back into the state's archive, from which later builds
+// publish them. Events in a Change List newer than its set's Resource List
+// (a build killed between the two) are replayed onto the recovered files,
+// so that they are not published twice.
+
+// NoteInfo reports something the user should know that is not a problem,
+// such as a state rebuilt from the output.
+const NoteInfo NoteKind = 100
+
+// Recovery errors and causes.
+var (
+	// errNotRsgenOutput: the output folder holds no Source Description
+	// written by rsgen for this base URL.
+	errNotRsgenOutput = errors.New("no rsgen build in the output folder")
+)
+
+// recovery is a state rebuilt from the output, and what the build must do
+// with it before writing anything.
+type recovery struct {
+	state   *snapshot.State
+	archive []string // output paths of closed Change Lists to copy into the state archive
+	lists   int      // Change Lists read
+	bad     string   // "corrupt" or "newer": the state file to keep aside
+}
+
+// loadState loads the previous state, or rebuilds it from the output when
+// it is missing, unusable or --state-from-output asks for it.
+func (b *builder) loadState() (*snapshot.State, error) {
+	statePath := filepath.Join(b.cfg.State, snapshot.FileName)
+	_, statErr := os.Stat(statePath)
+	missing := errors.Is(statErr, fs.ErrNotExist)
+	st, err := snapshot.Load(b.cfg.State)
+	var why string
+	switch {
+	case errors.Is(err, snapshot.ErrCorrupt), errors.Is(err, snapshot.ErrNewerVersion):
+		rec, rerr := b.recoverFromOutput()
+		if errors.Is(rerr, errNotRsgenOutput) {
+			b.warn("", fmt.Sprintf("%v; the output folder %s holds no previous build to rebuild it from, so this build starts afresh", err, b.cfg.Out))
+			b.recovered = &recovery{bad: badKind(err)}
+			return &snapshot.State{SetChanged: map[string]int64{}}, nil
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("%w; rebuilding it from the output folder failed: %v", err, rerr)
+		}
+		rec.bad = badKind(err)
+		b.recovered = rec
+		b.warn("", fmt.Sprintf("%v; rebuilt it from the build published in %s (%d resources, %d Change Lists); the bad file is kept as %s.%s",
+			err, b.cfg.Out, len(rec.state.Files), rec.lists, statePath, rec.bad))
+		return rec.state, nil
+	case err != nil:
+		return nil, err
+	case b.opts.StateFromOutput:
+		why = "--state-from-output"
+	case missing:
+		why = "no state in " + b.cfg.State
+	default:
+		return st, nil
+	}
+	rec, err := b.recoverFromOutput()
+	if errors.Is(err, errNotRsgenOutput) && !b.opts.StateFromOutput {
+		return st, nil // a first build
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot rebuild the state from the output folder %s: %w", why, b.cfg.Out, err)
+	}
+	b.recovered = rec
+	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%s: rebuilt the state from the build published in %s (%d resources, %d Change Lists); every file is read once",
+		why, b.cfg.Out, len(rec.state.Files), rec.lists)})
+	return rec.state, nil
+}
+
+func badKind(err error) string {
+	if errors.Is(err, snapshot.ErrNewerVersion) {
+		return "newer"
+	}
+	return "corrupt"
+}
+
+// restoreRecovered finishes a recovery before the build writes anything:
+// it keeps a bad state file aside and copies the closed Change Lists of the
+// output into the state archive, where they are missing.
+func (b *builder) restoreRecovered() error {
+	rec := b.recovered
+	if rec == nil {
+		return nil
+	}
+	if rec.bad != "" {
+		p := filepath.Join(b.cfg.State, snapshot.FileName)
+		if err := os.Rename(p, p+"."+rec.bad); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("keep the bad state aside: %w", err)
+		}
+	}
+	for _, rel := range rec.archive {
+		dst := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(rel))
+		if _, err := os.Stat(dst); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("restore closed change list: %w", err)
+		}
+		src := b.outPath(rel)
+		si, err := os.Stat(src)
+		if err != nil {
+			return fmt.Errorf("restore closed change list: %w", err)
+		}
+		if err := copyInto(src, dst, &snapshot.Record{ModTime: si.ModTime().UnixNano()}); err != nil {
+			return fmt.Errorf("restore closed change list %s: %w", dst, err)
+		}
+	}
+	return nil
+}
+
+// publishedSets returns the names of the sets the output's Source
+// Description lists, or errNotRsgenOutput when there is none written by
+// rsgen for this base URL.
+func (b *builder) publishedSets() ([]string, error) {
+	var names []string
+	head, err := readPublished(b.outPath(layout.SourceDescription), func(e *pubEntry) error {
+		rel, ok := layout.PathFromURL(b.base, e.Loc)
+		name, isCap := strings.CutPrefix(rel, layout.DocumentsDir+"/")
+		name, isCap = strings.CutSuffix(name, "/capabilitylist.xml")
+		if !ok || !isCap || strings.Contains(name, "/") || rel != layout.CapabilityList(name) {
+			return fmt.Errorf("%w: %s lists %s, not a Capability List rsgen writes under %s", errNotRsgenOutput, layout.SourceDescription, e.Loc, b.base)
+		}
+		names = append(names, name)
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNotRsgenOutput
+	}
+	if err != nil {
+		return nil, err
+	}
+	if head.root != "urlset" || head.md.Capability != rs.CapDescription {
+		return nil, fmt.Errorf("%w: %s is not a Source Description", errNotRsgenOutput, layout.SourceDescription)
+	}
+	return names, nil
+}
+
+// OutputHoldsBuild reports whether the output folder holds a build rsgen
+// published for this configuration's base URL.
+func (b *builder) outputHoldsBuild() bool {
+	_, err := b.publishedSets()
+	return err == nil
+}
+
+type segKey struct {
+	from int64
+	seq  int
+}
+
+// recoverFromOutput rebuilds the state from the documents in the output.
+func (b *builder) recoverFromOutput() (*recovery, error) {
+	names, err := b.publishedSets()
+	if err != nil {
+		return nil, err
+	}
+	rec := &recovery{}
+	st := &snapshot.State{SetChanged: map[string]int64{}}
+	outputs := []string{layout.SourceDescription}
+	files := map[string]snapshot.Record{}
+	segs := map[segKey]*snapshot.Segment{}
+	type eventKey struct {
+		time   int64
+		change snapshot.Change
+		path   string
+	}
+	openEvents := map[eventKey]snapshot.Event{}
+	for _, name := range names {
+		outputs = append(outputs, layout.CapabilityList(name))
+		setFiles := map[string]snapshot.Record{}
+		at, rlDocs, err := b.recoverResourceList(name, setFiles)
+		if err != nil {
+			return nil, err
+		}
+		outputs = append(outputs, rlDocs...)
+		st.SetChanged[name] = at
+		st.LastBuild = max(st.LastBuild, at)
+
+		lists, err := b.changeListsOf(name)
+		if err != nil {
+			return nil, err
+		}
+		outputs = append(outputs, layout.ChangeListIndex(name))
+		var late []snapshot.Event // events newer than the Resource List
+		for _, l := range lists {
+			rec.lists++
+			outputs = append(outputs, l.rel)
+			k := segKey{l.from, l.seq}
+			seg := segs[k]
+			if seg == nil {
+				seg = &snapshot.Segment{From: l.from, Until: l.until, Seq: l.seq}
+				segs[k] = seg
+			}
+			seg.Until = max(seg.Until, l.until)
+			st.LastBuild = max(st.LastBuild, l.from, l.until)
+			if l.until != 0 {
+				rec.archive = append(rec.archive, l.rel)
+				if l.until <= at {
+					continue
+				}
+			}
+			evs, err := b.readEvents(l.rel)
+			if err != nil {
+				return nil, err
+			}
+			for _, ev := range evs {
+				st.LastBuild = max(st.LastBuild, ev.Time)
+				if l.until == 0 {
+					openEvents[eventKey{ev.Time, ev.Change, ev.Record.Path}] = ev
+				}
+				if ev.Time > at {
+					late = append(late, ev)
+				}
+			}
+		}
+		slices.SortStableFunc(late, func(x, y snapshot.Event) int { return cmp.Compare(x.Time, y.Time) })
+		for _, ev := range late {
+			if ev.Change == snapshot.Deleted {
+				delete(setFiles, ev.Record.Path)
+			} else {
+				setFiles[ev.Record.Path] = ev.Record
+			}
+		}
+		for p, r := range setFiles {
+			if _, dup := files[p]; !dup {
+				files[p] = r
+			}
+		}
+	}
+	for _, r := range files {
+		st.Files = append(st.Files, r)
+	}
+	slices.SortFunc(st.Files, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
+	for _, seg := range segs {
+		st.Segments = append(st.Segments, *seg)
+	}
+	slices.SortFunc(st.Segments, func(x, y snapshot.Segment) int {
+		return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.Seq, y.Seq))
+	})
+	for i, seg := range st.Segments {
+		if seg.Until == 0 && i != len(st.Segments)-1 {
+			return nil, fmt.Errorf("the Change List opened at %s is open but not the last", unixTime(seg.From).Format(time.RFC3339))
+		}
+	}
+	if open := st.Open(); open != nil {
+		for _, ev := range openEvents {
+			open.Events = append(open.Events, ev)
+		}
+		slices.SortFunc(open.Events, func(x, y snapshot.Event) int {
+			return cmp.Or(cmp.Compare(x.Time, y.Time), layout.ComparePaths(x.Record.Path, y.Record.Path))
+		})
+	}
+	slices.Sort(outputs)
+	st.Outputs = slices.Compact(outputs)
+	rec.state = st
+	return rec, nil
+}
+
+// recoverResourceList reads the Resource List of set name (or its index
+// and parts) into files, and returns its "at" and its output paths.
+func (b *builder) recoverResourceList(name string, files map[string]snapshot.Record) (int64, []string, error) {
+	rel := layout.ResourceList(name)
+	docs := []string{rel}
+	var parts []string
+	head, err := readPublished(b.outPath(rel), func(e *pubEntry) error {
+		if e.sitemap {
+			p, ok := layout.PathFromURL(b.base, e.Loc)
+			if !ok {
+				return fmt.Errorf("part %s is not under %s", e.Loc, b.base)
+			}
+			parts = append(parts, p)
+			return nil
+		}
+		return b.recoverEntry(e, files)
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	if head.md.Capability != rs.CapResourceList {
+		return 0, nil, fmt.Errorf("%s: capability %q, want %q", rel, head.md.Capability, rs.CapResourceList)
+	}
+	for _, p := range parts {
+		docs = append(docs, p)
+		if _, err := readPublished(b.outPath(p), func(e *pubEntry) error { return b.recoverEntry(e, files) }); err != nil {
+			return 0, nil, err
+		}
+	}
+	at, err := parsePubTime(head.md.At)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: at: %w", rel, err)
+	}
+	return at, docs, nil
+}
+
+// recoverEntry reads one Resource List entry into files.
+func (b *builder) recoverEntry(e *pubEntry, files map[string]snapshot.Record) error {
+	r, err := b.pubRecord(e)
+	if err != nil {
+		return err
+	}
+	if r.Seen, err = parsePubTime(e.Lastmod); err != nil {
+		return fmt.Errorf("%s: lastmod: %w", e.Loc, err)
+	}
+	files[r.Path] = r
+	return nil
+}
+
+// pubRecord returns the recovered record of a published resource entry.
+func (b *builder) pubRecord(e *pubEntry) (snapshot.Record, error) {
+	p, ok := layout.PathFromURL(b.resBase, e.Loc)
+	if !ok {
+		return snapshot.Record{}, fmt.Errorf("resource %s is not under %s", e.Loc, b.resBase)
+	}
+	r := snapshot.Record{Path: p, Recovered: true, Type: e.MD.Type}
+	if e.MD.Change == rs.ChangeDeleted {
+		return r, nil
+	}
+	var err error
+	if r.Digests, err = snapshot.ParseHash(e.MD.Hash); err != nil {
+		return r, fmt.Errorf("%s: %w", e.Loc, err)
+	}
+	if r.Size, err = strconv.ParseInt(e.MD.Length, 10, 64); err != nil || r.Size < 0 {
+		return r, fmt.Errorf("%s: bad length %q", e.Loc, e.MD.Length)
+	}
+	return r, nil
+}
+
+// pubList is one Change List found in the output.
+type pubList struct {
+	rel         string
+	from, until int64
+	seq         int
+}
+
+// changeListsOf returns the Change Lists of set name that its Change List
+// Index lists, oldest first.
+func (b *builder) changeListsOf(name string) ([]pubList, error) {
+	var lists []pubList
+	idx := layout.ChangeListIndex(name)
+	_, err := readPublished(b.outPath(idx), func(e *pubEntry) error {
+		rel, ok := layout.PathFromURL(b.base, e.Loc)
+		if !ok {
+			return fmt.Errorf("%s lists %s, not under %s", idx, e.Loc, b.base)
+		}
+		lists = append(lists, pubList{rel: rel})
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range lists {
+		l := &lists[i]
+		head, err := readPublished(b.outPath(l.rel), nil)
+		if err != nil {
+			return nil, err
+		}
+		if l.from, err = parsePubTime(head.md.From); err != nil || l.from == 0 {
+			return nil, fmt.Errorf("%s: bad from %q", l.rel, head.md.From)
+		}
+		if l.until, err = parsePubTime(head.md.Until); err != nil {
+			return nil, fmt.Errorf("%s: until: %w", l.rel, err)
+		}
+		seq, named := changeListSeq(name, l.from, l.rel)
+		if !named {
+			return nil, fmt.Errorf("%s: not the name rsgen gives the Change List opened at %s", l.rel, head.md.From)
+		}
+		l.seq = seq
+	}
+	return lists, nil
+}
+
+// changeListSeq returns the sequence number in the name of the Change List
+// of set name opened at from.
+func changeListSeq(name string, from int64, rel string) (int, bool) {
+	first := layout.ChangeList(name, unixTime(from), 0)
+	if rel == first {
+		return 0, true
+	}
+	rest, found := strings.CutPrefix(rel, strings.TrimSuffix(first, ".xml")+"-")
+	rest, isXML := strings.CutSuffix(rest, ".xml")
+	n, err := strconv.Atoi(rest)
+	if !found || !isXML || err != nil || n <= 0 || layout.ChangeList(name, unixTime(from), n) != rel {
+		return 0, false
+	}
+	return n, true
+}
+
+// readEvents reads the change events of a Change List.
+func (b *builder) readEvents(rel string) ([]snapshot.Event, error) {
+	var evs []snapshot.Event
+	_, err := readPublished(b.outPath(rel), func(e *pubEntry) error {
+		ev := snapshot.Event{}
+		switch e.MD.Change {
+		case rs.ChangeCreated:
+			ev.Change = snapshot.Created
+		case rs.ChangeUpdated:
+			ev.Change = snapshot.Updated
+		case rs.ChangeDeleted:
+			ev.Change = snapshot.Deleted
+		default:
+			return fmt.Errorf("%s: %s: bad change %q", rel, e.Loc, e.MD.Change)
+		}
+		when := e.MD.Datetime
+		if when == "" {
+			when = e.Lastmod // ResourceSync 1.0 mode
+		}
+		var err error
+		if ev.Time, err = parsePubTime(when); err != nil || ev.Time == 0 {
+			return fmt.Errorf("%s: %s: bad datetime %q", rel, e.Loc, when)
+		}
+		if ev.Record, err = b.pubRecord(e); err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		ev.Record.Seen = ev.Time
+		evs = append(evs, ev)
+		return nil
+	})
+	return evs, err
+}
+
+// ---- reading published documents ----
+
+type pubMD struct {
+	Capability string `xml:"capability,attr"`
+	Change     string `xml:"change,attr"`
+	Datetime   string `xml:"datetime,attr"`
+	At         string `xml:"at,attr"`
+	From       string `xml:"from,attr"`
+	Until      string `xml:"until,attr"`
+	Hash       string `xml:"hash,attr"`
+	Length     string `xml:"length,attr"`
+	Type       string `xml:"type,attr"`
+}
+
+type pubEntry struct {
+	Loc     string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
+	Lastmod string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 lastmod"`
+	MD      pubMD  `xml:"http://www.openarchives.org/rs/terms/ md"`
+	sitemap bool   // a <sitemap> entry, of an index
+}
+
+type pubHead struct {
+	root string // "urlset" or "sitemapindex"
+	md   pubMD
+}
+
+// maxPublishedBytes bounds what is read of one published document: rsgen
+// writes none larger than rs.MaxBytes.
+const maxPublishedBytes = rs.MaxBytes + 1<<20
+
+// readPublished streams the document at path, calling entry (when not nil)
+// for each <url> or <sitemap>; with a nil entry it stops after the root's
+// rs:md.
+func readPublished(path string, entry func(*pubEntry) error) (*pubHead, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := &pubHead{}
+	dec := xml.NewDecoder(io.LimitReader(f, maxPublishedBytes))
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			switch {
+			case depth == 0:
+				if t.Name.Space != rs.SitemapNS || (t.Name.Local != "urlset" && t.Name.Local != "sitemapindex") {
+					return nil, fmt.Errorf("read %s: root {%s}%s is not a ResourceSync document", path, t.Name.Space, t.Name.Local)
+				}
+				head.root = t.Name.Local
+				depth++
+			case depth == 1 && t.Name.Space == rs.RSNS && t.Name.Local == "md":
+				if err := dec.DecodeElement(&head.md, &t); err != nil {
+					return nil, fmt.Errorf("read %s: %w", path, err)
+				}
+				if entry == nil {
+					return head, nil
+				}
+			case depth == 1 && t.Name.Space == rs.SitemapNS && (t.Name.Local == "url" || t.Name.Local == "sitemap"):
+				if entry == nil {
+					return head, nil
+				}
+				e := pubEntry{sitemap: t.Name.Local == "sitemap"}
+				if err := dec.DecodeElement(&e, &t); err != nil {
+					return nil, fmt.Errorf("read %s: %w", path, err)
+				}
+				if err := entry(&e); err != nil {
+					return nil, err
+				}
+			default:
+				if err := dec.Skip(); err != nil {
+					return nil, fmt.Errorf("read %s: %w", path, err)
+				}
+			}
+		case xml.EndElement:
+			depth--
+		}
+	}
+	if head.root == "" {
+		return nil, fmt.Errorf("read %s: no root element", path)
+	}
+	return head, nil
+}
+
+// parsePubTime parses a time rsgen wrote; "" is 0.
+func parsePubTime(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return 0, err
+	}
+	return t.Unix(), nil
+}

@@ -1,0 +1,62 @@
+package snapshot
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// A recovered record is one rebuilt from the published documents rather
+// than from a scan (see generator's state recovery): it knows the file's
+// path, length, published digests, media type and lastmod, but not its
+// fingerprint, inode or modification time. Such a record is never trusted
+// without reading the file, and the file it describes is compared by its
+// published digests instead of its fingerprint (SameContent), so that
+// recovering the state does not turn every resource into an update.
+
+// SameContent reports whether cur, a file as just scanned, holds the
+// content that prev, its previous record, describes: equal fingerprints,
+// or, for a recovered prev, equal length and every published digest the
+// two have in common (there must be at least one).
+func SameContent(prev, cur *Record) bool {
+	if !prev.Recovered {
+		return prev.Fingerprint == cur.Fingerprint
+	}
+	if prev.Size != cur.Size {
+		return false
+	}
+	common := prev.Digests.Has & cur.Digests.Has
+	if common == 0 {
+		return false
+	}
+	for a := Algorithm(0); a < numAlgorithms; a++ {
+		if common&(1<<a) != 0 && string(prev.Digests.sum(a)) != string(cur.Digests.sum(a)) {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseHash reads an rs:md hash attribute value ("alg:hex" pairs separated
+// by spaces, as AppendHash writes them). Algorithms rsgen does not publish
+// are ignored; a malformed pair of a known algorithm is an error.
+func ParseHash(s string) (Digests, error) {
+	var d Digests
+	for _, pair := range strings.Fields(s) {
+		name, digest, ok := strings.Cut(pair, ":")
+		if !ok {
+			return Digests{}, fmt.Errorf("hash %q: want alg:hex", pair)
+		}
+		a, known := ParseAlgorithm(name)
+		if !known {
+			continue
+		}
+		sum, err := hex.DecodeString(digest)
+		if err != nil || len(sum) != digestSizes[a] {
+			return Digests{}, fmt.Errorf("hash %q: not a %s digest", pair, name)
+		}
+		copy(d.sum(a), sum)
+		d.Has |= 1 << a
+	}
+	return d, nil
+}
