@@ -1,0 +1,356 @@
+package serve_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/generator"
+	"github.com/rsgen/rsgen/serve"
+)
+
+const base = "http://127.0.0.1:8080/"
+
+// t0 is the time of the first build; the source files are older.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// fixture is a built site and a Handler over its output.
+type fixture struct {
+	t   *testing.T
+	cfg *config.Config
+	h   *serve.Handler
+	n   int // files written so far
+}
+
+// newFixture builds a site with two sets: "texts" (texts/) and "all-json"
+// (every .json file), so that texts/data.json is in both and top.txt in
+// none.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.Dir = dir
+	cfg.Source, cfg.Out, cfg.State = filepath.Join(dir, "site"), filepath.Join(dir, "public"), filepath.Join(dir, "state")
+	cfg.BaseURL = base
+	cfg.Sets = []config.Set{{Name: "texts", Path: "texts"}, {Name: "all-json", Include: []string{"**/*.json"}}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	fx := &fixture{t: t, cfg: &cfg}
+	fx.write("texts/a.txt", "0123456789")
+	fx.write("texts/data.json", `{"a": 1}`)
+	fx.write("texts/README", "plain words, no extension")
+	fx.write("texts/pack.zip", "PK\x05\x06"+strings.Repeat("\x00", 18))
+	fx.write("top.txt", "outside every set")
+	fx.write("docs/index.html", "<p>docs</p>")
+	fx.build(t0)
+	h, err := serve.New(serve.Options{Dir: cfg.Out, BaseURL: base, Sets: []string{"texts", "all-json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	fx.h = h
+	return fx
+}
+
+// write writes a source file with an mtime well before t0, and different
+// from the mtime of every file written before.
+func (fx *fixture) write(name, content string) {
+	fx.t.Helper()
+	p := filepath.Join(fx.cfg.Source, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		fx.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		fx.t.Fatal(err)
+	}
+	fx.n++
+	old := time.Date(2020, 5, 5, 5, 5, fx.n, 0, time.UTC)
+	if err := os.Chtimes(p, old, old); err != nil {
+		fx.t.Fatal(err)
+	}
+}
+
+func (fx *fixture) build(now time.Time) {
+	fx.t.Helper()
+	if _, err := generator.Build(context.Background(), fx.cfg, generator.Options{Now: now}); err != nil {
+		fx.t.Fatal(err)
+	}
+}
+
+// do sends a request, given as on the wire ("GET /path"), with headers
+// "Name: value".
+func (fx *fixture) do(request string, headers ...string) *http.Response {
+	fx.t.Helper()
+	method, target, _ := strings.Cut(request, " ")
+	r := httptest.NewRequest(method, target, nil)
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	fx.h.ServeHTTP(w, r)
+	return w.Result()
+}
+
+func body(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestContentTypes(t *testing.T) {
+	fx := newFixture(t)
+	for target, want := range map[string]string{
+		"/.well-known/resourcesync":              "application/xml",
+		"/resourcesync/texts/capabilitylist.xml": "application/xml",
+		"/resourcesync/texts/resourcelist.xml":   "application/xml",
+		"/resourcesync/all-json/changelist.xml":  "application/xml",
+		"/texts/a.txt":                           "text/plain",
+		"/texts/data.json":                       "application/json",
+		"/texts/pack.zip":                        "application/zip",
+		"/texts/README":                          "text/plain", // published type, sniffed by the build
+		"/docs/index.html":                       "text/html",
+		"/docs/":                                 "text/html",
+	} {
+		resp := fx.do("GET " + target)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %s", target, resp.Status)
+			continue
+		}
+		if got := resp.Header.Get("Content-Type"); got != want {
+			t.Errorf("GET %s: Content-Type %q, want %q", target, got, want)
+		}
+		if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("GET %s: X-Content-Type-Options %q", target, got)
+		}
+	}
+	if got := body(t, fx.do("GET /texts/a.txt")); got != "0123456789" {
+		t.Errorf("body %q", got)
+	}
+}
+
+func TestLinkHeader(t *testing.T) {
+	fx := newFixture(t)
+	texts := "<" + base + `resourcesync/texts/capabilitylist.xml>; rel="resourcesync"`
+	json := "<" + base + `resourcesync/all-json/capabilitylist.xml>; rel="resourcesync"`
+	for target, want := range map[string][]string{
+		"/texts/a.txt":                           {texts},
+		"/texts/data.json":                       {json, texts},
+		"/top.txt":                               nil,
+		"/.well-known/resourcesync":              nil,
+		"/resourcesync/texts/capabilitylist.xml": nil,
+	} {
+		got := fx.do("GET " + target).Header.Values("Link")
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("GET %s: Link %q, want %q", target, got, want)
+		}
+	}
+}
+
+// TestLastModified: a listed resource's Last-Modified is its published
+// lastmod (the build time, with lastmod = "content"), not its mtime.
+func TestLastModified(t *testing.T) {
+	fx := newFixture(t)
+	resp := fx.do("GET /texts/a.txt")
+	if got, want := resp.Header.Get("Last-Modified"), t0.Format(http.TimeFormat); got != want {
+		t.Errorf("listed resource: Last-Modified %q, want the published lastmod %q", got, want)
+	}
+	info, err := os.Stat(filepath.Join(fx.cfg.Out, "top.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp = fx.do("GET /top.txt")
+	if got, want := resp.Header.Get("Last-Modified"), info.ModTime().UTC().Format(http.TimeFormat); got != want {
+		t.Errorf("unlisted file: Last-Modified %q, want its mtime %q", got, want)
+	}
+}
+
+// TestIndexReload: a new build's Resource Lists are read again.
+func TestIndexReload(t *testing.T) {
+	fx := newFixture(t)
+	if got := fx.do("GET /texts/a.txt").Header.Values("Link"); len(got) != 1 {
+		t.Fatalf("Link %q", got)
+	}
+	fx.write("texts/b.txt", "new")
+	fx.write("texts/a.txt", "changed")
+	t1 := t0.Add(time.Hour)
+	fx.build(t1)
+	resp := fx.do("GET /texts/b.txt")
+	if got := resp.Header.Values("Link"); len(got) != 1 {
+		t.Errorf("new resource: Link %q", got)
+	}
+	if got, want := fx.do("GET /texts/a.txt").Header.Get("Last-Modified"), t1.Format(http.TimeFormat); got != want {
+		t.Errorf("updated resource: Last-Modified %q, want %q", got, want)
+	}
+}
+
+func TestConditionalGET(t *testing.T) {
+	fx := newFixture(t)
+	first := fx.do("GET /texts/a.txt")
+	etag := first.Header.Get("ETag")
+	if !strings.HasPrefix(etag, `"`) {
+		t.Fatalf("ETag %q is not a strong validator", etag)
+	}
+	for _, c := range []struct {
+		header string
+		want   int
+	}{
+		{"If-None-Match: " + etag, http.StatusNotModified},
+		{`If-None-Match: "other"`, http.StatusOK},
+		{"If-Modified-Since: " + t0.Format(http.TimeFormat), http.StatusNotModified},
+		{"If-Modified-Since: " + t0.Add(-time.Second).Format(http.TimeFormat), http.StatusOK},
+	} {
+		if resp := fx.do("GET /texts/a.txt", c.header); resp.StatusCode != c.want {
+			t.Errorf("%s: %s, want %d", c.header, resp.Status, c.want)
+		}
+	}
+	// A new version of the file has a new ETag.
+	fx.write("texts/a.txt", "9876543210")
+	fx.build(t0.Add(time.Hour))
+	if resp := fx.do("GET /texts/a.txt", "If-None-Match: "+etag); resp.StatusCode != http.StatusOK {
+		t.Errorf("after an update: %s, want 200", resp.Status)
+	}
+}
+
+func TestRange(t *testing.T) {
+	fx := newFixture(t)
+	resp := fx.do("GET /texts/a.txt", "Range: bytes=2-5")
+	if resp.StatusCode != http.StatusPartialContent {
+		t.Fatalf("%s, want 206", resp.Status)
+	}
+	if got := resp.Header.Get("Content-Range"); got != "bytes 2-5/10" {
+		t.Errorf("Content-Range %q", got)
+	}
+	if got := body(t, resp); got != "2345" {
+		t.Errorf("body %q", got)
+	}
+	etag := resp.Header.Get("ETag")
+	if resp := fx.do("GET /texts/a.txt", "Range: bytes=2-5", `If-Range: "stale"`); resp.StatusCode != http.StatusOK {
+		t.Errorf("If-Range with a stale ETag: %s, want the whole file", resp.Status)
+	}
+	if resp := fx.do("GET /texts/a.txt", "Range: bytes=2-5", "If-Range: "+etag); resp.StatusCode != http.StatusPartialContent {
+		t.Errorf("If-Range with the ETag: %s, want 206", resp.Status)
+	}
+	if resp := fx.do("GET /texts/a.txt", "Range: bytes=20-30"); resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
+		t.Errorf("range past the end: %s, want 416", resp.Status)
+	}
+}
+
+func TestHEAD(t *testing.T) {
+	fx := newFixture(t)
+	resp := fx.do("HEAD /texts/a.txt")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatal(resp.Status)
+	}
+	if got := body(t, resp); got != "" {
+		t.Errorf("HEAD has a body: %q", got)
+	}
+	if got := resp.Header.Get("Content-Length"); got != "10" {
+		t.Errorf("Content-Length %q", got)
+	}
+	if resp.Header.Get("Link") == "" || resp.Header.Get("ETag") == "" || resp.Header.Get("Last-Modified") == "" {
+		t.Errorf("HEAD lacks headers: %v", resp.Header)
+	}
+	if resp := fx.do("POST /texts/a.txt"); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST: %s, Allow %q", resp.Status, resp.Header.Get("Allow"))
+	}
+}
+
+func TestTraversal(t *testing.T) {
+	fx := newFixture(t)
+	secret := filepath.Join(filepath.Dir(fx.cfg.Out), "secret.txt")
+	if err := os.WriteFile(secret, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{
+		"/../secret.txt",
+		"/%2e%2e/secret.txt",
+		"/%2E%2E/secret.txt",
+		"/texts/%2e%2e/%2e%2e/secret.txt",
+		"/..%2fsecret.txt",
+		"/%2e%2e%2fsecret.txt",
+		"/texts/..",
+		"/texts/a.txt%00",
+	} {
+		resp := fx.do("GET " + target)
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("GET %s: %s, want 400", target, resp.Status)
+		}
+		if strings.Contains(body(t, resp), "secret") {
+			t.Errorf("GET %s: served the secret", target)
+		}
+	}
+	// Double encoding is a file name with percent signs: not found.
+	if resp := fx.do("GET /%252e%252e/secret.txt"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("double-encoded: %s, want 404", resp.Status)
+	}
+}
+
+func TestSymlinks(t *testing.T) {
+	fx := newFixture(t)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"out-file":    filepath.Join(outside, "secret.txt"),
+		"out-dir":     outside,
+		"out-rel":     "../../" + filepath.Base(filepath.Dir(outside)) + "/" + filepath.Base(outside) + "/secret.txt",
+		"in-file":     "texts/a.txt",
+		"texts/up-in": "../top.txt",
+	} {
+		if err := os.Symlink(target, filepath.Join(fx.cfg.Out, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, target := range []string{"/out-file", "/out-dir/secret.txt", "/out-rel"} {
+		resp := fx.do("GET " + target)
+		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %s, want 403 or 404", target, resp.Status)
+		}
+		if strings.Contains(body(t, resp), "secret") {
+			t.Errorf("GET %s: served the secret", target)
+		}
+	}
+	for target, want := range map[string]string{"/in-file": "0123456789", "/texts/up-in": "outside every set"} {
+		if resp := fx.do("GET " + target); resp.StatusCode != http.StatusOK || body(t, resp) != want {
+			t.Errorf("GET %s: %s, want the linked file", target, resp.Status)
+		}
+	}
+}
+
+// TestHidden: temporary files of a build in progress, and folders without
+// an index.html, are not found.
+func TestHidden(t *testing.T) {
+	fx := newFixture(t)
+	for _, p := range []string{".rsgen-tmp-123", "resourcesync/texts/.rsgen-tmp-456"} {
+		if err := os.WriteFile(filepath.Join(fx.cfg.Out, filepath.FromSlash(p)), []byte("<half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if resp := fx.do("GET /" + p); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET /%s: %s, want 404", p, resp.Status)
+		}
+	}
+	for _, target := range []string{"/", "/texts/", "/resourcesync"} {
+		if resp := fx.do("GET " + target); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %s, want 404", target, resp.Status)
+		}
+	}
+}
