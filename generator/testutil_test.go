@@ -109,6 +109,7 @@ func (s *site) buildWith(opts generator.Options) *generator.Summary {
 			s.t.Errorf("build at %s warned: %s: %s", now.Format(time.RFC3339), n.Path, n.Msg)
 		}
 	}
+	generator.CheckPublished(s.t, s.Cfg)
 	return sum
 }
 
