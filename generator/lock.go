@@ -45,8 +45,9 @@ func (e *LockError) Unwrap() error { return ErrLocked }
 
 // stateLock is a held lock on a state folder.
 type stateLock struct {
-	f    *os.File
-	path string
+	f          *os.File
+	path       string
+	createdDir bool // the state folder did not exist: remove it if still empty
 }
 
 // lockPoll is how often a waiting build retries the lock.
@@ -57,6 +58,8 @@ const lockPoll = 50 * time.Millisecond
 // the lock is free or ctx ends. notify, when set, is told about a stale lock
 // taken over.
 func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) (*stateLock, error) {
+	_, statErr := os.Stat(dir)
+	created := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
@@ -64,6 +67,7 @@ func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) 
 	for {
 		l, stalePID, err := tryLock(path)
 		if err == nil {
+			l.createdDir = created
 			if stalePID > 0 && notify != nil {
 				notify(Note{Kind: NoteWarning, Path: path, Msg: fmt.Sprintf(
 					"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", stalePID)})
@@ -72,6 +76,9 @@ func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) 
 		}
 		var le *LockError
 		if !errors.As(err, &le) || !wait {
+			if created {
+				os.Remove(dir)
+			}
 			return nil, err
 		}
 		select {
@@ -153,4 +160,7 @@ func (l *stateLock) release() {
 	os.Remove(l.path)
 	l.f.Close() // drops the flock
 	l.f = nil
+	if l.createdDir {
+		os.Remove(filepath.Dir(l.path)) // only if the build left nothing in it
+	}
 }

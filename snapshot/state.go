@@ -270,11 +270,13 @@ func Decode(r io.Reader) (*State, error) {
 	body, tail := data[:len(data)-4], data[len(data)-4:]
 	d := &decoder{b: body[len(magic):], types: map[string]string{}}
 	version := d.uvarint()
-	if d.err == nil && version > Version {
-		return nil, fmt.Errorf("%w (format %d; this rsgen reads format %d)", ErrNewerVersion, version, Version)
-	}
+	// The checksum comes first: a damaged version byte is corruption, not
+	// a newer rsgen.
 	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(tail) {
 		return nil, fmt.Errorf("%w: checksum mismatch (truncated or altered)", ErrCorrupt)
+	}
+	if d.err == nil && version > Version {
+		return nil, fmt.Errorf("%w (format %d; this rsgen reads format %d)", ErrNewerVersion, version, Version)
 	}
 	st := d.state()
 	if d.err == nil && len(d.b) != 0 {

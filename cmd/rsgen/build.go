@@ -23,6 +23,10 @@ const buildFlagsHelp = `flags:
   --state DIR       folder of rsgen's state snapshot (config: state)
   --now TIME        build time, RFC 3339 (default: $SOURCE_DATE_EPOCH, else the clock)
   --verify          re-read every file instead of trusting unchanged size and mtime
+  --wait            wait for another build on the same state instead of failing
+  --state-from-output
+                    rebuild the state from the published output even when it
+                    loads (automatic when the state is missing or corrupt)
   --quiet           print nothing but errors and warnings
 
 Flags override the configuration file. Relative paths in the file are
@@ -68,6 +72,7 @@ type buildFlags struct {
 	config, source, out, baseURL, state string
 	now                                 string
 	verify, quiet                       bool
+	wait, stateFromOutput               bool
 }
 
 func newBuildFlags(name string, stderr io.Writer) *buildFlags {
@@ -81,6 +86,8 @@ func newBuildFlags(name string, stderr io.Writer) *buildFlags {
 	f.fs.StringVar(&f.now, "now", "", "")
 	f.fs.BoolVar(&f.verify, "verify", false, "")
 	f.fs.BoolVar(&f.quiet, "quiet", false, "")
+	f.fs.BoolVar(&f.wait, "wait", false, "")
+	f.fs.BoolVar(&f.stateFromOutput, "state-from-output", false, "")
 	return f
 }
 
@@ -168,7 +175,8 @@ func prepare(name, usage string, cio cliIO, args []string) (cfg *config.Config, 
 		fmt.Fprintf(cio.stderr, "rsgen %s: %v\n", name, err)
 		return nil, opts, f, exitUsage
 	}
-	opts = generator.Options{Now: now, Verify: f.verify, ConfigFile: cfgFile, Notify: warningPrinter(cio.stderr)}
+	opts = generator.Options{Now: now, Verify: f.verify, ConfigFile: cfgFile, Notify: warningPrinter(cio.stderr, f.quiet),
+		Wait: f.wait, StateFromOutput: f.stateFromOutput}
 	return cfg, opts, f, exitOK
 }
 
@@ -182,9 +190,14 @@ func exitCodeOf(err error) int {
 	return exitFailure
 }
 
-// warningPrinter prints the generator's warnings as they come.
-func warningPrinter(w io.Writer) func(generator.Note) {
+// warningPrinter prints the generator's warnings as they come, and its
+// informational notes unless quiet.
+func warningPrinter(w io.Writer, quiet bool) func(generator.Note) {
 	return func(n generator.Note) {
+		if n.Kind == generator.NoteInfo && !quiet {
+			fmt.Fprintf(w, "rsgen: %s\n", n.Msg)
+			return
+		}
 		if n.Kind != generator.NoteWarning {
 			return
 		}
