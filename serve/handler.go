@@ -26,10 +26,11 @@ type Options struct {
 	// Sets names the sets. Their Resource Lists say which resources
 	// belong to them, with which lastmod and media type.
 	Sets []string
-	// Lock, when set, is held while a request finds and opens its file,
-	// so that a build holding the other side of it is never seen half
-	// done. With a sync.RWMutex, pass its RLocker.
-	Lock sync.Locker
+	// Lock, when set, is held for reading while a request finds and opens
+	// its file, so that a build that holds it for writing is never seen
+	// half done. Reload holds it for writing. Nil means a lock of the
+	// Handler's own.
+	Lock *sync.RWMutex
 }
 
 // tempPrefix starts the names of the generator's temporary files, which
@@ -45,35 +46,69 @@ type site struct {
 // Handler serves an output folder the way a production host should. Create
 // it with New.
 type Handler struct {
+	lock *sync.RWMutex // guards root and site, and the output's consistency
 	root *os.Root
 	site site
-	lock sync.Locker
 
 	mu  sync.Mutex
-	idx *index // nil until the first request for a resource
+	idx *index // nil until needed, and after Reload
 }
 
 // New returns a Handler over opts.Dir. Close it when done.
 func New(opts Options) (*Handler, error) {
+	root, s, err := open(opts)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{lock: opts.Lock, root: root, site: s}
+	if h.lock == nil {
+		h.lock = new(sync.RWMutex)
+	}
+	return h, nil
+}
+
+func open(opts Options) (*os.Root, site, error) {
 	base, err := layout.ParseBaseURL(opts.BaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("serve: base URL: %w", err)
+		return nil, site{}, fmt.Errorf("serve: base URL: %w", err)
 	}
 	resBase := base
 	if opts.ResourceBaseURL != "" {
 		if resBase, err = layout.ParseBaseURL(opts.ResourceBaseURL); err != nil {
-			return nil, fmt.Errorf("serve: resource base URL: %w", err)
+			return nil, site{}, fmt.Errorf("serve: resource base URL: %w", err)
 		}
 	}
 	root, err := os.OpenRoot(opts.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
+		return nil, site{}, fmt.Errorf("serve: %w", err)
 	}
-	return &Handler{root: root, site: site{base: base, resBase: resBase, sets: opts.Sets}, lock: opts.Lock}, nil
+	return root, site{base: base, resBase: resBase, sets: opts.Sets}, nil
+}
+
+// Reload serves what opts describe from now on: a new configuration. The
+// lock of the Handler stays the one New was given.
+func (h *Handler) Reload(opts Options) error {
+	root, s, err := open(opts)
+	if err != nil {
+		return err
+	}
+	h.lock.Lock()
+	old := h.root
+	h.root, h.site = root, s
+	h.mu.Lock()
+	h.idx = nil
+	h.mu.Unlock()
+	h.lock.Unlock()
+	if err := old.Close(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
 }
 
 // Close releases the output folder.
 func (h *Handler) Close() error {
+	h.lock.RLock()
+	defer h.lock.RUnlock()
 	if err := h.root.Close(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -156,10 +191,8 @@ func cleanPath(p string) (string, bool) {
 // open, the file's bytes stay those of one build even when the next
 // renames a new version into place.
 func (h *Handler) open(name string) (*os.File, string, *resource, error) {
-	if h.lock != nil {
-		h.lock.Lock()
-		defer h.lock.Unlock()
-	}
+	h.lock.RLock()
+	defer h.lock.RUnlock()
 	if name == "." {
 		name = ""
 	}

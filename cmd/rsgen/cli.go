@@ -46,6 +46,8 @@ func commands() map[string]*command {
 		"check":   checkCommand,
 		"version": versionCommand,
 		"help":    helpCommand,
+		"watch":   watchCommand,
+		"serve":   serveCommand,
 	}
 }
 

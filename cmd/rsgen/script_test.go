@@ -22,6 +22,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("RSGEN_UPDATE_SCRIPTS") != "",
+		Cmds:                scriptCmds,
 		Setup: func(env *testscript.Env) error {
 			// Builds in scripts must not depend on the machine's clock.
 			env.Setenv("SOURCE_DATE_EPOCH", "1767225600") // 2026-01-01T00:00:00Z
