@@ -278,7 +278,9 @@ func (b *builder) publishArchived(rel string) (bool, error) {
 		return false, fmt.Errorf("closed segment document: %w", err)
 	}
 	changed := false
-	if di, err := os.Stat(dst); err != nil || di.Size() != si.Size() {
+	// Size and mtime: a killed build may have published a version of the
+	// same size (another "until") that the archive has replaced since.
+	if di, err := os.Stat(dst); err != nil || di.Size() != si.Size() || !di.ModTime().Equal(si.ModTime()) {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return false, fmt.Errorf("publish %s: %w", dst, err)
 		}

@@ -133,16 +133,18 @@ func (b *builder) restoreRecovered() error {
 		}
 	}
 	for _, rel := range rec.archive {
+		// The output is the truth the state was rebuilt from: an archived
+		// copy that differs (left by a killed build) is replaced.
 		dst := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(rel))
-		if _, err := os.Stat(dst); err == nil {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("restore closed change list: %w", err)
-		}
 		src := b.outPath(rel)
 		si, err := os.Stat(src)
 		if err != nil {
+			return fmt.Errorf("restore closed change list: %w", err)
+		}
+		if di, err := os.Stat(dst); err == nil && di.Size() == si.Size() && di.ModTime().Equal(si.ModTime()) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return fmt.Errorf("restore closed change list: %w", err)
 		}
 		if err := copyInto(src, dst, &snapshot.Record{ModTime: si.ModTime().UnixNano()}); err != nil {
