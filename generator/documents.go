@@ -28,7 +28,7 @@ func (b *builder) writeDocuments(ctx context.Context, events []snapshot.Event, c
 		}
 		if s.WantsChangeDump(&b.cfg.Dumps) {
 			b.carryChangePackages(s)
-			if err := b.writeChangePackage(s, events); err != nil {
+			if err := b.writeChangePackages(s, events); err != nil {
 				return err
 			}
 		}

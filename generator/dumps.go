@@ -210,18 +210,50 @@ func (b *builder) packageEntry(p *snapshot.Package) rs.Entry {
 		Links: []rs.Link{{Rel: rs.RelContents, Href: b.docURL(layout.ManifestCopy(p.Path)), Type: "application/xml"}}}
 }
 
-// writeChangePackage writes the Change Dump package of this build's events
-// in set s (§13): the bitstreams of the resources created or updated, and
-// the deletions, between the previous build and this one.
-func (b *builder) writeChangePackage(s *set, events []snapshot.Event) error {
+// writeChangePackages writes the Change Dump package of this build's
+// events in set s (§13): the bitstreams of the resources created or
+// updated, and the deletions, between the previous build and this one.
+// Changes beyond what one package holds (50,000 entries, package_size
+// bytes) go into further packages with the same from and until, split in
+// path order like Resource Dump packages.
+func (b *builder) writeChangePackages(s *set, events []snapshot.Event) error {
+	var mine []*snapshot.Event
+	var items []zippkg.Item
+	for i := range events {
+		if ev := &events[i]; s.Contains(ev.Record.Path) {
+			mine = append(mine, ev)
+			item := zippkg.Item{Path: ev.Record.Path}
+			if ev.Change != snapshot.Deleted {
+				item.Size = ev.Record.Size
+			}
+			items = append(items, item)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	ranges, err := zippkg.Plan(items, zippkg.Limits{MaxBytes: int64(b.cfg.Dumps.PackageSize)})
+	if err != nil {
+		return fmt.Errorf("change dump of set %s: %w", s.Name, err)
+	}
+	if len(ranges) > 1 {
+		b.warn("", fmt.Sprintf("set %s: %d changes need %d Change Dump packages with the same from and until",
+			s.Name, len(mine), len(ranges)))
+	}
+	for _, r := range ranges {
+		if err := b.writeChangePackage(s, mine[r.Start:r.End]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeChangePackage writes one Change Dump package of the given events.
+func (b *builder) writeChangePackage(s *set, events []*snapshot.Event) error {
 	m := &zippkg.Manifest{Kind: zippkg.ChangeDump, Up: b.docURL(layout.CapabilityList(s.Name)),
 		From: unixTime(b.prev.LastBuild), Until: b.sum.Now}
 	var paths zippkg.Paths
-	for i := range events {
-		ev := &events[i]
-		if !s.Contains(ev.Record.Path) {
-			continue
-		}
+	for _, ev := range events {
 		t := unixTime(ev.Time)
 		e := zippkg.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: t, Change: ev.Change.String()}
 		if b.cfg.SpecVersion != "1.0" {
@@ -235,9 +267,6 @@ func (b *builder) writeChangePackage(s *set, events []snapshot.Event) error {
 			}
 		}
 		m.Entries = append(m.Entries, e)
-	}
-	if len(m.Entries) == 0 {
-		return nil
 	}
 	pkg := snapshot.Package{Set: s.Name, Change: true, From: b.prev.LastBuild, Until: b.now,
 		Path: layout.ChangeDumpPackage(s.Name, b.sum.Now, b.packageID(m))}

@@ -3,6 +3,7 @@ package generator
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rsgen/rsgen/config"
 )
@@ -26,7 +28,7 @@ func dumpConfig(t *testing.T, root string) *config.Config {
 	cfg := config.Default()
 	cfg.Dir, cfg.BaseURL = root, "https://data.example.org/"
 	cfg.Dumps.ResourceDump, cfg.Dumps.ChangeDump = true, true
-	cfg.Dumps.PackageSize = 4096
+	cfg.Dumps.PackageSize = 16 << 10
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -299,5 +301,44 @@ func unzipTest(t *testing.T, out string) {
 		if msg, err := exec.Command("unzip", "-tq", z).CombinedOutput(); err != nil {
 			t.Errorf("unzip -t %s: %v\n%s", z, err, msg)
 		}
+	}
+}
+
+// TestChangeDumpSplitsLargeBuilds checks that the changes of one build that
+// do not fit one package go into several, which together hold them all.
+func TestChangeDumpSplitsLargeBuilds(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	writeTree(t, src, map[string]string{"seed.txt": "x"})
+	cfg := dumpConfig(t, root)
+	buildAt(t, cfg, "2026-01-01T00:00:00Z", limits{})
+	many := map[string]string{}
+	for i := range 30 {
+		many[fmt.Sprintf("f%02d.txt", i)] = strings.Repeat("y", 500)
+	}
+	writeTree(t, src, many)
+	var warned bool
+	now, _ := time.Parse(time.RFC3339, "2026-01-01T01:00:00Z")
+	_, err := Build(context.Background(), cfg, Options{Now: now, Notify: func(n Note) {
+		warned = warned || n.Kind == NoteWarning && strings.Contains(n.Msg, "Change Dump packages")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	CheckPublished(t, cfg)
+	var d dumpDoc
+	readXML(t, filepath.Join(cfg.Out, "resourcesync/default/changedumps/changedump-20260101T000000Z.xml"), &d)
+	got := map[string]string{}
+	for _, u := range d.URLs {
+		files, _ := checkPackage(t, outFile(cfg.Out, u.Loc), outFile(cfg.Out, u.Ln.Href))
+		for p, data := range files {
+			got[p] = string(data)
+		}
+	}
+	if len(d.URLs) < 2 || !warned {
+		t.Errorf("%d packages (warned: %v); 45 kB of changes with overhead need several 16 KiB packages", len(d.URLs), warned)
+	}
+	if !maps.Equal(got, many) {
+		t.Errorf("the packages hold %d of the %d changes", len(got), len(many))
 	}
 }

@@ -122,6 +122,7 @@ func TestGoldenDumps(t *testing.T) {
 	src := filepath.Join(root, "site")
 	writeTree(t, src, map[string]string{"a.txt": "a", "b/c.html": "<p>c</p>", "d.png": "\x89PNG", "gone.txt": "x"})
 	cfg := dumpConfig(t, root)
+	cfg.Dumps.PackageSize = 1 << 20
 	buildAt(t, cfg, "2026-01-01T00:00:00Z", limits{})
 	writeTree(t, src, map[string]string{"a.txt": "a, revised", "e.json": "{}"})
 	os.Remove(filepath.Join(src, "gone.txt"))
