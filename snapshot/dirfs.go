@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // DirFS returns the file tree rooted at dir, like os.DirFS but able to open
@@ -20,7 +21,9 @@ func (d dirFS) Open(name string) (fs.File, error) {
 	if !validPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	f, err := os.Open(filepath.Join(string(d), filepath.FromSlash(name)))
+	// O_NONBLOCK: a file replaced by a FIFO after the walk saw a regular
+	// file must not block the scan; regular files ignore the flag.
+	f, err := os.OpenFile(filepath.Join(string(d), filepath.FromSlash(name)), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

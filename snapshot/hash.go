@@ -39,8 +39,14 @@ func newHasher(algs []Algorithm) *hasher {
 }
 
 // ErrChangedWhileReading is returned when a file's length disagrees with
-// its size before the read: it was written to while rsgen read it.
+// its size before the read, or its size or mtime moved during the read: it
+// was written to while rsgen read it. The scan reads such a file again, up
+// to MaxReads times in all, before it fails.
 var ErrChangedWhileReading = errors.New("file changed while it was read")
+
+// MaxReads is how many times a file that changes while it is read is read
+// before the scan gives up on it.
+const MaxReads = 3
 
 // Tee receives a copy of the bytes of each file that is read. It is called
 // before the first byte and may return a nil writer when it wants no bytes;
@@ -58,6 +64,16 @@ func (h *hasher) hashFile(fsys fs.FS, r *Record, tee Tee) (err error) {
 		return err
 	}
 	defer f.Close()
+	// The record describes the file as opened, and the same stat after
+	// the read proves nobody wrote to it meanwhile.
+	before, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !before.Mode().IsRegular() {
+		return fmt.Errorf("%w: no longer a regular file (%s)", ErrChangedWhileReading, before.Mode().Type())
+	}
+	r.Size, r.ModTime, r.Inode = before.Size(), before.ModTime().UnixNano(), inode(before)
 	h.fingerprint.Reset()
 	for _, a := range h.algs {
 		h.digests[a].Reset()
@@ -103,6 +119,13 @@ func (h *hasher) hashFile(fsys fs.FS, r *Record, tee Tee) (err error) {
 	}
 	if n != r.Size {
 		return fmt.Errorf("%w: stat said %d bytes, read %d", ErrChangedWhileReading, r.Size, n)
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
+		return fmt.Errorf("%w: its size or modification time changed during the read", ErrChangedWhileReading)
 	}
 	h.fingerprint.Sum(r.Fingerprint[:0])
 	r.Digests = Digests{}

@@ -209,7 +209,14 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 		if ctx.Err() != nil {
 			continue
 		}
-		if err := h.hashFile(s.opts.FS, &job.rec, s.opts.Tee); err != nil {
+		err := h.hashFile(s.opts.FS, &job.rec, s.opts.Tee)
+		for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
+			err = h.hashFile(s.opts.FS, &job.rec, s.opts.Tee)
+		}
+		if errors.Is(err, ErrChangedWhileReading) {
+			err = fmt.Errorf("%w (read %d times)", err, MaxReads)
+		}
+		if err != nil {
 			s.fail(&PathError{Path: job.rec.Path, Err: unwrapPathError(err)})
 			cancel()
 			continue

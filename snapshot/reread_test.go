@@ -1,0 +1,76 @@
+package snapshot
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// flakyFS serves a MapFS in which the first `changes` reads of flaky.txt
+// return more bytes than its stat says: a file being written while it is
+// read.
+type flakyFS struct {
+	fstest.MapFS
+	changes, opens int
+}
+
+func (f *flakyFS) Open(name string) (fs.File, error) {
+	file, err := f.MapFS.Open(name)
+	if err != nil || name != "flaky.txt" {
+		return file, err
+	}
+	f.opens++
+	if f.opens > f.changes {
+		return file, nil
+	}
+	return &growingFile{File: file}, nil
+}
+
+type growingFile struct {
+	fs.File
+	grown bool
+}
+
+func (g *growingFile) Read(p []byte) (int, error) {
+	n, err := g.File.Read(p)
+	if err != nil && !g.grown && len(p) > 0 {
+		g.grown = true
+		p[0] = 'x'
+		return 1, nil
+	}
+	return n, err
+}
+
+// TestRereadChangingFile: a file that changes while it is read is read
+// again, up to MaxReads times, and then fails the scan naming it; the
+// digests published are always those of bytes that match the length.
+func TestRereadChangingFile(t *testing.T) {
+	content := []byte("stable at last\n")
+	for changes := 0; changes <= MaxReads; changes++ {
+		fsys := &flakyFS{MapFS: fstest.MapFS{"flaky.txt": {Data: content}, "other.txt": {Data: []byte("o")}}, changes: changes}
+		files, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: fsys, Algorithms: []Algorithm{SHA256}, Workers: 1})
+		if changes < MaxReads {
+			if err != nil {
+				t.Fatalf("%d changes: %v", changes, err)
+			}
+			if fsys.opens != changes+1 {
+				t.Errorf("%d changes: read %d times, want %d", changes, fsys.opens, changes+1)
+			}
+			if got := files[0].Digests.SHA256; got != sha256.Sum256(content) || files[0].Size != int64(len(content)) {
+				t.Errorf("%d changes: published digest or length is not of the stable content", changes)
+			}
+			continue
+		}
+		var pe *PathError
+		if !errors.As(err, &pe) || pe.Path != "flaky.txt" || !errors.Is(err, ErrChangedWhileReading) || !strings.Contains(err.Error(), "read 3 times") {
+			t.Errorf("%d changes: err = %v, want ErrChangedWhileReading naming flaky.txt after 3 reads", changes, err)
+		}
+		if fsys.opens != MaxReads {
+			t.Errorf("read %d times, want %d", fsys.opens, MaxReads)
+		}
+	}
+}
