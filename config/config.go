@@ -51,6 +51,9 @@ type Config struct {
 	// IncludeDotfiles holds glob patterns of dotfiles and dot-folders that
 	// are published even though dotfiles are excluded by default.
 	IncludeDotfiles []string `toml:"include_dotfiles"`
+	// FollowSymlinks follows symbolic links whose targets stay inside the
+	// source folder; links pointing outside are skipped with a warning.
+	FollowSymlinks bool `toml:"follow_symlinks"`
 	// ChangeList configures Change List rotation.
 	ChangeList ChangeList `toml:"changelist"`
 	// Dumps configures Resource Dumps and Change Dumps.
@@ -328,7 +331,7 @@ func suggest(key toml.Key) string {
 
 var (
 	topKeys = []string{"source", "out", "state", "base_url", "copy_resources", "resource_base_url",
-		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "changelist", "dumps", "set"}
+		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "follow_symlinks", "changelist", "dumps", "set"}
 	setKeys = []string{"name", "path", "include", "exclude", "describedby", "resource_dump", "change_dump"}
 )
 

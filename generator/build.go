@@ -37,6 +37,12 @@ type Options struct {
 	// Wait waits for another build holding the state's lock instead of
 	// failing at once.
 	Wait bool
+	// SkipUnreadable turns files and folders that cannot be read for lack
+	// of permission into warnings instead of a failed build.
+	SkipUnreadable bool
+	// Force lets a first build publish into a non-empty output folder
+	// that holds no rsgen build.
+	Force bool
 
 	// limits overrides the per-document limits in tests.
 	limits limits
@@ -198,6 +204,9 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 		Verify:     b.opts.Verify,
 		Tee:        tee,
 		Notify:     b.scanNote,
+
+		FollowSymlinks: b.cfg.FollowSymlinks,
+		SkipUnreadable: b.opts.SkipUnreadable,
 	})
 	if err != nil {
 		var pe *snapshot.PathError

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -35,6 +36,12 @@ type ScanOptions struct {
 	Tee Tee
 	// Notify, when set, receives what the scan does, as it does it.
 	Notify func(Note)
+	// FollowSymlinks follows symbolic links whose targets lie inside the
+	// source folder (see follow.go); FS must come from DirFS.
+	FollowSymlinks bool
+	// SkipUnreadable turns a file or folder that cannot be read for lack
+	// of permission into a skip note instead of a failure.
+	SkipUnreadable bool
 }
 
 // NoteKind says what a Note reports.
@@ -111,10 +118,18 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, ScanSta
 	if err := ctx.Err(); err != nil {
 		return nil, ScanStats{}, err
 	}
+	dropped := false
 	for _, j := range s.pending {
+		if j.skipped {
+			s.files[j.index].Path, dropped = "", true
+			continue
+		}
 		s.files[j.index] = j.rec
 		s.stats.Hashed++
 		s.stats.HashedBytes += j.rec.Size
+	}
+	if dropped {
+		s.files = slices.DeleteFunc(s.files, func(r Record) bool { return r.Path == "" })
 	}
 	s.stats.Files = len(s.files)
 	return s.files, s.stats, nil
@@ -134,12 +149,20 @@ type scan struct {
 }
 
 type hashJob struct {
-	index int
-	rec   Record
+	index   int
+	rec     Record
+	skipped bool // unreadable, with SkipUnreadable
 }
 
 func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) error {
 	if err != nil {
+		if s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) && p != "." {
+			s.skip(p, "unreadable, skipped: "+unwrapPathError(err).Error())
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		return &PathError{Path: p, Err: unwrapPathError(err)}
 	}
 	if p == "." {
@@ -155,6 +178,9 @@ func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) e
 		return nil
 	}
 	if !d.Type().IsRegular() {
+		if d.Type()&fs.ModeSymlink != 0 && s.opts.FollowSymlinks {
+			return s.follow(p, jobs)
+		}
 		s.skip(p, skipReason(d.Type()))
 		return nil
 	}
@@ -165,6 +191,12 @@ func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) e
 	if err != nil {
 		return &PathError{Path: p, Err: unwrapPathError(err)}
 	}
+	return s.addFile(p, info, jobs)
+}
+
+// addFile adds the regular file p, with stat info, to the results: from
+// its trusted previous record, or read by a worker.
+func (s *scan) addFile(p string, info fs.FileInfo, jobs chan<- *hashJob) error {
 	rec := Record{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Inode: inode(info)}
 	if old := s.previous(p); old != nil && s.trusted(old, &rec) {
 		s.files = append(s.files, *old)
@@ -216,6 +248,11 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 		if errors.Is(err, ErrChangedWhileReading) {
 			err = fmt.Errorf("%w (read %d times)", err, MaxReads)
 		}
+		if err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) {
+			job.skipped = true
+			s.skip(job.rec.Path, "unreadable, skipped: "+unwrapPathError(err).Error())
+			continue
+		}
 		if err != nil {
 			s.fail(&PathError{Path: job.rec.Path, Err: unwrapPathError(err)})
 			cancel()
@@ -236,7 +273,9 @@ func (s *scan) fail(err error) {
 }
 
 func (s *scan) skip(p, reason string) {
+	s.mu.Lock()
 	s.stats.Skipped++
+	s.mu.Unlock()
 	if s.opts.Notify != nil {
 		s.opts.Notify(Note{Kind: NoteSkipped, Path: p, Msg: reason})
 	}

@@ -24,6 +24,9 @@ const buildFlagsHelp = `flags:
   --now TIME        build time, RFC 3339 (default: $SOURCE_DATE_EPOCH, else the clock)
   --verify          re-read every file instead of trusting unchanged size and mtime
   --wait            wait for another build on the same state instead of failing
+  --skip-unreadable warn about files and folders that cannot be read, and
+                    leave them out, instead of failing
+  --force           publish into a non-empty --out that holds no rsgen build
   --state-from-output
                     rebuild the state from the published output even when it
                     loads (automatic when the state is missing or corrupt)
@@ -73,6 +76,7 @@ type buildFlags struct {
 	now                                 string
 	verify, quiet                       bool
 	wait, stateFromOutput               bool
+	skipUnreadable, force               bool
 }
 
 func newBuildFlags(name string, stderr io.Writer) *buildFlags {
@@ -88,6 +92,8 @@ func newBuildFlags(name string, stderr io.Writer) *buildFlags {
 	f.fs.BoolVar(&f.quiet, "quiet", false, "")
 	f.fs.BoolVar(&f.wait, "wait", false, "")
 	f.fs.BoolVar(&f.stateFromOutput, "state-from-output", false, "")
+	f.fs.BoolVar(&f.skipUnreadable, "skip-unreadable", false, "")
+	f.fs.BoolVar(&f.force, "force", false, "")
 	return f
 }
 
@@ -176,7 +182,7 @@ func prepare(name, usage string, cio cliIO, args []string) (cfg *config.Config, 
 		return nil, opts, f, exitUsage
 	}
 	opts = generator.Options{Now: now, Verify: f.verify, ConfigFile: cfgFile, Notify: warningPrinter(cio.stderr, f.quiet),
-		Wait: f.wait, StateFromOutput: f.stateFromOutput}
+		Wait: f.wait, StateFromOutput: f.stateFromOutput, SkipUnreadable: f.skipUnreadable, Force: f.force}
 	return cfg, opts, f, exitOK
 }
 

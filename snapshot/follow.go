@@ -1,0 +1,90 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Following symbolic links (ScanOptions.FollowSymlinks)
+//
+// A link is followed only while its target, fully resolved, stays inside
+// the source folder: a link pointing outside is skipped with a note naming
+// it and its target, so that following links can never publish a file
+// from elsewhere on the machine (/etc/passwd through a planted link). A
+// link to a folder is walked under the link's own path, in walk order, as
+// if the folder were there; a link to a folder that holds the link (a
+// loop, however many links it takes) is skipped with a note. Broken links
+// are skipped with a note too. The file is read through the link's path:
+// hashFile stats the file it opened, so the record describes the bytes
+// read even if the link is changed meanwhile.
+
+// follow handles the symbolic link at p.
+func (s *scan) follow(p string, jobs chan<- *hashJob) error {
+	root, ok := s.opts.FS.(dirFS)
+	if !ok {
+		s.skip(p, "symbolic link not followed (the source is not a folder on disk)")
+		return nil
+	}
+	rootReal, err := filepath.EvalSymlinks(string(root))
+	if err != nil {
+		return &PathError{Path: ".", Err: err}
+	}
+	target, err := filepath.EvalSymlinks(filepath.Join(string(root), filepath.FromSlash(p)))
+	switch {
+	case errors.Is(err, syscall.ELOOP) || err != nil && strings.Contains(err.Error(), "too many links"):
+		s.skip(p, "symbolic link loop: not followed")
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		s.skip(p, "broken symbolic link: not followed")
+		return nil
+	case err != nil:
+		s.skip(p, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
+		return nil
+	}
+	if !within(target, rootReal) {
+		s.skip(p, fmt.Sprintf("symbolic link points outside the source folder (to %s): not followed", target))
+		return nil
+	}
+	info, err := os.Stat(target)
+	if err != nil {
+		s.skip(p, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
+		return nil
+	}
+	switch {
+	case info.Mode().IsRegular():
+		return s.addFile(p, info, jobs)
+	case info.IsDir():
+		// A loop: the target holds the folder the link is in, or any
+		// folder on the way there, through however many links.
+		for dir := path.Dir(p); ; dir = path.Dir(dir) {
+			real, err := filepath.EvalSymlinks(filepath.Join(string(root), filepath.FromSlash(dir)))
+			if err == nil && within(real, target) {
+				s.skip(p, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
+				return nil
+			}
+			if dir == "." {
+				break
+			}
+		}
+		return fs.WalkDir(s.opts.FS, p, func(q string, d fs.DirEntry, err error) error {
+			if q == p && err == nil {
+				return nil
+			}
+			return s.visit(q, d, err, jobs)
+		})
+	}
+	s.skip(p, skipReason(info.Mode().Type())+" (through a symbolic link)")
+	return nil
+}
+
+// within reports whether the OS path p is dir or inside it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
