@@ -134,8 +134,11 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 	}
 	defer os.Remove(tmp.Name())
 	sum := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(tmp, sum)}
-	err = zippkg.Write(cw, m, b.zipOptions(), b.openBitstream)
+	err = zippkg.Write(io.MultiWriter(tmp, sum), m, b.zipOptions(), b.openBitstream)
+	var info os.FileInfo
+	if err == nil {
+		info, err = tmp.Stat()
+	}
 	if err == nil {
 		err = tmp.Chmod(0o644)
 	}
@@ -156,7 +159,7 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 	if err != nil {
 		return fmt.Errorf("dump package %s: %w", dst, err)
 	}
-	pkg.Length = cw.n
+	pkg.Length = info.Size()
 	copy(pkg.SHA256[:], sum.Sum(nil))
 	b.recordPackage(*pkg, true)
 	return b.writeManifestCopy(pkg.Path, m)
@@ -315,16 +318,4 @@ func (b *builder) writeChangeDump(path string, s *set, seg *snapshot.Segment) (b
 		}
 		return nil
 	})
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
