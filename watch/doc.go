@@ -40,7 +40,8 @@
 //
 // An overflow of the kernel's event queue, or any other watch error, is
 // reported through Options.Warn, the folder tree is read again to add the
-// folders that appeared unseen, and the Trigger has Lost set: a full rescan.
+// folders that appeared unseen, and a Trigger follows: a full rescan, like
+// every rebuild.
 // When the operating system refuses more watches (ENOSPC from inotify's
 // max_user_watches, EMFILE from max_user_instances) the Watcher warns with
 // ErrWatchLimit and falls back to polling: a Trigger every two seconds.

@@ -58,9 +58,6 @@ type Options struct {
 type Trigger struct {
 	// Config is set when the configuration file changed.
 	Config bool
-	// Lost is set when events were lost (the kernel's queue overflowed, or
-	// the watch failed): only a full scan knows what changed.
-	Lost bool
 	// Polled is set when a poll tick contributed to the Trigger: it may be
 	// that nothing changed at all.
 	Polled bool
@@ -235,7 +232,6 @@ func (w *Watcher) loop() {
 			}
 		case err := <-errs:
 			w.lost(err)
-			pending.Lost = true
 			mark()
 		case <-tick:
 			if w.opts.ConfigFile != "" {
@@ -278,8 +274,10 @@ func (w *Watcher) handle(ev fsnotify.Event, pending *Trigger) bool {
 	return true
 }
 
-// lost handles a watch error: it warns and re-reads the folder tree, since
-// folders may have been created unseen.
+// lost handles a watch error: events may have been lost, so it warns and
+// reads the folder tree again, since folders may have been created unseen.
+// The Trigger that follows is an ordinary one: every rebuild scans
+// everything.
 func (w *Watcher) lost(err error) {
 	w.warn(fmt.Errorf("watch %s: %w; rescanning everything", w.root, err))
 	for d := range w.dirs {
@@ -361,7 +359,7 @@ func (w *Watcher) forget(p string) {
 // fallBack stops watching and polls instead.
 func (w *Watcher) fallBack(cause error) {
 	w.poll = w.opts.fallbackPoll
-	w.warn(fmt.Errorf("%w: %w; polling every %s instead (raise fs.inotify.max_user_watches to watch)",
+	w.warn(fmt.Errorf("%w: %w; polling every %s instead (raise fs.inotify.max_user_watches or max_user_instances to watch)",
 		ErrWatchLimit, cause, w.poll))
 	if w.fsw != nil {
 		_ = w.fsw.Close() // polling from now on: its errors no longer matter
