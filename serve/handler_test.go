@@ -354,3 +354,23 @@ func TestHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestReload: a new configuration's sets and base URL take effect at once.
+func TestReload(t *testing.T) {
+	fx := newFixture(t)
+	other := "https://mirror.example.org/"
+	if err := fx.h.Reload(serve.Options{Dir: fx.cfg.Out, BaseURL: other, ResourceBaseURL: base, Sets: []string{"texts"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := fx.do("GET /texts/data.json").Header.Values("Link")
+	want := []string{"<" + other + `resourcesync/texts/capabilitylist.xml>; rel="resourcesync"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("Link %q, want %q", got, want)
+	}
+	if err := fx.h.Reload(serve.Options{Dir: filepath.Join(fx.cfg.Out, "nosuch"), BaseURL: base}); err == nil {
+		t.Error("Reload to a missing folder: no error")
+	}
+	if resp := fx.do("GET /texts/a.txt"); resp.StatusCode != http.StatusOK {
+		t.Errorf("after a failed Reload: %s", resp.Status)
+	}
+}
