@@ -56,7 +56,7 @@ type Handler struct {
 
 // New returns a Handler over opts.Dir. Close it when done.
 func New(opts Options) (*Handler, error) {
-	root, s, err := open(opts)
+	root, s, err := openSite(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func New(opts Options) (*Handler, error) {
 	return h, nil
 }
 
-func open(opts Options) (*os.Root, site, error) {
+func openSite(opts Options) (*os.Root, site, error) {
 	base, err := layout.ParseBaseURL(opts.BaseURL)
 	if err != nil {
 		return nil, site{}, fmt.Errorf("serve: base URL: %w", err)
@@ -88,7 +88,7 @@ func open(opts Options) (*os.Root, site, error) {
 // Reload serves what opts describe from now on: a new configuration. The
 // lock of the Handler stays the one New was given.
 func (h *Handler) Reload(opts Options) error {
-	root, s, err := open(opts)
+	root, s, err := openSite(opts)
 	if err != nil {
 		return err
 	}
