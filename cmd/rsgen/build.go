@@ -27,6 +27,7 @@ const buildFlagsHelp = `flags:
   --skip-unreadable warn about files and folders that cannot be read, and
                     leave them out, instead of failing
   --force           publish into a non-empty --out that holds no rsgen build
+  --explain         (status) also list every source path left out, and why
   --state-from-output
                     rebuild the state from the published output even when it
                     loads (automatic when the state is missing or corrupt)
@@ -76,7 +77,7 @@ type buildFlags struct {
 	now                                 string
 	verify, quiet                       bool
 	wait, stateFromOutput               bool
-	skipUnreadable, force               bool
+	skipUnreadable, force, explain      bool
 }
 
 func newBuildFlags(name string, stderr io.Writer) *buildFlags {
@@ -94,6 +95,7 @@ func newBuildFlags(name string, stderr io.Writer) *buildFlags {
 	f.fs.BoolVar(&f.stateFromOutput, "state-from-output", false, "")
 	f.fs.BoolVar(&f.skipUnreadable, "skip-unreadable", false, "")
 	f.fs.BoolVar(&f.force, "force", false, "")
+	f.fs.BoolVar(&f.explain, "explain", false, "")
 	return f
 }
 
@@ -236,9 +238,19 @@ func runBuild(ctx context.Context, cio cliIO, args []string) int {
 }
 
 func runStatus(ctx context.Context, cio cliIO, args []string) int {
-	cfg, opts, _, code := prepare("status", statusUsage, cio, args)
+	cfg, opts, f, code := prepare("status", statusUsage, cio, args)
 	if cfg == nil {
 		return code
+	}
+	if f.explain {
+		excluded, err := generator.Explain(cfg, opts)
+		if err != nil {
+			fmt.Fprintf(cio.stderr, "rsgen status: %v\n", err)
+			return exitFailure
+		}
+		for _, e := range excluded {
+			fmt.Fprintf(cio.stdout, "excluded %s (%s)\n", e.Path, e.Reason)
+		}
 	}
 	sum, err := generator.Plan(ctx, cfg, opts)
 	if err != nil {

@@ -126,7 +126,10 @@ func TestUnreadable(t *testing.T) {
 		t.Error("a failed build changed the Resource List or the state")
 	}
 
-	// --skip-unreadable: a warning per path, and the build goes on
+	// --skip-unreadable: a warning per path, and the build goes on (the
+	// file changes too: an unchanged file is trusted without being opened)
+	write("site/secret.txt", "secret, second version\n")
+	chownTree(t, dir)
 	os.Chmod(filepath.Join(dir, "site/secret.txt"), 0)
 	out, code = runUnprivileged(t, dir, "build", "--skip-unreadable", "--now", "2026-01-01T02:00:00Z")
 	if code != 0 {
