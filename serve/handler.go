@@ -67,6 +67,7 @@ func New(opts Options) (*Handler, error) {
 	return h, nil
 }
 
+// openSite parses the URLs of opts and opens its folder.
 func openSite(opts Options) (*os.Root, site, error) {
 	base, err := layout.ParseBaseURL(opts.BaseURL)
 	if err != nil {
