@@ -128,7 +128,7 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("dump package %s: %w", dst, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), tempPrefix+"*")
+	tmp, err := os.CreateTemp(filepath.Dir(dst), TempPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("dump package %s: %w", dst, err)
 	}

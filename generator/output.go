@@ -234,7 +234,7 @@ func linkInto(src, dst string, missing bool) error {
 			return err
 		}
 	}
-	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", tempPrefix, os.Getpid(), filepath.Base(dst)))
+	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", TempPrefix, os.Getpid(), filepath.Base(dst)))
 	os.Remove(tmp)
 	if err := os.Link(src, tmp); err != nil {
 		return err
@@ -252,7 +252,7 @@ func copyInto(src, dst string, r *snapshot.Record) error {
 		return err
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), tempPrefix+"*")
+	tmp, err := os.CreateTemp(filepath.Dir(dst), TempPrefix+"*")
 	if err != nil {
 		return err
 	}

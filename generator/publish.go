@@ -27,7 +27,7 @@ func (b *builder) prepare() error {
 }
 
 // removeStaleTemps deletes the temporary files of killed builds: files
-// named with tempPrefix in the output folder, and temporary state files in
+// named with TempPrefix in the output folder, and temporary state files in
 // the state folder. Only rsgen creates such names (source files with them
 // are never published, see excluder), and the state's lock guarantees that
 // no other build is writing them now.
@@ -39,7 +39,7 @@ func (b *builder) removeStaleTemps() error {
 			}
 			return err
 		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), tempPrefix) {
+		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
@@ -57,7 +57,7 @@ func (b *builder) removeStaleTemps() error {
 			return err
 		}
 		name := d.Name()
-		if !d.IsDir() && (strings.HasPrefix(name, tempPrefix) || strings.HasPrefix(name, ".state-") && strings.HasSuffix(name, ".tmp")) {
+		if !d.IsDir() && (strings.HasPrefix(name, TempPrefix) || strings.HasPrefix(name, ".state-") && strings.HasSuffix(name, ".tmp")) {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}

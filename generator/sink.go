@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 )
 
-// tempPrefix starts the name of every temporary file rsgen creates in the
+// TempPrefix starts the name of every temporary file rsgen creates in the
 // output, so that leftovers of a killed build are recognisable.
-const tempPrefix = ".rsgen-tmp-"
+const TempPrefix = ".rsgen-tmp-"
 
 // lazyFile writes one output file atomically, and not at all when the new
 // bytes equal the file already there. While the bytes written match the
@@ -86,7 +86,7 @@ func (f *lazyFile) startTemp() error {
 	if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), tempPrefix+"*")
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), TempPrefix+"*")
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package serve
 import (
 	"errors"
 	"fmt"
+	"github.com/rsgen/rsgen/generator"
 	"io/fs"
 	"net/http"
 	"os"
@@ -32,10 +33,6 @@ type Options struct {
 	// Handler's own.
 	Lock *sync.RWMutex
 }
-
-// tempPrefix starts the names of the generator's temporary files, which
-// become documents or resources only once renamed into place.
-const tempPrefix = ".rsgen-tmp-"
 
 // site is the parsed form of the Options.
 type site struct {
@@ -199,7 +196,7 @@ func (h *Handler) open(name string) (*os.File, string, *resource, error) {
 	}
 	for range 2 {
 		for seg := range strings.SplitSeq(name, "/") {
-			if strings.HasPrefix(seg, tempPrefix) {
+			if strings.HasPrefix(seg, generator.TempPrefix) {
 				return nil, "", nil, errNotFound
 			}
 		}
