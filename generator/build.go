@@ -76,7 +76,7 @@ type Note struct {
 type Summary struct {
 	Now                      time.Time
 	Files                    int
-	Created, Updated, Delete int
+	Created, Updated, Deleted int
 	Hashed                   int
 	HashedBytes              int64
 	Skipped                  int
@@ -236,7 +236,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 		case snapshot.Updated:
 			s.Updated++
 		case snapshot.Deleted:
-			s.Delete++
+			s.Deleted++
 		}
 	}
 	return events, nil

@@ -107,8 +107,8 @@ func TestRecoverMissingState(t *testing.T) {
 	if err != nil {
 		t.Fatalf("build without state: %v", err)
 	}
-	if sum.Created != 1 || sum.Updated != 1 || sum.Delete != 0 {
-		t.Errorf("build without state: %d created, %d updated, %d deleted; want 1, 1, 0", sum.Created, sum.Updated, sum.Delete)
+	if sum.Created != 1 || sum.Updated != 1 || sum.Deleted != 0 {
+		t.Errorf("build without state: %d created, %d updated, %d deleted; want 1, 1, 0", sum.Created, sum.Updated, sum.Deleted)
 	}
 	if len(notes) != 1 || notes[0].Kind != generator.NoteInfo || !strings.Contains(notes[0].Msg, "rebuilt the state") {
 		t.Errorf("notes %v, want one saying the state was rebuilt", notes)
@@ -153,8 +153,8 @@ func TestRecoverBadState(t *testing.T) {
 			if err != nil {
 				t.Fatalf("build with a %s state: %v", name, err)
 			}
-			if sum.Created != 1 || sum.Updated != 0 || sum.Delete != 0 {
-				t.Errorf("%d created, %d updated, %d deleted; want 1, 0, 0", sum.Created, sum.Updated, sum.Delete)
+			if sum.Created != 1 || sum.Updated != 0 || sum.Deleted != 0 {
+				t.Errorf("%d created, %d updated, %d deleted; want 1, 0, 0", sum.Created, sum.Updated, sum.Deleted)
 			}
 			if len(notes) != 1 || notes[0].Kind != generator.NoteWarning ||
 				!strings.Contains(notes[0].Msg, "rebuilt it from the build published") {
@@ -235,8 +235,8 @@ func TestRecoverSplitResourceList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Created != 0 || sum.Updated != 0 || sum.Delete != 1 {
-		t.Errorf("%d created, %d updated, %d deleted; want 0, 0, 1", sum.Created, sum.Updated, sum.Delete)
+	if sum.Created != 0 || sum.Updated != 0 || sum.Deleted != 1 {
+		t.Errorf("%d created, %d updated, %d deleted; want 0, 0, 1", sum.Created, sum.Updated, sum.Deleted)
 	}
 	w.same()
 }

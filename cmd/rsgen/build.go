@@ -230,7 +230,7 @@ func runBuild(ctx context.Context, cio cliIO, args []string) int {
 	}
 	if !f.quiet {
 		fmt.Fprintf(cio.stdout, "rsgen: %d resources (%d created, %d updated, %d deleted); read %d files (%s); %d documents written, %d unchanged; %d resources placed, %d removed in %s\n",
-			sum.Files, sum.Created, sum.Updated, sum.Delete, sum.Hashed, formatBytes(sum.HashedBytes),
+			sum.Files, sum.Created, sum.Updated, sum.Deleted, sum.Hashed, formatBytes(sum.HashedBytes),
 			sum.DocumentsWritten, sum.DocumentsUnchanged, sum.ResourcesPlaced, sum.ResourcesRemoved,
 			time.Since(start).Round(time.Millisecond))
 	}
@@ -261,7 +261,7 @@ func runStatus(ctx context.Context, cio cliIO, args []string) int {
 		fmt.Fprintf(cio.stdout, "%-8s %s\n", ev.Change, ev.Record.Path)
 	}
 	fmt.Fprintf(cio.stdout, "%d created, %d updated, %d deleted (not published: status writes nothing)\n",
-		sum.Created, sum.Updated, sum.Delete)
+		sum.Created, sum.Updated, sum.Deleted)
 	return exitOK
 }
 

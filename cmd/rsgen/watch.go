@@ -183,10 +183,10 @@ func (w *watcher) build(ctx context.Context, t watch.Trigger) bool {
 		return true
 	}
 	w.builds++
-	changed := sum.Created+sum.Updated+sum.Delete > 0 || sum.DocumentsWritten > 0
+	changed := sum.Created+sum.Updated+sum.Deleted > 0 || sum.DocumentsWritten > 0
 	if !w.flags.quiet && (changed || !t.Polled) {
 		fmt.Fprintf(w.cio.stderr, "rsgen watch: build %d: %d created, %d updated, %d deleted; %d documents written in %s\n",
-			w.builds, sum.Created, sum.Updated, sum.Delete, sum.DocumentsWritten, time.Since(start).Round(time.Millisecond))
+			w.builds, sum.Created, sum.Updated, sum.Deleted, sum.DocumentsWritten, time.Since(start).Round(time.Millisecond))
 	}
 	if w.wf.readyFile != "" {
 		ready := strconv.Itoa(w.builds) + "\n"
