@@ -300,8 +300,12 @@ func (b *builder) recordSetChanges(events []snapshot.Event) {
 // removeObsolete deletes the documents the previous build wrote and this
 // one did not, and the copies of resources no longer published.
 func (b *builder) removeObsolete(out *output) error {
+	written := make(map[string]bool, len(b.outputs))
+	for _, p := range b.outputs {
+		written[p] = true
+	}
 	for _, p := range b.prev.Outputs {
-		if !slices.Contains(b.outputs, p) {
+		if !written[p] {
 			if err := out.remove(p); err != nil {
 				return err
 			}
