@@ -60,6 +60,8 @@ type Config struct {
 	Dumps Dumps `toml:"dumps"`
 	// Sets are the sets of resources, one Capability List each.
 	Sets []Set `toml:"set"`
+	// Publish configures the hosting files and the discovery helpers.
+	Publish Publish `toml:"publish"`
 
 	// Dir is the folder relative paths were resolved against.
 	Dir string `toml:"-"`
@@ -96,6 +98,34 @@ type Dumps struct {
 	// images, PDF and ZIP; deflate the rest), "store" or "deflate".
 	Compression string `toml:"compression"`
 }
+
+// Publish configures what rsgen writes beside the documents for the hosts
+// that serve them, and for people and crawlers that find them.
+type Publish struct {
+	// Targets are the hosts to write configuration for (see Targets).
+	Targets []string `toml:"targets"`
+	// Stylesheet publishes an XSL stylesheet and references it from every
+	// document, so that a browser shows a readable table.
+	Stylesheet bool `toml:"stylesheet"`
+	// Robots writes a robots.txt with a Sitemap line per Resource List.
+	Robots bool `toml:"robots"`
+	// HTMLLink injects <link rel="resourcesync"> into the <head> of the
+	// HTML resources of each set.
+	HTMLLink bool `toml:"html_link"`
+	// ShortCache is how long hosts may cache the documents that change
+	// (Source Description, Capability Lists, Resource Lists, open Change
+	// Lists).
+	ShortCache Duration `toml:"short_cache"`
+}
+
+// Targets lists the hosting targets [publish] targets accepts.
+var Targets = []string{"github-pages", "netlify", "cloudflare-pages", "nginx", "apache", "s3"}
+
+// publishKeys are the keys of [publish], for suggestions.
+var publishKeys = []string{"targets", "stylesheet", "robots", "html_link", "short_cache"}
+
+// HasTarget reports whether target is among the configured targets.
+func (p *Publish) HasTarget(target string) bool { return slices.Contains(p.Targets, target) }
 
 // Set is one set of resources.
 type Set struct {
@@ -188,6 +218,7 @@ func Default() Config {
 		Lastmod:         "content",
 		IncludeDotfiles: []string{".well-known"},
 		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
+		Publish:         Publish{Stylesheet: true, ShortCache: Duration{5 * time.Minute}},
 		Dumps:           Dumps{PackageSize: 1 << 30, Compression: "auto"},
 	}
 }
@@ -316,10 +347,18 @@ func suggest(key toml.Key) string {
 		valid = []string{"rotate"}
 	case len(key) > 1 && key[0] == "dumps":
 		valid = []string{"resource_dump", "change_dump", "package_size", "compression"}
+	case len(key) > 1 && key[0] == "publish":
+		valid = publishKeys
 	}
+	return closest(key[len(key)-1], valid)
+}
+
+// closest returns a hint naming the word of valid closest to word, or ""
+// when none is close.
+func closest(word string, valid []string) string {
 	best, bestDist := "", 3
 	for _, v := range valid {
-		if d := editDistance(key[len(key)-1], v); d < bestDist {
+		if d := editDistance(word, v); d < bestDist {
 			best, bestDist = v, d
 		}
 	}
@@ -331,7 +370,7 @@ func suggest(key toml.Key) string {
 
 var (
 	topKeys = []string{"source", "out", "state", "base_url", "copy_resources", "resource_base_url",
-		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "follow_symlinks", "changelist", "dumps", "set"}
+		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "follow_symlinks", "changelist", "dumps", "archives", "set", "publish"}
 	setKeys = []string{"name", "path", "include", "exclude", "describedby", "resource_dump", "change_dump"}
 )
 
@@ -406,6 +445,11 @@ func (c *Config) checkValues() error {
 			if err := layout.CheckGlob(p); err != nil {
 				return c.keyError(key, -1, "%v", err)
 			}
+		}
+	}
+	for _, t := range c.Publish.Targets {
+		if !slices.Contains(Targets, t) {
+			return c.keyError("publish.targets", -1, "unknown target %q (use %s)%s", t, strings.Join(Targets, ", "), closest(t, Targets))
 		}
 	}
 	seen := map[string]bool{}

@@ -130,3 +130,15 @@ func TestValidate(t *testing.T) {
 		t.Errorf("valid config refused: %v", err)
 	}
 }
+
+func TestPublishTargetsAreChecked(t *testing.T) {
+	_, err := Parse(strings.NewReader("base_url = \"https://x.example/\"\n[publish]\ntargets = [\"netlfy\"]\n"), "rsgen.toml")
+	if err == nil || !strings.Contains(err.Error(), `rsgen.toml:3: publish.targets: unknown target "netlfy"`) ||
+		!strings.Contains(err.Error(), `did you mean "netlify"?`) {
+		t.Fatalf("error %v, want the line, the target and the closest valid one", err)
+	}
+	_, err = Parse(strings.NewReader("[publish]\nhtml_links = true\n"), "rsgen.toml")
+	if err == nil || !strings.Contains(err.Error(), `did you mean "html_link"?`) {
+		t.Fatalf("error %v, want a suggestion of html_link", err)
+	}
+}

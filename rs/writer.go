@@ -91,6 +91,7 @@ type Writer struct {
 	entries    int
 	bytes      int64
 	buf        []byte // the rendering of one element, reused
+	stylesheet string // href of the xml-stylesheet instruction, if any
 	started    bool
 	closed     bool
 }
@@ -104,6 +105,12 @@ func NewWriter(w io.Writer, root Root) *Writer {
 // SetLimits changes the entry and byte limits of the document; tests use
 // it to exercise rollover without writing 50,000 entries or 50 MB.
 func (w *Writer) SetLimits(entries int, bytes int64) { w.maxEntries, w.maxBytes = entries, bytes }
+
+// SetStylesheet makes Start write an <?xml-stylesheet?> processing
+// instruction referencing the XSL stylesheet at href, so that browsers
+// render the document; XML clients skip processing instructions. Call it
+// before Start.
+func (w *Writer) SetStylesheet(href string) { w.stylesheet = href }
 
 // Entries returns the number of entries written so far.
 func (w *Writer) Entries() int { return w.entries }
@@ -120,7 +127,16 @@ func (w *Writer) Start(md MD, links ...Link) error {
 	w.started = true
 	root, _ := w.root.names()
 	b := w.buf[:0]
-	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n<"...)
+	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"...)
+	if w.stylesheet != "" {
+		b = append(b, `<?xml-stylesheet type="text/xsl" href="`...)
+		var err error
+		if b, err = appendEscaped(b, w.stylesheet); err != nil {
+			return fmt.Errorf("stylesheet href: %w", err)
+		}
+		b = append(b, "\"?>\n"...)
+	}
+	b = append(b, '<')
 	b = append(b, root...)
 	b = append(b, ` xmlns="`+SitemapNS+`" xmlns:rs="`+RSNS+`">`+"\n"...)
 	var err error

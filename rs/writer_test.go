@@ -222,3 +222,35 @@ func BenchmarkEntry(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func TestStylesheetInstructionFollowsTheDeclaration(t *testing.T) {
+	var buf bytes.Buffer
+	w := rs.NewWriter(&buf, rs.URLSet)
+	w.SetStylesheet(`../a&b"/s.xsl`)
+	if err := w.Start(rs.MD{Capability: rs.CapResourceList}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		`<?xml-stylesheet type="text/xsl" href="../a&amp;b&quot;/s.xsl"?>` + "\n<urlset "
+	if !strings.HasPrefix(buf.String(), want) {
+		t.Fatalf("document starts\n%s\nwant\n%s", buf.String(), want)
+	}
+	// encoding/xml reads the instruction as one, and the document as before.
+	d := xml.NewDecoder(&buf)
+	var pis []string
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			break
+		}
+		if pi, ok := tok.(xml.ProcInst); ok {
+			pis = append(pis, pi.Target)
+		}
+	}
+	if strings.Join(pis, ",") != "xml,xml-stylesheet" {
+		t.Errorf("processing instructions %v, want xml and xml-stylesheet", pis)
+	}
+}
