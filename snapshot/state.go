@@ -37,6 +37,24 @@ type State struct {
 	SetChanged map[string]int64
 	// Packages are the dump packages published, in the order written.
 	Packages []Package
+	// Archived are the Resource Lists and Resource Dumps kept in the
+	// archives, oldest first.
+	Archived []Archived
+	// Versions are the kept versions of the resources of sets with
+	// keep_versions, by path and, for one path, oldest first.
+	Versions []Record
+}
+
+// Archived records a Resource List or Resource Dump kept under a
+// timestamped name in its set's archive.
+type Archived struct {
+	Set       string
+	Dump      bool  // a Resource Dump; otherwise a Resource List
+	At        int64 // the archived document's at
+	Completed int64 // the build that archived it
+	// Packages are the output paths of the packages an archived Resource
+	// Dump lists: they stay published while it is archived.
+	Packages []string
 }
 
 // Package records one published dump package, so that later builds can
@@ -73,8 +91,10 @@ const FileName = "state"
 
 const (
 	magic = "rsgen-state\n"
-	// Version is the state format this rsgen reads and writes.
-	Version = 1
+	// Version is the newest state format this rsgen reads and writes.
+	// Format 2 adds Archived and Versions at the end; a state without
+	// them is still written as format 1, which older rsgens read.
+	Version = 2
 )
 
 // Errors Load returns, wrapped with the file's path.
@@ -160,7 +180,11 @@ func Encode(w io.Writer, st *State) error {
 	sum := crc32.New(crcTable)
 	e := &encoder{w: bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10), sum: sum}
 	e.w.WriteString(magic)
-	e.uvarint(Version)
+	version := 1
+	if len(st.Archived) > 0 || len(st.Versions) > 0 {
+		version = 2
+	}
+	e.uvarint(uint64(version))
 	e.varint(st.LastBuild)
 	e.varint(st.ScanStart)
 	e.uvarint(uint64(len(st.Files)))
@@ -205,6 +229,9 @@ func Encode(w io.Writer, st *State) error {
 		e.varint(p.Length)
 		e.w.Write(p.SHA256[:])
 	}
+	if version >= 2 {
+		e.archived(st)
+	}
 	if err := e.w.Flush(); err != nil {
 		return err
 	}
@@ -212,6 +239,30 @@ func Encode(w io.Writer, st *State) error {
 	binary.LittleEndian.PutUint32(tail[:], sum.Sum32())
 	_, err := w.Write(tail[:])
 	return err
+}
+
+// archived writes the fields format 2 adds.
+func (e *encoder) archived(st *State) {
+	e.uvarint(uint64(len(st.Archived)))
+	for _, a := range st.Archived {
+		e.str(a.Set)
+		if a.Dump {
+			e.w.WriteByte(1)
+		} else {
+			e.w.WriteByte(0)
+		}
+		e.varint(a.At)
+		e.varint(a.Completed)
+		e.uvarint(uint64(len(a.Packages)))
+		for _, p := range a.Packages {
+			e.str(p)
+		}
+	}
+	e.uvarint(uint64(len(st.Versions)))
+	e.prev = ""
+	for i := range st.Versions {
+		e.record(&st.Versions[i])
+	}
 }
 
 func (e *encoder) uvarint(v uint64) {
@@ -278,7 +329,7 @@ func Decode(r io.Reader) (*State, error) {
 	if d.err == nil && version > Version {
 		return nil, fmt.Errorf("%w (format %d; this rsgen reads format %d)", ErrNewerVersion, version, Version)
 	}
-	st := d.state()
+	st := d.state(version)
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errors.New("trailing bytes")
 	}
@@ -288,7 +339,7 @@ func Decode(r io.Reader) (*State, error) {
 	return st, nil
 }
 
-func (d *decoder) state() *State {
+func (d *decoder) state(version uint64) *State {
 	st := &State{LastBuild: d.varint(), ScanStart: d.varint()}
 	st.Files = make([]Record, d.count())
 	for i := range st.Files {
@@ -328,7 +379,30 @@ func (d *decoder) state() *State {
 		p.At, p.From, p.Until, p.Length = d.varint(), d.varint(), d.varint(), d.varint()
 		copy(p.SHA256[:], d.bytes(32))
 	}
+	if version >= 2 {
+		d.archived(st)
+	}
 	return st
+}
+
+// archived reads the fields format 2 adds.
+func (d *decoder) archived(st *State) {
+	st.Archived = make([]Archived, d.count())
+	for i := range st.Archived {
+		a := &st.Archived[i]
+		a.Set = d.str()
+		a.Dump = d.byte() == 1
+		a.At, a.Completed = d.varint(), d.varint()
+		a.Packages = make([]string, d.count())
+		for j := range a.Packages {
+			a.Packages[j] = d.str()
+		}
+	}
+	st.Versions = make([]Record, d.count())
+	d.prev = ""
+	for i := range st.Versions {
+		d.record(&st.Versions[i])
+	}
 }
 
 func (d *decoder) fail(format string, args ...any) {
