@@ -58,6 +58,8 @@ type Config struct {
 	ChangeList ChangeList `toml:"changelist"`
 	// Dumps configures Resource Dumps and Change Dumps.
 	Dumps Dumps `toml:"dumps"`
+	// Archives configures the archives of earlier documents.
+	Archives Archives `toml:"archives"`
 	// Sets are the sets of resources, one Capability List each.
 	Sets []Set `toml:"set"`
 	// Publish configures the hosting files and the discovery helpers.
@@ -137,6 +139,8 @@ type Set struct {
 	// ResourceDump and ChangeDump override [dumps] for this set.
 	ResourceDump *bool `toml:"resource_dump"`
 	ChangeDump   *bool `toml:"change_dump"`
+	// SetLinks are the set's link rules (links.go).
+	SetLinks
 }
 
 // WantsResourceDump reports whether the set publishes a Resource Dump.
@@ -183,17 +187,17 @@ func (b *ByteSize) UnmarshalText(text []byte) error {
 // MarshalText writes the size in bytes.
 func (b ByteSize) MarshalText() ([]byte, error) { return []byte(strconv.FormatInt(int64(b), 10)), nil }
 
-// Duration is a time.Duration written as a string ("24h", "300ms").
+// Duration is a time.Duration written as a string ("24h", "300ms", "30d").
 type Duration struct{ time.Duration }
 
 // UnmarshalText reads a duration string.
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := parseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("not a duration (use a string such as \"24h\"): %q", b)
-	}
-	if v < 0 {
-		return fmt.Errorf("duration must not be negative: %q", b)
+		if strings.HasPrefix(string(b), "-") {
+			return fmt.Errorf("duration must not be negative: %q", b)
+		}
+		return fmt.Errorf("not a duration (use a string such as \"24h\" or \"30d\"): %q", b)
 	}
 	d.Duration = v
 	return nil
@@ -220,6 +224,7 @@ func Default() Config {
 		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
 		Publish:         Publish{Stylesheet: true, ShortCache: Duration{5 * time.Minute}},
 		Dumps:           Dumps{PackageSize: 1 << 30, Compression: "auto"},
+		Archives:        Archives{SnapshotEvery: Duration{30 * 24 * time.Hour}},
 	}
 }
 
@@ -341,8 +346,12 @@ func keyLine(data []byte, key []string, occurrence int) int {
 func suggest(key toml.Key) string {
 	valid := topKeys
 	switch {
+	case len(key) > 2 && key[0] == "set":
+		valid = linkSubKeys[key[1]]
 	case len(key) > 1 && key[0] == "set":
-		valid = setKeys
+		valid = append(setKeys, setLinkKeys...)
+	case len(key) > 1 && key[0] == "archives":
+		valid = archiveKeys
 	case len(key) > 1 && key[0] == "changelist":
 		valid = []string{"rotate"}
 	case len(key) > 1 && key[0] == "dumps":
@@ -471,6 +480,12 @@ func (c *Config) checkValues() error {
 		if s.Path != "" && (filepath.IsAbs(s.Path) || strings.HasPrefix(filepath.Clean(s.Path), "..")) {
 			return c.keyError("set.path", i, "set %q: path %q must be relative to the source folder", s.Name, s.Path)
 		}
+		if err := c.checkLinkValues(i, &c.Sets[i]); err != nil {
+			return err
+		}
+	}
+	if (c.Archives.ResourceLists || c.Archives.ResourceDumps) && c.Archives.SnapshotEvery.Duration <= 0 {
+		return c.keyError("archives.snapshot_every", -1, "must be a positive duration such as \"720h\" when resource_lists or resource_dumps is on")
 	}
 	return nil
 }
@@ -518,6 +533,9 @@ func (c *Config) checkURLs() error {
 			if err := layout.CheckAbsoluteURL(s.DescribedBy); err != nil {
 				return c.keyError("set.describedby", i, "set %d: %v", i+1, err)
 			}
+		}
+		if err := c.checkLinkURLs(i, &c.Sets[i]); err != nil {
+			return err
 		}
 	}
 	return nil
