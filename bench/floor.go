@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zeebo/blake3"
@@ -16,12 +17,27 @@ import (
 // The floors are what a plain Go program needs for the work a build cannot
 // avoid, measured on the same tree in the same run as rsgen.
 
+// floorRun is what one floor measurement took, and what it saw.
+type floorRun struct {
+	wall, cpu time.Duration
+	files     int
+	bytes     int64
+}
+
+// processCPU returns the user and system time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // readHashFloor walks root and reads every file through the hashes of a
 // default rsgen build (sha-256, published, and the BLAKE3 fingerprint),
-// with one worker per core, each with its own buffer and hashers. It
-// returns the time taken and the files and bytes read.
-func readHashFloor(root string) (time.Duration, int, int64, error) {
-	start := time.Now()
+// with one worker per core, each with its own buffer and hashers.
+func readHashFloor(root string) (floorRun, error) {
+	start, startCPU := time.Now(), processCPU()
 	paths := make(chan string, 256)
 	workers := runtime.GOMAXPROCS(0)
 	files := make([]int, workers)
@@ -59,17 +75,15 @@ func readHashFloor(root string) (time.Duration, int, int64, error) {
 	})
 	close(paths)
 	wg.Wait()
-	elapsed := time.Since(start)
-	var nf int
-	var nb int64
+	r := floorRun{wall: time.Since(start), cpu: processCPU() - startCPU}
 	for w := range workers {
 		if errs[w] != nil {
-			return 0, 0, 0, errs[w]
+			return floorRun{}, errs[w]
 		}
-		nf += files[w]
-		nb += bytes[w]
+		r.files += files[w]
+		r.bytes += bytes[w]
 	}
-	return elapsed, nf, nb, walkErr
+	return r, walkErr
 }
 
 // hashFile feeds the bytes of the file at p to both hashes, as rsgen does:
@@ -96,20 +110,22 @@ func hashFile(p string, buf []byte, a, b io.Writer) (int64, error) {
 }
 
 // walkStatFloor walks root on one goroutine and stats every file, which is
-// all a build that trusts unchanged files must do with the tree. It
-// returns the time taken and the files seen.
-func walkStatFloor(root string) (time.Duration, int, error) {
-	start := time.Now()
-	files := 0
+// all a build that trusts unchanged files must do with the tree.
+func walkStatFloor(root string) (floorRun, error) {
+	start, startCPU := time.Now(), processCPU()
+	var r floorRun
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		if _, err := d.Info(); err != nil {
+		info, err := d.Info()
+		if err != nil {
 			return err
 		}
-		files++
+		r.files++
+		r.bytes += info.Size()
 		return nil
 	})
-	return time.Since(start), files, err
+	r.wall, r.cpu = time.Since(start), processCPU()-startCPU
+	return r, err
 }

@@ -70,23 +70,26 @@ func measureTree(t *tree, bin string, runs int, logf func(string, ...any)) (*tre
 	}
 	out := filepath.Join(t.root, "out")
 	logf("tree %s: warming the page cache", t.spec.Name)
-	if _, _, _, err := readHashFloor(t.src); err != nil {
+	if _, err := readHashFloor(t.src); err != nil {
 		return nil, err
 	}
 	for round := range runs {
 		logf("tree %s: run %d of %d", t.spec.Name, round+1, runs)
-		d, files, bytes, err := readHashFloor(t.src)
+		rh, err := readHashFloor(t.src)
 		if err != nil {
 			return nil, err
 		}
-		if files != t.spec.Files || bytes != t.bytes {
-			return nil, fmt.Errorf("read %d files, %d bytes of %s; want %d, %d: delete %s", files, bytes, t.src, t.spec.Files, t.bytes, t.root)
-		}
-		tr.ReadHash.add(d)
-		if d, _, err = walkStatFloor(t.src); err != nil {
+		ws, err := walkStatFloor(t.src)
+		if err != nil {
 			return nil, err
 		}
-		tr.WalkStat.add(d)
+		for _, r := range []floorRun{rh, ws} {
+			if r.files != t.spec.Files || r.bytes != t.bytes {
+				return nil, fmt.Errorf("found %d files, %d bytes in %s; want %d, %d: delete %s", r.files, r.bytes, t.src, t.spec.Files, t.bytes, t.root)
+			}
+		}
+		tr.ReadHash.add(rh)
+		tr.WalkStat.add(ws)
 
 		if err := removeBuild(t); err != nil {
 			return nil, err
