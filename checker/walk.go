@@ -270,6 +270,28 @@ func (w *walker) walkCapabilityList(ctx context.Context, cl *Document) {
 		} else {
 			leaf(d)
 		}
+		w.followArchives(ctx, d, cl.URL, set)
+	}
+}
+
+// followArchives follows the rel="archives" link of a capability
+// document: it must lead to the archive of the document's capability
+// under the same Capability List.
+func (w *walker) followArchives(ctx context.Context, d *Document, capList string, set *resourceSet) {
+	l := d.link(rs.RelArchives)
+	if l == nil || l.Href() == "" {
+		return
+	}
+	a := w.visit(ctx, resolve(d.URL, l.Href()), d.Capability()+"-archive", at(d, l.Line))
+	if a == nil {
+		return
+	}
+	w.checkUp(a, capList)
+	leaf := func(p *Document) { w.leaf(ctx, p, capList, set) }
+	if a.Index {
+		w.walkParts(ctx, a, capList, leaf)
+	} else {
+		leaf(a)
 	}
 }
 
@@ -360,9 +382,22 @@ func (w *walker) leaf(ctx context.Context, d *Document, capList string, set *res
 			w.checkPackage(ctx, d, &d.Entries[i], capList, set)
 		}
 	case rs.CapResourceListArchive, rs.CapResourceDumpArchive, rs.CapChangeListArchive, rs.CapChangeDumpArchive:
+		// Archived documents describe the past: they are checked on
+		// their own and against the archive's entry, but not compared
+		// with the set's current resources.
 		archived := strings.TrimSuffix(capability, "-archive")
 		for _, e := range d.Entries {
-			w.visit(ctx, e.Loc, archived, at(d, e.LocLine))
+			a := w.visit(ctx, e.Loc, archived, at(d, e.LocLine))
+			if a == nil {
+				continue
+			}
+			if capList != "" {
+				w.checkUp(a, capList)
+			}
+			w.checkChildTimes(d, e, a)
+			if a.Index {
+				w.walkParts(ctx, a, capList, func(*Document) {})
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,6 +168,9 @@ var (
 
 // checkLinkValues checks the link rules of set i.
 func (c *Config) checkLinkValues(i int, s *Set) error {
+	if slices.Contains(layout.VersionDirs, s.Name) {
+		return c.keyError("set.name", i, "set name %q is reserved for rsgen's versions (%s)", s.Name, strings.Join(layout.VersionDirs, ", "))
+	}
 	if s.Alternates != "" && s.Alternates != "alternate" && s.Alternates != "canonical" {
 		return c.keyError("set.alternates", i, "set %q: must be %q or %q, not %q", s.Name, alternatesIn[0], alternatesIn[1], s.Alternates)
 	}

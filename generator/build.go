@@ -135,6 +135,8 @@ type builder struct {
 	outputs []string // output paths of the documents written by this build
 
 	recovered *recovery // the state rebuilt from the output, if it was
+	arch      archiveState
+	rel       relations
 }
 
 func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
@@ -271,7 +273,11 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 		events = nil
 	}
 	closed := b.advanceJournal(events)
+	b.retain()
 	b.recordSetChanges(events)
+	if err := b.keepVersions(); err != nil {
+		return nil, err
+	}
 	if err := b.writeDocuments(ctx, events, closed); err != nil {
 		return nil, err
 	}
@@ -280,6 +286,9 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	}
 	b.next.Outputs = b.outputs
 	if err := snapshot.Save(b.cfg.State, b.next); err != nil {
+		return nil, err
+	}
+	if err := b.pruneArchive(); err != nil {
 		return nil, err
 	}
 	return b.sum, nil

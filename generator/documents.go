@@ -50,6 +50,9 @@ func (b *builder) writeDocuments(ctx context.Context, events []snapshot.Event, c
 				return err
 			}
 		}
+		if err := b.writeArchives(s); err != nil {
+			return err
+		}
 		if err := b.writeCapabilityList(s); err != nil {
 			return err
 		}
@@ -174,7 +177,9 @@ func (b *builder) writeChangeList(path string, s *set, seg *snapshot.Segment) (b
 			if !s.Contains(ev.Record.Path) {
 				continue
 			}
-			if err := w.Entry(b.changeEntry(ev)); err != nil {
+			e := b.changeEntry(ev)
+			e.Links = b.links(s, &ev.Record, ev)
+			if err := w.Entry(e); err != nil {
 				return err
 			}
 		}
@@ -251,7 +256,8 @@ func (b *builder) writeSegmentDocs(s *set, kind segmentKind) error {
 		}
 	}
 	md := rs.MD{Capability: kind.capability, From: unixTime(listed[0].From)}
-	return b.writeDoc(kind.index(s.Name), rs.SitemapIndex, md, []rs.Link{b.upLink(s)}, func(w *rs.Writer) error {
+	links := append([]rs.Link{b.upLink(s)}, b.archivesLink(s, kind.capability)...)
+	return b.writeDoc(kind.index(s.Name), rs.SitemapIndex, md, links, func(w *rs.Writer) error {
 		for i := range listed {
 			seg := &listed[i]
 			e := rs.Entry{Loc: b.docURL(segmentPath(kind, s, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}

@@ -63,9 +63,15 @@ func (b *builder) writeResourceDump(s *set) error {
 	}
 	md := rs.MD{Capability: rs.CapResourceDump, At: unixTime(b.next.SetChanged[s.Name])}
 	size := int64(len(pkgs)) * int64(2*len(b.base)+packageEntryBound+2*len(layout.SetDir(s.Name)))
-	return b.writeSplit(s, layout.ResourceDump(s.Name), md, len(pkgs), size, func(i int, e *rs.Entry) {
-		*e = b.packageEntry(&pkgs[i])
-	})
+	entry := func(i int, e *rs.Entry) { *e = b.packageEntry(&pkgs[i]) }
+	if err := b.writeSplit(s, layout.ResourceDump(s.Name), md, b.archivesLink(s, rs.CapResourceDump), len(pkgs), size, entry, b.writeDoc); err != nil {
+		return err
+	}
+	paths := make([]string, len(pkgs))
+	for i := range pkgs {
+		paths[i] = pkgs[i].Path
+	}
+	return b.snapshot(s, true, md, len(pkgs), size, entry, paths...)
 }
 
 // resourcePackage returns the package of the files at the given indexes,
@@ -280,7 +286,9 @@ func (b *builder) writeChangePackage(s *set, events []*snapshot.Event) error {
 // earlier builds, which stay published.
 func (b *builder) carryChangePackages(s *set) {
 	for _, p := range b.prev.Packages {
-		if p.Change && p.Set == s.Name {
+		// A package older than the oldest segment left the archive with
+		// its Change Dump (see retain).
+		if p.Change && p.Set == s.Name && p.Until >= b.next.Segments[0].From {
 			if _, err := os.Stat(b.outPath(p.Path)); err != nil {
 				b.warn(p.Path, "change dump package missing from the output; it cannot be made again and is no longer listed")
 				continue

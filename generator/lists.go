@@ -21,11 +21,16 @@ func (b *builder) writeResourceList(s *set) error {
 		size += int64(len(b.resBase)+3*len(b.next.Files[i].Path)) + resourceEntryBound
 	}
 	md := rs.MD{Capability: rs.CapResourceList, At: unixTime(b.next.SetChanged[s.Name])}
-	return b.writeSplit(s, layout.ResourceList(s.Name), md, len(members), size, func(i int, e *rs.Entry) {
+	entry := func(i int, e *rs.Entry) {
 		r := &b.next.Files[members[i]]
-		*e = rs.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime)}
+		*e = rs.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Links: b.links(s, r, nil)}
 		b.describe(&e.MD, r)
-	})
+	}
+	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archivesLink(s, rs.CapResourceList), len(members), size, entry, b.writeDoc)
+	if err != nil {
+		return err
+	}
+	return b.snapshot(s, false, md, len(members), size, entry)
 }
 
 // members returns the indexes in b.next.Files of the files of set s.
@@ -39,11 +44,17 @@ func (b *builder) members(s *set) []int {
 	return members
 }
 
-// writeSplit writes a list document of n entries at doc, filled by entry:
-// one document while it fits the limits of one (size bounds its bytes),
-// otherwise parts of at most rs.MaxEntries entries and rs.MaxBytes bytes,
-// grouped by an index at doc with the same capability (§10.2, §11.1).
-func (b *builder) writeSplit(s *set, doc string, md rs.MD, n int, size int64, entry func(i int, e *rs.Entry)) error {
+// docWriter writes a document at output path rel: into the output
+// (writeDoc), or into the state's archive and from there into the output
+// (writeArchivedDoc).
+type docWriter func(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) error
+
+// writeSplit writes a list document of n entries at doc, filled by entry,
+// with put: one document while it fits the limits of one (size bounds its
+// bytes), otherwise parts of at most rs.MaxEntries entries and rs.MaxBytes
+// bytes, grouped by an index at doc with the same capability (§10.2,
+// §11.1). Every document links up, and to extra.
+func (b *builder) writeSplit(s *set, doc string, md rs.MD, extra []rs.Link, n int, size int64, entry func(i int, e *rs.Entry), put docWriter) error {
 	entries := func(w *rs.Writer, from int) (int, error) {
 		var e rs.Entry
 		for i := from; i < n; i++ {
@@ -54,19 +65,19 @@ func (b *builder) writeSplit(s *set, doc string, md rs.MD, n int, size int64, en
 		}
 		return n, nil
 	}
-	up := []rs.Link{b.upLink(s)}
+	up := append([]rs.Link{b.upLink(s)}, extra...)
 	if n <= b.opts.limits.entries && size <= b.opts.limits.bytes-4096 {
-		return b.writeDoc(doc, rs.URLSet, md, up, func(w *rs.Writer) error {
+		return put(doc, rs.URLSet, md, up, func(w *rs.Writer) error {
 			_, err := entries(w, 0)
 			return err
 		})
 	}
-	links := []rs.Link{b.upLink(s), {Rel: rs.RelIndex, Href: b.docURL(doc)}}
+	links := append([]rs.Link{b.upLink(s), {Rel: rs.RelIndex, Href: b.docURL(doc)}}, extra...)
 	var parts []string
 	for next := 0; next < n; {
 		rel := layout.Part(doc, len(parts)+1)
 		start := next
-		err := b.writeDoc(rel, rs.URLSet, md, links, func(w *rs.Writer) error {
+		err := put(rel, rs.URLSet, md, links, func(w *rs.Writer) error {
 			var err error
 			next, err = entries(w, start)
 			if errors.Is(err, rs.ErrDocumentFull) {
@@ -82,7 +93,7 @@ func (b *builder) writeSplit(s *set, doc string, md rs.MD, n int, size int64, en
 		}
 		parts = append(parts, rel)
 	}
-	return b.writeDoc(doc, rs.SitemapIndex, md, up, func(w *rs.Writer) error {
+	return put(doc, rs.SitemapIndex, md, up, func(w *rs.Writer) error {
 		for _, p := range parts {
 			e := rs.Entry{Loc: b.docURL(p), MD: rs.MD{At: md.At, From: md.From}}
 			if err := w.Entry(&e); err != nil {
@@ -105,6 +116,11 @@ func (b *builder) writeCapabilityList(s *set) error {
 	}
 	for _, kind := range b.segmentKinds(s) {
 		caps = append(caps, struct{ capability, rel string }{kind.capability, kind.index(s.Name)})
+	}
+	// The archives come last, so that a reader that stops at the first
+	// way to reach a document meets the live ones first.
+	for _, c := range b.archives(s) {
+		caps = append(caps, struct{ capability, rel string }{c + "-archive", layout.Archive(s.Name, c)})
 	}
 	return b.writeDoc(layout.CapabilityList(s.Name), rs.URLSet, rs.MD{Capability: rs.CapCapabilityList}, links, func(w *rs.Writer) error {
 		for _, c := range caps {

@@ -366,8 +366,11 @@ type md struct {
 }
 
 type link struct {
-	Rel  string `xml:"rel,attr"`
-	Href string `xml:"href,attr"`
+	Rel    string `xml:"rel,attr"`
+	Href   string `xml:"href,attr"`
+	Type   string `xml:"type,attr"`
+	Hash   string `xml:"hash,attr"`
+	Length string `xml:"length,attr"`
 }
 
 type entry struct {

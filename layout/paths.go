@@ -122,3 +122,45 @@ func ComparePaths(a, b string) int {
 	}
 	return 0
 }
+
+// Archive returns the output path of a set's archive of documents of the
+// given capability ("changelist" gives changelist-archive.xml), or of its
+// Archive Index when it is split.
+func Archive(set, capability string) string {
+	return SetDir(set) + "/" + capability + "-archive.xml"
+}
+
+// ArchivedResourceList returns the output path of the Resource List of a
+// set kept in its archive, named by its at.
+func ArchivedResourceList(set string, at time.Time) string {
+	return SetDir(set) + "/resourcelists/resourcelist-" + at.UTC().Format("20060102T150405Z") + ".xml"
+}
+
+// ArchivedResourceDump returns the output path of the Resource Dump of a
+// set kept in its archive, named by its at.
+func ArchivedResourceDump(set string, at time.Time) string {
+	return SetDir(set) + "/resourcedumps/resourcedump-" + at.UTC().Format("20060102T150405Z") + ".xml"
+}
+
+// Memento returns the output path of the version of the resource at
+// source path p first seen at t: a time-specific URI in the manner of web
+// archives, <time>/<path>. Versions are shared by the sets that keep them.
+func Memento(t time.Time, p string) string {
+	return DocumentsDir + "/mementos/" + t.UTC().Format("20060102150405") + "/" + p
+}
+
+// TimeMap returns the output path of the TimeMap (RFC 7089) of the
+// resource at source path p.
+func TimeMap(p string) string {
+	return DocumentsDir + "/timemaps/" + p + ".timemap"
+}
+
+// Patch returns the output path of the JSON Patch that turns the version
+// of the resource at source path p before t into the one first seen at t.
+func Patch(t time.Time, p string) string {
+	return DocumentsDir + "/patches/" + t.UTC().Format("20060102150405") + "/" + p + ".json-patch"
+}
+
+// VersionDirs are the folders of DocumentsDir that hold versions, TimeMaps
+// and patches rather than a set's documents: no set may take their names.
+var VersionDirs = []string{"mementos", "timemaps", "patches"}

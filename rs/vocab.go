@@ -37,6 +37,17 @@ const (
 	RelIndex       = "index"
 	RelDescribedBy = "describedby"
 	RelContents    = "contents"
+	RelArchives    = "archives"     // ResourceSync Archives: a document's archive
+	RelDuplicate   = "duplicate"    // §14.2 a mirror
+	RelAlternate   = "alternate"    // §14.3 another representation
+	RelCanonical   = "canonical"    // §14.3 the generic URI
+	RelPatch       = RSNS + "patch" // §14.4 changes from the previous version
+	RelDescribes   = "describes"    // §14.5 from metadata to the resource
+	RelProfile     = "profile"      // §14.5 the kind of metadata (RFC 6906)
+	RelMemento     = "memento"      // §14.6 a time-specific version
+	RelTimeMap     = "timemap"      // §14.6 the list of versions
+	RelCollection  = "collection"   // §14.7 collection membership
+	RelVia         = "via"          // §14.8 the origin of a republished resource
 )
 
 // Limits of one document (spec §7, after the Sitemap protocol): at most

@@ -1,0 +1,145 @@
+package generator
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+)
+
+// archiveConfig is a configuration with every archive on, Change Lists
+// rotating hourly and a snapshot every two hours.
+func archiveConfig(t *testing.T, root string, keep config.Retention) *config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Dir, cfg.BaseURL = root, "https://data.example.org/"
+	cfg.ChangeList.Rotate = config.Duration{Duration: time.Hour}
+	cfg.Dumps.ResourceDump, cfg.Dumps.ChangeDump = true, true
+	cfg.Archives = config.Archives{ChangeLists: true, ChangeDumps: true, ResourceLists: true, ResourceDumps: true,
+		SnapshotEvery: config.Duration{Duration: 2 * time.Hour}, Keep: keep}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return &cfg
+}
+
+// TestGoldenArchives checks the shape of the four archives, of an Archive
+// Index (limits of eight entries split them) and of archived Resource Lists
+// and Resource Dumps, and the archives links of the live documents.
+func TestGoldenArchives(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	writeTree(t, src, map[string]string{"a.txt": "a0", "b.txt": "b"})
+	cfg := archiveConfig(t, root, config.Retention{})
+	cfg.ChangeList.Rotate.Duration = 3 * time.Hour
+	cfg.Archives.SnapshotEvery.Duration = time.Hour // 11 snapshots: an Archive Index over two parts
+	lim := limits{entries: 8, bytes: 50_000_000}    // the Capability List has 8 entries
+	for i := range 11 {
+		writeTree(t, src, map[string]string{"a.txt": fmt.Sprintf("a%d", i)})
+		buildAt(t, cfg, fmt.Sprintf("2026-01-01T%02d:00:00Z", i), lim)
+	}
+	compareWithGolden(t, cfg.Out, "testdata/golden/archives")
+}
+
+// TestRetentionKeepsReferenced builds often with a short retention, by age
+// and by count, and checks after every build that every document and
+// package a published document points at exists, that retention did
+// remove old documents, and that what it removed left the state archive
+// too.
+func TestRetentionKeepsReferenced(t *testing.T) {
+	for _, keep := range []config.Retention{{Count: 1}, {Age: 3 * time.Hour}} {
+		t.Run(fmt.Sprint(keep), func(t *testing.T) {
+			root := t.TempDir()
+			src := filepath.Join(root, "site")
+			cfg := archiveConfig(t, root, keep)
+			cfg.Dumps.PackageSize = 1 // one package per file: archived dumps keep packages the live one dropped
+			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			for i := range 24 {
+				files := map[string]string{"a.txt": fmt.Sprintf("a%d", i), "fixed.txt": "fixed"}
+				if i%3 == 0 {
+					files[fmt.Sprintf("n%d.txt", i)] = "new"
+				}
+				writeTree(t, src, files)
+				if i%3 == 1 {
+					os.Remove(filepath.Join(src, fmt.Sprintf("n%d.txt", i-1)))
+				}
+				buildAt(t, cfg, start.Add(time.Duration(i)*time.Hour).Format(time.RFC3339), limits{})
+				checkReferences(t, cfg)
+			}
+			// Without retention: 24 Change Lists, 12 snapshots of each
+			// kind, 23 Change Dump packages with their manifests.
+			for dir, most := range map[string]int{"changelists": 12, "resourcelists": 6, "resourcedumps": 6, "changedump": 23} {
+				n := countFiles(t, filepath.Join(cfg.Out, "resourcesync", "default", dir))
+				if n == 0 || n > most {
+					t.Errorf("%s: %d files after 24 builds; retention should keep a few, at most %d", dir, n, most)
+				}
+			}
+			if n, m := countFiles(t, filepath.Join(cfg.State, archiveDir)), countFiles(t, filepath.Join(cfg.Out, "resourcesync", "default", "changelists"))-1; n < m || n > 4*m+8 {
+				t.Errorf("state archive holds %d documents for %d closed Change Lists", n, m)
+			}
+		})
+	}
+}
+
+// checkReferences reads every document of the output and fails on a
+// <loc> or href under resourcesync/ that names no file.
+func checkReferences(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	docsBase := cfg.BaseURL + "resourcesync/"
+	err := filepath.WalkDir(cfg.Out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".xml") && !strings.HasSuffix(p, "resourcesync") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dec := xml.NewDecoder(strings.NewReader(string(data)))
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			var refs []string
+			switch se := tok.(type) {
+			case xml.StartElement:
+				for _, a := range se.Attr {
+					if a.Name.Local == "href" {
+						refs = append(refs, a.Value)
+					}
+				}
+			case xml.CharData:
+				refs = append(refs, strings.TrimSpace(string(se)))
+			}
+			for _, r := range refs {
+				if rel, ok := strings.CutPrefix(r, docsBase); ok {
+					if _, err := os.Stat(filepath.Join(cfg.Out, "resourcesync", filepath.FromSlash(rel))); err != nil {
+						t.Errorf("%s points at %s: %v", p, r, err)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
+}

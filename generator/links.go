@@ -1,0 +1,192 @@
+package generator
+
+// The links of §14 that a set's entries carry in Resource Lists and Change
+// Lists, from the set's link rules (config.SetLinks). Every attribute of a
+// link to a resource rsgen publishes (hash, length, type, modified) comes
+// from that resource's scan, as it stands in the build that writes the
+// document; nothing is assumed about resources rsgen does not publish, so
+// links to mirrors and collections carry only what the configuration says.
+//
+// The specification has no attribute for the profile of a metadata record
+// (§14.5, Example 28): it is a link of its own, rel="profile" (RFC 6906),
+// on the record's entry.
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// relations is what a build knows to compute links.
+type relations struct {
+	files map[string]int      // source path -> index in b.next.Files
+	stems map[string][]int    // folder/stem -> indexes of files sharing it
+	vers  map[string][]int    // source path -> indexes in b.next.Versions, oldest first
+	patch map[string]*rs.Link // patch output path -> its link, once written
+}
+
+// related returns the build's relations, computing them on first use.
+func (b *builder) related() *relations {
+	if b.rel.files != nil {
+		return &b.rel
+	}
+	r := &b.rel
+	r.files = make(map[string]int, len(b.next.Files))
+	r.stems = map[string][]int{}
+	for i := range b.next.Files {
+		p := b.next.Files[i].Path
+		r.files[p] = i
+		if stem, ok := stemOf(p); ok {
+			r.stems[stem] = append(r.stems[stem], i)
+		}
+	}
+	r.indexVersions(b.next.Versions)
+	r.patch = map[string]*rs.Link{}
+	return r
+}
+
+func (r *relations) indexVersions(vs []snapshot.Record) {
+	r.vers = map[string][]int{}
+	for i := range vs {
+		r.vers[vs[i].Path] = append(r.vers[vs[i].Path], i)
+	}
+}
+
+// stemOf returns a path without its last extension: report.html and
+// report.pdf share the stem report.
+func stemOf(p string) (string, bool) {
+	ext := path.Ext(p)
+	if ext == "" || len(ext) == len(path.Base(p)) {
+		return "", false
+	}
+	return strings.TrimSuffix(p, ext), true
+}
+
+// links returns the links of set s's entry for the resource r: in a
+// Resource List (ev nil) or for a change event.
+func (b *builder) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Link {
+	if ev != nil && ev.Change == snapshot.Deleted {
+		return nil
+	}
+	rules := &s.SetLinks
+	rel := strings.TrimPrefix(r.Path, s.prefix)
+	var links []rs.Link
+	for _, m := range rules.Mirrors {
+		base, _ := layout.ParseBaseURL(m.BaseURL)
+		links = append(links, rs.Link{Rel: rs.RelDuplicate, Href: layout.URL(base, r.Path), Pri: m.Pri})
+	}
+	for _, m := range rules.Metadata {
+		links = b.metadataLinks(links, s, rel, &m)
+	}
+	if rules.Alternates != "" {
+		links = b.alternateLinks(links, r, rules.Alternates)
+	}
+	for _, c := range rules.Collections {
+		if slices.ContainsFunc(c.Match, func(p string) bool { return layout.MatchGlob(p, rel) }) {
+			links = append(links, rs.Link{Rel: rs.RelCollection, Href: c.Href})
+		}
+	}
+	if rules.Via != "" {
+		base, _ := layout.ParseBaseURL(rules.Via)
+		via := b.describedLink(rs.RelVia, layout.URL(base, rel), r)
+		// The origin's modification time: tools that fetch from it
+		// (wget -N, curl -R, rsync -t) give the copy its Last-Modified.
+		via.Modified = time.Unix(0, r.ModTime).UTC().Truncate(time.Second)
+		links = append(links, via)
+	}
+	if rules.KeepVersions {
+		links = b.versionLinks(links, r, ev, rules.Patches)
+	}
+	return links
+}
+
+// describedLink returns a link to the published resource r with its
+// hash, length, type and lastmod.
+func (b *builder) describedLink(relation, href string, r *snapshot.Record) rs.Link {
+	var md rs.MD
+	b.describe(&md, r)
+	return rs.Link{Rel: relation, Href: href, Type: md.Type, Hash: md.Hash, Length: md.Length, HasLength: true,
+		Modified: r.Lastmod(b.cfg.Lastmod == "mtime")}
+}
+
+// metadataLinks appends the links of metadata rule m for the resource at
+// rel (relative to the set's folder): describedby from an object to its
+// record, describes and profile from a record to its object.
+func (b *builder) metadataLinks(links []rs.Link, s *set, rel string, m *config.Metadata) []rs.Link {
+	rels := b.related()
+	if stem, ok := matchPair(m.Objects, rel); ok {
+		if i, ok := rels.files[s.prefix+strings.Replace(m.Records, "*", stem, 1)]; ok {
+			rec := &b.next.Files[i]
+			links = append(links, b.describedLink(rs.RelDescribedBy, b.resURL(rec.Path), rec))
+		}
+	}
+	if stem, ok := matchPair(m.Records, rel); ok {
+		if i, ok := rels.files[s.prefix+strings.Replace(m.Objects, "*", stem, 1)]; ok {
+			obj := &b.next.Files[i]
+			links = append(links, b.describedLink(rs.RelDescribes, b.resURL(obj.Path), obj))
+			if m.Profile != "" {
+				links = append(links, rs.Link{Rel: rs.RelProfile, Href: m.Profile})
+			}
+		}
+	}
+	return links
+}
+
+// matchPair matches rel against a pattern with one "*" that stands for a
+// non-empty part of one path element, and returns that part.
+func matchPair(pattern, rel string) (string, bool) {
+	prefix, suffix, _ := strings.Cut(pattern, "*")
+	if len(rel) <= len(prefix)+len(suffix) || !strings.HasPrefix(rel, prefix) || !strings.HasSuffix(rel, suffix) {
+		return "", false
+	}
+	stem := rel[len(prefix) : len(rel)-len(suffix)]
+	return stem, !strings.Contains(stem, "/")
+}
+
+// alternateLinks appends the links between the files that share r's stem
+// in its folder: to each other file, or to the generic URI.
+func (b *builder) alternateLinks(links []rs.Link, r *snapshot.Record, mode string) []rs.Link {
+	stem, ok := stemOf(r.Path)
+	if !ok {
+		return links
+	}
+	group := b.related().stems[stem]
+	if len(group) < 2 {
+		return links
+	}
+	if mode == "canonical" {
+		return append(links, rs.Link{Rel: rs.RelCanonical, Href: b.resURL(stem)})
+	}
+	for _, i := range group {
+		if other := &b.next.Files[i]; other.Path != r.Path {
+			links = append(links, b.describedLink(rs.RelAlternate, b.resURL(other.Path), other))
+		}
+	}
+	return links
+}
+
+// versionLinks appends the memento link of r's version and the TimeMap
+// link, and for an update of a JSON resource the patch from the previous
+// version.
+func (b *builder) versionLinks(links []rs.Link, r *snapshot.Record, ev *snapshot.Event, patches bool) []rs.Link {
+	rels := b.related()
+	vs := rels.vers[r.Path]
+	k := slices.IndexFunc(vs, func(i int) bool { return b.next.Versions[i].Seen == r.Seen })
+	if k < 0 {
+		return links
+	}
+	memento := b.describedLink(rs.RelMemento, b.docURL(layout.Memento(unixTime(r.Seen), r.Path)), r)
+	links = append(links, memento, rs.Link{Rel: rs.RelTimeMap, Href: b.docURL(layout.TimeMap(r.Path)), Type: timeMapType})
+	if patches && ev != nil && ev.Change == snapshot.Updated && k > 0 && isJSON(r) {
+		if l := rels.patch[layout.Patch(unixTime(r.Seen), r.Path)]; l != nil {
+			links = append(links, *l)
+		}
+	}
+	return links
+}

@@ -1,0 +1,255 @@
+package generator
+
+// Prior versions (§14.6) and patches (§14.4). In a set with keep_versions
+// every version of every resource is copied, when the build that first
+// sees it runs, to a time-specific URI (layout.Memento); the copy is
+// checked against the scan's fingerprint, so it holds exactly the bytes
+// whose hash was published. Hard links would not do: an editor that writes
+// in place would change the old version too. A static TimeMap per
+// resource (RFC 7089, application/link-format) lists its versions.
+//
+// With patches, each update of a JSON resource also gets an RFC 6902 JSON
+// Patch from the previous version, made from the two kept copies. Versions
+// and patches are never removed: closed Change Lists link to them forever.
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/snapshot"
+	"github.com/zeebo/blake3"
+)
+
+// timeMapType is the media type of TimeMaps (RFC 7089 §5).
+const timeMapType = "application/link-format"
+
+// isJSON reports whether r is a JSON resource, which patches cover.
+func isJSON(r *snapshot.Record) bool {
+	return r.Type == "application/json" || strings.HasSuffix(r.Type, "+json")
+}
+
+// versioned reports whether the resource at source path p is in a set
+// that keeps versions, and whether in one that publishes patches.
+func (b *builder) versioned(p string) (keep, patches bool) {
+	for _, s := range b.sets {
+		if s.KeepVersions && s.Contains(p) {
+			keep, patches = true, patches || s.Patches
+		}
+	}
+	return keep, patches
+}
+
+// keepVersions keeps the versions of this build's resources, carries over
+// those of earlier builds, and writes the TimeMaps and patches. It runs
+// before the documents that link to them are written.
+func (b *builder) keepVersions() error {
+	if !slices.ContainsFunc(b.sets, func(s *set) bool { return s.KeepVersions }) {
+		return nil
+	}
+	type version struct {
+		path string
+		seen int64
+	}
+	have := map[version]bool{}
+	var vs []snapshot.Record
+	for _, v := range b.prev.Versions {
+		if keep, _ := b.versioned(v.Path); !keep {
+			continue // no longer published: removed with the obsolete outputs
+		}
+		if _, err := os.Stat(b.outPath(layout.Memento(unixTime(v.Seen), v.Path))); err != nil {
+			b.warn(v.Path, "kept version missing from the output; it cannot be made again and is no longer listed")
+			continue
+		}
+		have[version{v.Path, v.Seen}] = true
+		vs = append(vs, v)
+	}
+	for i := range b.next.Files {
+		r := &b.next.Files[i]
+		if keep, _ := b.versioned(r.Path); !keep || have[version{r.Path, r.Seen}] {
+			continue
+		}
+		if err := b.writeMemento(r); err != nil {
+			return err
+		}
+		vs = append(vs, *r)
+	}
+	slices.SortStableFunc(vs, func(x, y snapshot.Record) int {
+		if c := layout.ComparePaths(x.Path, y.Path); c != 0 {
+			return c
+		}
+		return int(x.Seen - y.Seen)
+	})
+	b.next.Versions = vs
+	rels := b.related()
+	rels.indexVersions(vs)
+	for i := 0; i < len(vs); {
+		j := i + 1
+		for j < len(vs) && vs[j].Path == vs[i].Path {
+			j++
+		}
+		if err := b.writeVersions(vs[i:j]); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// writeMemento copies the current version of r to its time-specific URI,
+// checking the bytes against the scan's fingerprint.
+func (b *builder) writeMemento(r *snapshot.Record) error {
+	rel := layout.Memento(unixTime(r.Seen), r.Path)
+	dst := b.outPath(rel)
+	src := filepath.Join(b.cfg.Source, filepath.FromSlash(r.Path))
+	err := func() error {
+		in, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(dst), TempPrefix+"*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		h := blake3.New()
+		_, err = io.Copy(io.MultiWriter(tmp, h), in)
+		if err == nil && [32]byte(h.Sum(nil)) != r.Fingerprint {
+			err = fmt.Errorf("%s changed since it was scanned; build again", src)
+		}
+		if err == nil {
+			err = tmp.Chmod(0o644)
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), dst)
+		}
+		return err
+	}()
+	if err != nil {
+		return fmt.Errorf("keep version %s: %w", dst, err)
+	}
+	b.notify(Note{Kind: NoteWritten, Path: rel})
+	return nil
+}
+
+// writeVersions records the kept versions of one resource, oldest first,
+// as outputs, and writes its TimeMap and, where they apply, its patches.
+func (b *builder) writeVersions(vs []snapshot.Record) error {
+	p := vs[0].Path
+	for i := range vs {
+		b.outputs = append(b.outputs, layout.Memento(unixTime(vs[i].Seen), p))
+	}
+	if err := b.writeTimeMap(vs); err != nil {
+		return err
+	}
+	if _, patches := b.versioned(p); !patches {
+		return nil
+	}
+	for k := 1; k < len(vs); k++ {
+		if isJSON(&vs[k]) && isJSON(&vs[k-1]) {
+			if err := b.writePatch(&vs[k-1], &vs[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeTimeMap writes the TimeMap of a resource's versions (RFC 7089
+// §5.1.1): the original, the TimeMap itself, and every memento with its
+// datetime.
+func (b *builder) writeTimeMap(vs []snapshot.Record) error {
+	p := vs[0].Path
+	rel := layout.TimeMap(p)
+	var sb strings.Builder
+	httpTime := func(v *snapshot.Record) string { return unixTime(v.Seen).Format(http.TimeFormat) }
+	fmt.Fprintf(&sb, "<%s>;rel=\"original\",\n", b.resURL(p))
+	fmt.Fprintf(&sb, "<%s>;rel=\"self\";type=\"%s\";from=\"%s\";until=\"%s\"", b.docURL(rel), timeMapType, httpTime(&vs[0]), httpTime(&vs[len(vs)-1]))
+	for i := range vs {
+		relation := "memento"
+		switch {
+		case len(vs) == 1:
+			relation = "first last memento"
+		case i == 0:
+			relation = "first memento"
+		case i == len(vs)-1:
+			relation = "last memento"
+		}
+		fmt.Fprintf(&sb, ",\n<%s>;rel=\"%s\";datetime=\"%s\"", b.docURL(layout.Memento(unixTime(vs[i].Seen), p)), relation, httpTime(&vs[i]))
+	}
+	sb.WriteString("\n")
+	return b.writeBytes(rel, []byte(sb.String()))
+}
+
+// writePatch writes the JSON Patch from version prev to version cur and
+// keeps its link for the Change Lists. A version that is not valid JSON
+// gets no patch, with a warning.
+func (b *builder) writePatch(prev, cur *snapshot.Record) error {
+	rel := layout.Patch(unixTime(cur.Seen), cur.Path)
+	read := func(v *snapshot.Record) ([]byte, error) {
+		return os.ReadFile(b.outPath(layout.Memento(unixTime(v.Seen), v.Path)))
+	}
+	old, err := read(prev)
+	if err != nil {
+		return fmt.Errorf("patch %s: %w", rel, err)
+	}
+	now, err := read(cur)
+	if err != nil {
+		return fmt.Errorf("patch %s: %w", rel, err)
+	}
+	patch, err := jsonPatch(old, now)
+	if err != nil {
+		b.warn(cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", err))
+		return nil
+	}
+	if err := b.writeBytes(rel, patch); err != nil {
+		return err
+	}
+	r := snapshot.Record{Size: int64(len(patch)), Digests: digestsOf(patch), Type: patchType}
+	l := b.describedLink(rs.RelPatch, b.docURL(rel), &r)
+	l.Modified = unixTime(0) // a patch has no modification time of its own
+	b.related().patch[rel] = &l
+	return nil
+}
+
+// writeBytes writes a small generated file at output path rel, atomically
+// and only when its bytes change, and records it as an output.
+func (b *builder) writeBytes(rel string, data []byte) error {
+	f, err := createLazy(b.outPath(rel))
+	if err != nil {
+		return fmt.Errorf("write %s: %w", b.outPath(rel), err)
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", b.outPath(rel), err)
+	}
+	changed, err := f.Commit()
+	if err != nil {
+		return err
+	}
+	b.recordOutput(rel, changed)
+	return nil
+}
+
+// digestsOf returns every published digest of data.
+func digestsOf(data []byte) snapshot.Digests {
+	d := snapshot.Digests{Has: 1<<snapshot.MD5 | 1<<snapshot.SHA1 | 1<<snapshot.SHA256,
+		MD5: md5.Sum(data), SHA1: sha1.Sum(data), SHA256: sha256.Sum256(data)}
+	return d
+}
