@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -50,12 +52,13 @@ flags:
 
 ` + buildFlagsHelp + `
 
-Interrupt (Ctrl-C, SIGINT or SIGTERM) stops watching. A build in progress is
-abandoned: no snapshot is saved, so the next build redoes its work, and every
-document in the output is whole (each is renamed into place).
+Interrupt (Ctrl-C, SIGINT or SIGTERM) stops watching once the build in
+progress, if any, has finished. A second interrupt abandons that build: no
+snapshot is saved, so the next build redoes its work, and every document in
+the output is whole (each is renamed into place).
 
-exit codes: 0 stopped between builds; 130 stopped during a build, which was
-abandoned; 1 the watch could not start; 2 usage or configuration error.
+exit codes: 0 stopped; 130 stopped by a second interrupt during a build, which
+was abandoned; 1 the watch could not start; 2 usage or configuration error.
 
 examples:
   rsgen watch --serve 127.0.0.1:8080 --base-url http://127.0.0.1:8080/
@@ -114,17 +117,44 @@ func runWatch(ctx context.Context, cio cliIO, args []string) int {
 		}
 		defer w.stopServer()
 	}
+	buildCtx, stopForce := forceContext(ctx)
+	defer stopForce()
 	for {
-		restart, code := w.watch(ctx)
+		restart, code := w.watch(ctx, buildCtx)
 		if !restart {
 			return code
 		}
 	}
 }
 
+// forceContext returns the context builds run under. The first interrupt
+// cancels ctx, which stops watching once the current build is done; the
+// returned context survives it and is cancelled by a second interrupt,
+// which abandons the build.
+func forceContext(ctx context.Context) (context.Context, func()) {
+	force, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for seen := 0; ; {
+			select {
+			case <-sigs:
+				if seen++; seen == 2 {
+					cancel()
+					return
+				}
+			case <-force.Done():
+				return
+			}
+		}
+	}()
+	return force, func() { signal.Stop(sigs); cancel() }
+}
+
 // watch builds, then rebuilds on every Trigger until ctx is done or the
-// folders to watch change with the configuration (restart).
-func (w *watcher) watch(ctx context.Context) (restart bool, code int) {
+// folders to watch change with the configuration (restart). Builds run
+// under buildCtx (see forceContext).
+func (w *watcher) watch(ctx, buildCtx context.Context) (restart bool, code int) {
 	fw, err := watch.New(watch.Options{
 		Root:       w.cfg.Source,
 		Skip:       []string{w.cfg.Out, w.cfg.State},
@@ -142,7 +172,7 @@ func (w *watcher) watch(ctx context.Context) (restart bool, code int) {
 	if !w.flags.quiet {
 		fmt.Fprintf(w.cio.stderr, "rsgen watch: watching %s (Ctrl-C to stop)\n", w.cfg.Source)
 	}
-	if !w.build(ctx, watch.Trigger{}) {
+	if !w.build(buildCtx, watch.Trigger{}) {
 		return false, exitInterrupted
 	}
 	for {
@@ -150,10 +180,13 @@ func (w *watcher) watch(ctx context.Context) (restart bool, code int) {
 		case <-ctx.Done():
 			return false, exitOK
 		case t := <-fw.Triggers():
+			if ctx.Err() != nil {
+				return false, exitOK // interrupted: no new build
+			}
 			if t.Config && w.reload() {
 				return true, exitOK
 			}
-			if !w.build(ctx, t) {
+			if !w.build(buildCtx, t) {
 				return false, exitInterrupted
 			}
 		}
@@ -176,7 +209,7 @@ func (w *watcher) build(ctx context.Context, t watch.Trigger) bool {
 	w.lock.Unlock()
 	switch {
 	case err != nil && ctx.Err() != nil:
-		fmt.Fprintln(w.cio.stderr, "rsgen watch: stopped during a build, which was abandoned; the output and state are those of the last complete build")
+		fmt.Fprintln(w.cio.stderr, "rsgen watch: interrupted twice during a build, which was abandoned; the output and state are those of the last complete build")
 		return false
 	case err != nil:
 		fmt.Fprintf(w.cio.stderr, "rsgen watch: build failed: %v\n", err)
