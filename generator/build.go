@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -74,17 +75,17 @@ type Note struct {
 
 // Summary is the outcome of a build or a plan.
 type Summary struct {
-	Now                      time.Time
-	Files                    int
+	Now                       time.Time
+	Files                     int
 	Created, Updated, Deleted int
-	Hashed                   int
-	HashedBytes              int64
-	Skipped                  int
-	ResourcesPlaced          int
-	ResourcesRemoved         int
-	DocumentsWritten         int
-	DocumentsUnchanged       int
-	DocumentsRemoved         int
+	Hashed                    int
+	HashedBytes               int64
+	Skipped                   int
+	ResourcesPlaced           int
+	ResourcesRemoved          int
+	DocumentsWritten          int
+	DocumentsUnchanged        int
+	DocumentsRemoved          int
 	// Events are the change events of this build, in order.
 	Events []snapshot.Event
 }
@@ -135,6 +136,7 @@ type builder struct {
 	outputs []string // output paths of the documents written by this build
 
 	recovered *recovery // the state rebuilt from the output, if it was
+	published sync.Map  // source path -> published: rewritten resources (htmllink.go)
 	arch      archiveState
 	rel       relations
 }
@@ -204,6 +206,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 		Algorithms: b.algs,
 		Exclude:    newExcluder(b.cfg, b.opts.ConfigFile).Exclude,
 		Verify:     b.opts.Verify,
+		Reread:     b.rewrites,
 		Tee:        tee,
 		Notify:     b.scanNote,
 
@@ -218,13 +221,19 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 		return nil, fmt.Errorf("scan %s: %w", b.cfg.Source, err)
 	}
 	if b.cfg.CopyResources {
+		hosting := b.hostingFiles()
 		for i := range files {
 			if layout.IsReserved(files[i].Path) {
 				return nil, fmt.Errorf("source file %s would be overwritten by rsgen's own documents at the same path: rename it or exclude it",
 					filepath.Join(b.cfg.Source, filepath.FromSlash(files[i].Path)))
 			}
+			if slices.Contains(hosting, files[i].Path) {
+				return nil, fmt.Errorf("source file %s would be overwritten by the file rsgen writes for [publish] (targets or robots): exclude it, or turn that off and write the file yourself",
+					filepath.Join(b.cfg.Source, filepath.FromSlash(files[i].Path)))
+			}
 		}
 	}
+	b.applyRewrites(files)
 	events := snapshot.Diff(b.prev.Files, files, b.now)
 	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, Files: files,
 		Segments: slices.Clone(b.prev.Segments), SetChanged: map[string]int64{}}
@@ -272,6 +281,9 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 		// opens empty at the same time (§12.1).
 		events = nil
 	}
+	if err := b.writeStylesheet(); err != nil {
+		return nil, err
+	}
 	closed := b.advanceJournal(events)
 	b.retain()
 	b.recordSetChanges(events)
@@ -279,6 +291,9 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	if err := b.writeDocuments(ctx, events, closed); err != nil {
+		return nil, err
+	}
+	if err := b.writeHosting(); err != nil {
 		return nil, err
 	}
 	if err := b.removeObsolete(out); err != nil {

@@ -89,6 +89,7 @@ func (b *builder) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link,
 	defer f.Abort()
 	w := rs.NewWriter(f, root)
 	w.SetLimits(b.opts.limits.entries, b.opts.limits.bytes)
+	w.SetStylesheet(b.stylesheetHref(path))
 	err = w.Start(md, links...)
 	if err == nil && fill != nil {
 		err = fill(w)

@@ -171,8 +171,12 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 	return b.writeManifestCopy(pkg.Path, m)
 }
 
-// openBitstream opens the source file of a manifest entry.
+// openBitstream opens the source file of a manifest entry, or its
+// published copy when that differs from the source (see htmllink.go).
 func (b *builder) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
+	if b.rewrites(e.Path[1:]) {
+		return os.Open(b.outPath(e.Path[1:]))
+	}
 	f, err := snapshot.DirFS(b.cfg.Source).Open(e.Path[1:])
 	if err != nil {
 		return nil, err

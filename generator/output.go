@@ -27,10 +27,16 @@ type output struct {
 	dirs    sync.Map     // folders known to exist
 	pending sync.Map     // source path -> temporary copy made by the scan
 	equal   sync.Map     // source paths whose copy the scan found equal
+	// rewrites reports whether a resource is published with other bytes
+	// than its source file's (see htmllink.go); rewrite returns the writer
+	// of those bytes, and the function that completes it.
+	rewrites func(path string) bool
+	rewrite  func(r *snapshot.Record, dst io.Writer) (io.Writer, func() error)
 }
 
 func (b *builder) openOutput() (*output, error) {
-	o := &output{dir: b.cfg.Out, src: b.cfg.Source, enabled: b.cfg.CopyResources}
+	o := &output{dir: b.cfg.Out, src: b.cfg.Source, enabled: b.cfg.CopyResources,
+		rewrites: b.rewrites, rewrite: b.rewriter}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
@@ -51,17 +57,22 @@ func sameDevice(a, b string) bool {
 
 func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
 
-// tee returns the scan's tee when resources are copied rather than linked:
-// each file the scan reads is copied into the output by the same read. The
-// copy is compared with the one already there while it streams, so an
-// unchanged resource is not rewritten, and a new copy stays pending, as a
-// temporary file, until placeAll, after the whole scan succeeded: a failed
-// scan publishes nothing.
+// tee returns the scan's tee when resources are placed in the output:
+// each file the scan reads is copied into the output by the same read,
+// unless it is hard-linked there, and a rewritten resource is written in
+// its published form. The copy is compared with the one already there
+// while it streams, so an unchanged resource is not rewritten, and a new
+// copy stays pending, as a temporary file, until placeAll, after the whole
+// scan succeeded: a failed scan publishes nothing.
 func (o *output) tee() snapshot.Tee {
-	if !o.enabled || o.link {
+	if !o.enabled {
 		return nil
 	}
 	return func(r *snapshot.Record) (io.Writer, func(bool) error, error) {
+		rewritten := o.rewrites(r.Path)
+		if !rewritten && o.link {
+			return nil, func(bool) error { return nil }, nil
+		}
 		dst := o.path(r.Path)
 		if err := o.mkdirs(filepath.Dir(dst)); err != nil {
 			return nil, nil, err
@@ -70,10 +81,20 @@ func (o *output) tee() snapshot.Tee {
 		if err != nil {
 			return nil, nil, err
 		}
+		var w io.Writer = f
+		var finish func() error
+		if rewritten {
+			w, finish = o.rewrite(r, f)
+		}
 		done := func(ok bool) error {
 			defer f.Abort()
 			if !ok {
 				return nil
+			}
+			if finish != nil {
+				if err := finish(); err != nil {
+					return err
+				}
 			}
 			tmp, err := f.finish(false)
 			if err != nil {
@@ -90,7 +111,7 @@ func (o *output) tee() snapshot.Tee {
 			o.pending.Store(r.Path, tmp)
 			return nil
 		}
-		return f, done, nil
+		return w, done, nil
 	}
 }
 
@@ -169,13 +190,19 @@ func (o *output) place(r *snapshot.Record) error {
 	if err == nil && o.current(info, r) {
 		return nil
 	}
-	if err == nil && !o.link && o.verified(r) {
+	rewritten := o.rewrites(r.Path)
+	if err == nil && (!o.link || rewritten) && o.verified(r) {
 		// The scan's read found the copy equal: only its mtime is stale.
 		t := time.Unix(0, r.ModTime)
 		if err := os.Chtimes(dst, t, t); err != nil {
 			return fmt.Errorf("place %s: %w", dst, err)
 		}
 		return nil
+	}
+	if rewritten {
+		// Only the scan's tee writes the published form, and it reads
+		// every rewritten resource.
+		return fmt.Errorf("place %s: the scan did not write its published form", dst)
 	}
 	missing := errors.Is(err, os.ErrNotExist)
 	src := filepath.Join(o.src, filepath.FromSlash(r.Path))

@@ -586,12 +586,13 @@ const (
 )
 
 // documentFiles lists the ResourceSync documents of an output tree: the
-// Source Description and everything under resourcesync/.
+// Source Description and everything under resourcesync/ but the
+// stylesheet.
 func documentFiles(t testing.TB, out string) []string {
 	t.Helper()
 	docs := []string{filepath.Join(out, ".well-known", "resourcesync")}
 	err := filepath.WalkDir(filepath.Join(out, "resourcesync"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && p != filepath.Join(out, generator.StylesheetPath) {
 			docs = append(docs, p)
 		}
 		return err

@@ -30,6 +30,10 @@ type ScanOptions struct {
 	Exclude func(path string, isDir bool) bool
 	// Verify re-reads every file, trusting no record.
 	Verify bool
+	// Reread, when set, names files that are read on every scan, whatever
+	// their stat: files whose published bytes are derived from their
+	// content by settings the stat cannot see.
+	Reread func(path string) bool
 	// Workers is how many files are read at once; 0 means GOMAXPROCS.
 	Workers int
 	// Tee, when set, receives the bytes of every file that is read.
@@ -229,7 +233,7 @@ func (s *scan) previous(p string) *Record {
 // trusted reports whether old still describes the file whose stat is in
 // cur, so that the file need not be read.
 func (s *scan) trusted(old, cur *Record) bool {
-	return !s.opts.Verify &&
+	return !s.opts.Verify && (s.opts.Reread == nil || !s.opts.Reread(old.Path)) &&
 		old.Size == cur.Size && old.ModTime == cur.ModTime && old.Inode == cur.Inode &&
 		old.ModTime < s.trustBefore &&
 		old.Digests.HasAll(s.opts.Algorithms)

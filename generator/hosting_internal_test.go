@@ -1,0 +1,67 @@
+package generator
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestHeadInjectorAcrossWrites(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"<html><head><title>", "<html><head>TAG<title>"},
+		{"<HEAD\n  profile=x>x", "<HEAD\n  profile=x>TAGx"},
+		{"<header><head>", "<header><head>TAG"},
+		{"<p>no head</p>", "<p>no head</p>"},
+		{"<head", "<head"},
+	} {
+		// One byte at a time: the start tag arrives in pieces.
+		var out bytes.Buffer
+		inj := &headInjector{dst: &out, tags: []byte("TAG")}
+		for i := range len(tc.in) {
+			if _, err := inj.Write([]byte{tc.in[i]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := inj.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tc.want {
+			t.Errorf("%q became %q, want %q", tc.in, out.String(), tc.want)
+		}
+	}
+	// Past the search limit bytes pass through unchanged.
+	var out bytes.Buffer
+	inj := &headInjector{dst: &out, tags: []byte("TAG")}
+	long := append(bytes.Repeat([]byte("x"), headSearchLimit+1), "<head>"...)
+	inj.Write(long)
+	inj.Close()
+	if !bytes.Equal(out.Bytes(), long) {
+		t.Error("a <head> past the search limit was rewritten")
+	}
+}
+
+func TestRelativeHref(t *testing.T) {
+	for _, tc := range []struct{ from, want string }{
+		{".well-known/resourcesync", "../resourcesync/_stylesheet.xsl"},
+		{"resourcesync/s/capabilitylist.xml", "../_stylesheet.xsl"},
+		{"resourcesync/s/changelists/changelist-1.xml", "../../_stylesheet.xsl"},
+	} {
+		if got := relativeHref(tc.from, StylesheetPath); got != tc.want {
+			t.Errorf("relativeHref(%q) = %q, want %q", tc.from, got, tc.want)
+		}
+	}
+}
+
+func TestDropOldestClosed(t *testing.T) {
+	rules := []hostRule{{path: "a", closedFrom: 3}, {path: "b"}, {path: "c", closedFrom: 1}, {path: "d", closedFrom: 2}}
+	got := dropOldestClosed(rules, 2)
+	var paths []string
+	for _, r := range got {
+		paths = append(paths, r.path)
+	}
+	if len(paths) != 2 || paths[0] != "a" || paths[1] != "b" {
+		t.Errorf("kept %v, want [a b]: the two oldest closed documents go first", paths)
+	}
+	if got := dropOldestClosed(rules, 10); len(got) != 1 || got[0].path != "b" {
+		t.Errorf("dropping more than there are kept %v, want [b]", got)
+	}
+}

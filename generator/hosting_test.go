@@ -1,0 +1,308 @@
+package generator_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/generator"
+)
+
+var allTargets = []string{"github-pages", "netlify", "cloudflare-pages", "nginx", "apache", "s3"}
+
+// hostingSite is a site with a folder-shaped set, a set chosen by a glob,
+// and a file in no set; Change Lists rotate every hour.
+func hostingSite(t *testing.T, baseURL string, tweak func(*config.Config)) *site {
+	t.Helper()
+	s := newSite(t, baseURL, func(c *config.Config) {
+		c.Sets = []config.Set{
+			{Name: "books", Path: "books"},
+			{Name: "tables", Path: "data", Include: []string{"*.csv"}},
+		}
+		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
+		c.Publish.Targets = allTargets
+		if tweak != nil {
+			tweak(c)
+		}
+	})
+	s.write("books/a.txt", "a")
+	s.write("books/deep/b.txt", "b")
+	s.write("data/t.csv", "x,y\n")
+	s.write("data/notes.txt", "not in a set")
+	s.write("index.html", "<html><head></head></html>")
+	return s
+}
+
+func TestHostingFilesFollowTheTargets(t *testing.T) {
+	s := hostingSite(t, testBaseURL, nil)
+	s.build(t0)
+	for _, f := range []string{".nojekyll", "_headers", "rsgen-nginx.conf", ".htaccess", "rsgen-s3-sync.sh"} {
+		if _, err := os.Stat(filepath.Join(s.Out, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.Out, "robots.txt")); err == nil {
+		t.Error("robots.txt written though [publish] robots is off")
+	}
+	// The hosting files are not resources.
+	rl := string(s.outFile("resourcesync/books/resourcelist.xml")) + string(s.outFile("resourcesync/tables/resourcelist.xml"))
+	for _, f := range []string{"_headers", ".nojekyll", "rsgen-nginx.conf", ".htaccess", "rsgen-s3-sync.sh", generator.StylesheetPath} {
+		if strings.Contains(rl, f+"</loc>") {
+			t.Errorf("a Resource List lists %s", f)
+		}
+	}
+
+	// A target turned off has its file removed by the next build.
+	s.Cfg.Publish.Targets = []string{"netlify"}
+	s.build(t0.Add(time.Minute))
+	for _, f := range []string{".nojekyll", "rsgen-nginx.conf", ".htaccess", "rsgen-s3-sync.sh"} {
+		if _, err := os.Stat(filepath.Join(s.Out, f)); err == nil {
+			t.Errorf("%s still there after its target was turned off", f)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.Out, "_headers")); err != nil {
+		t.Errorf("_headers removed though netlify is still a target: %v", err)
+	}
+	s.Cfg.Publish.Stylesheet = false
+	s.Cfg.Publish.Targets = nil
+	s.build(t0.Add(2 * time.Minute))
+	for _, f := range []string{"_headers", generator.StylesheetPath} {
+		if _, err := os.Stat(filepath.Join(s.Out, f)); err == nil {
+			t.Errorf("%s still there after it was turned off", f)
+		}
+	}
+	if bytes.Contains(s.outFile("resourcesync/books/resourcelist.xml"), []byte("xml-stylesheet")) {
+		t.Error("the stylesheet instruction is still written with stylesheet = false")
+	}
+}
+
+func TestHostingFileInTheSourceFailsTheBuild(t *testing.T) {
+	s := hostingSite(t, testBaseURL, func(c *config.Config) { c.Publish.Robots = true })
+	s.write("robots.txt", "User-agent: *\n")
+	_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0})
+	if err == nil || !strings.Contains(err.Error(), "robots.txt would be overwritten by the file rsgen writes for [publish]") {
+		t.Fatalf("build error %v, want one naming robots.txt and [publish]", err)
+	}
+}
+
+func TestHeadersFileCachePolicyAndLinks(t *testing.T) {
+	s := hostingSite(t, testBaseURL, nil)
+	s.build(t0)
+	s.write("books/c.txt", "c")
+	s.build(t0.Add(90 * time.Minute)) // closes the first Change List
+	rules := parseHeaders(t, string(s.outFile("_headers")))
+
+	capURL := func(set string) string {
+		return "<" + testBaseURL + "resourcesync/" + set + `/capabilitylist.xml>; rel="resourcesync"`
+	}
+	want := map[string][]string{
+		"/pub/.well-known/resourcesync": {"Content-Type: application/xml", "Cache-Control: public, max-age=300"},
+		"/pub/resourcesync/books/changelists/changelist-20240301T080000Z.xml": {"Content-Type: application/xml",
+			"Cache-Control: public, max-age=31536000, immutable"},
+		"/pub/resourcesync/books/changelists/changelist-20240301T093000Z.xml": {"Content-Type: application/xml",
+			"Cache-Control: public, max-age=300"},
+		"/pub/resourcesync/books/resourcelist.xml":    {"Content-Type: application/xml", "Cache-Control: public, max-age=300"},
+		"/pub/resourcesync/tables/capabilitylist.xml": {"Content-Type: application/xml", "Cache-Control: public, max-age=300"},
+		"/pub/resourcesync/_stylesheet.xsl":           {"Content-Type: application/xslt+xml", "Cache-Control: public, max-age=300"},
+		// A folder-shaped set is one rule; a set chosen by a glob, one per file.
+		"/pub/books/*":     {"Link: " + capURL("books")},
+		"/pub/data/t.csv":  {"Link: " + capURL("tables")},
+		"/pub/index.html":  nil,
+		"/pub/data/*":      nil,
+		"/pub/books/a.txt": nil,
+	}
+	for pattern, headers := range want {
+		got, ok := rules[pattern]
+		if headers == nil {
+			if ok {
+				t.Errorf("_headers has a rule for %s: %v", pattern, got)
+			}
+			continue
+		}
+		if strings.Join(got, "\n") != strings.Join(headers, "\n") {
+			t.Errorf("_headers rule %s:\n%s\nwant\n%s", pattern, strings.Join(got, "\n"), strings.Join(headers, "\n"))
+		}
+	}
+}
+
+// parseHeaders reads a _headers file into its rules: pattern -> header lines.
+func parseHeaders(t *testing.T, text string) map[string][]string {
+	t.Helper()
+	rules := map[string][]string{}
+	pattern := ""
+	for line := range strings.SplitSeq(text, "\n") {
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "  "):
+			rules[pattern] = append(rules[pattern], strings.TrimSpace(line))
+		default:
+			if _, dup := rules[line]; dup {
+				t.Errorf("_headers has two rules for %s", line)
+			}
+			pattern = line
+			rules[pattern] = nil
+		}
+	}
+	return rules
+}
+
+func TestS3ScriptUploadsWithMetadataInOrder(t *testing.T) {
+	s := hostingSite(t, testBaseURL, func(c *config.Config) { c.Dumps.ResourceDump = true })
+	s.build(t0)
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	fake := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> " + log + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "aws"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", filepath.Join(s.Out, "rsgen-s3-sync.sh"), "--endpoint-url", "http://127.0.0.1:9")
+	cmd.Dir = t.TempDir() // the script works from its own folder
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "RSGEN_S3_DEST=s3://bucket/pub/")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("rsgen-s3-sync.sh: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i, c := range calls {
+		if !strings.HasSuffix(c, "--endpoint-url http://127.0.0.1:9") || !strings.Contains(c, " s3://bucket/pub") {
+			t.Errorf("call %d does not pass the destination and the extra options: %s", i+1, c)
+		}
+	}
+	find := func(substr string) int {
+		for i, c := range calls {
+			if strings.Contains(c, substr) {
+				return i
+			}
+		}
+		t.Errorf("no aws call with %q in\n%s", substr, data)
+		return -1
+	}
+	resources := find("sync . s3://bucket/pub --exclude resourcesync/*")
+	packages := find("--include resourcesync/books/resourcedump/*.zip")
+	lists := find("--include resourcesync/books/resourcelist.xml")
+	sd := find("cp .well-known/resourcesync s3://bucket/pub/.well-known/resourcesync --content-type application/xml --cache-control public, max-age=300")
+	del := find("--delete")
+	if !(resources < packages && packages < lists && lists < sd && sd < del) {
+		t.Errorf("calls out of order (resources, packages, lists, Source Description, deletions):\n%s", data)
+	}
+	if c := calls[packages]; !strings.Contains(c, "--content-type application/zip --cache-control public, max-age=31536000, immutable") {
+		t.Errorf("packages uploaded without their type and immutable caching: %s", c)
+	}
+	if c := calls[lists]; !strings.Contains(c, "--content-type application/xml --cache-control public, max-age=300") {
+		t.Errorf("lists uploaded without their type and short caching: %s", c)
+	}
+	if !strings.Contains(calls[del], "--exclude rsgen-s3-sync.sh") || !strings.Contains(calls[resources], "--exclude rsgen-s3-sync.sh") {
+		t.Errorf("the script uploads itself:\n%s", data)
+	}
+}
+
+func TestRobotsNamesEveryResourceList(t *testing.T) {
+	s := hostingSite(t, "https://data.example.org/", func(c *config.Config) { c.Publish.Robots = true })
+	s.build(t0)
+	got := string(s.outFile("robots.txt"))
+	for _, set := range []string{"books", "tables"} {
+		if line := "Sitemap: https://data.example.org/resourcesync/" + set + "/resourcelist.xml\n"; !strings.Contains(got, line) {
+			t.Errorf("robots.txt lacks %q:\n%s", line, got)
+		}
+	}
+}
+
+func TestHTMLLinkIsInsertedBeforeHashing(t *testing.T) {
+	t.Run("linked", func(t *testing.T) { testHTMLLink(t, "") })
+	t.Run("copied", func(t *testing.T) {
+		other := otherDeviceDir(t)
+		if other == "" {
+			t.Skip("no second file system for the source (set RSGEN_OTHER_FS)")
+		}
+		testHTMLLink(t, other)
+	})
+}
+
+// testHTMLLink builds pages with html_link, their source under srcRoot
+// when it is set (another file system: resources are copied, not linked).
+func testHTMLLink(t *testing.T, srcRoot string) {
+	s := newSite(t, testBaseURL, func(c *config.Config) {
+		if srcRoot != "" {
+			c.Source = filepath.Join(srcRoot, "src")
+		}
+		c.Sets = []config.Set{{Name: "pages", Path: "pages"}}
+		c.Publish.HTMLLink = true
+		c.Dumps.ResourceDump, c.Dumps.ChangeDump = true, true
+	})
+	page := "<!DOCTYPE html>\n<HTML><Head lang=\"en\">\n<title>t</title></head><body><header>h</header></body></HTML>\n"
+	s.write("pages/p.html", page)
+	s.write("pages/no-head.html", "<p>fragment</p>")
+	s.write("pages/p.txt", "<head>")
+	s.write("outside.html", "<html><head></head></html>")
+	s.build(t0) // CheckPublished verifies every length and hash against the output's bytes
+
+	tag := `<link rel="resourcesync" href="` + testBaseURL + `resourcesync/pages/capabilitylist.xml">`
+	want := strings.Replace(page, `<Head lang="en">`, `<Head lang="en">`+tag, 1)
+	if got := string(s.outFile("pages/p.html")); got != want {
+		t.Errorf("published page:\n%s\nwant\n%s", got, want)
+	}
+	for rel, src := range map[string]string{"pages/no-head.html": "<p>fragment</p>", "pages/p.txt": "<head>", "outside.html": "<html><head></head></html>"} {
+		if got := string(s.outFile(rel)); got != src {
+			t.Errorf("%s published as %q, want it unchanged", rel, got)
+		}
+	}
+	if sameFile(t, s.src("pages/p.html"), filepath.Join(s.Out, "pages/p.html")) {
+		t.Error("the rewritten page is a hard link to its source")
+	}
+	if got := string(readFileT(t, s.src("pages/p.html"))); got != page {
+		t.Errorf("the source page was changed: %q", got)
+	}
+
+	// Unchanged, a build rewrites nothing; an edit is one update.
+	before := statTree(t, s.Out)
+	sum := s.build(t0.Add(time.Minute))
+	if len(sum.Events) != 0 {
+		t.Errorf("a build without changes found events %v", sum.Events)
+	}
+	if d := diffTrees(before, statTree(t, s.Out), true); len(d) > 0 {
+		t.Errorf("a build without changes rewrote files:\n%v", d)
+	}
+	s.replace("pages/p.html", strings.Replace(page, "<title>t", "<title>u", 1))
+	if sum := s.build(t0.Add(2 * time.Minute)); sum.Updated != 1 {
+		t.Errorf("an edited page: %d updates, want 1", sum.Updated)
+	}
+
+	// Turned off, the pages are published as their sources are.
+	s.Cfg.Publish.HTMLLink = false
+	s.build(t0.Add(3 * time.Minute))
+	if got, src := s.outFile("pages/p.html"), readFileT(t, s.src("pages/p.html")); !bytes.Equal(got, src) {
+		t.Errorf("with html_link off the page is published as\n%s", got)
+	}
+}
+
+func sameFile(t *testing.T, a, b string) bool {
+	t.Helper()
+	ia, err := os.Stat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib, err := os.Stat(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ia.Sys().(*syscall.Stat_t).Ino == ib.Sys().(*syscall.Stat_t).Ino
+}
+
+func readFileT(t *testing.T, p string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

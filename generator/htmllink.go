@@ -1,0 +1,232 @@
+package generator
+
+import (
+	"bytes"
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"html"
+	"io"
+	"strings"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// HTML resources with a <link rel="resourcesync"> ([publish] html_link)
+//
+// A browser or crawler that lands on a page of a set finds the set's
+// Capability List through a <link rel="resourcesync" href="..."> in the
+// page's <head>. rsgen inserts it into the published copy, so the
+// published bytes differ from the source file's, and everything that
+// describes the resource must describe the published bytes: its length
+// and hashes in the Resource List, the Change Lists and dump manifests,
+// and the bytes a dump packages. The design:
+//
+//   - The scan reads such a file on every build (snapshot.ScanOptions
+//     Reread): the inserted tag depends on the configuration, which the
+//     file's stat cannot reveal.
+//   - The scan's single read feeds, through the tee, a writer that inserts
+//     the tag and streams the result into the output (compared with the
+//     copy already there, replaced only when it differs) and into the
+//     published digests. The file is never hard-linked.
+//   - Before the diff, the file's record takes the published length and
+//     digests; its fingerprint stays the source's. So change detection is
+//     about the source content, while every document, and a state
+//     recovered from the published documents, carries the published values.
+//   - Dumps read the bitstreams of these files from the output, not the
+//     source.
+//
+// A configuration change that alters the tag (base_url, the sets) changes
+// the published bytes without a change event, like any base_url change.
+
+// headSearchLimit bounds how far into a file the <head> start tag is
+// looked for; a file without one that early is published unchanged.
+const headSearchLimit = 64 << 10
+
+// published is the length and digests of the published form of a
+// rewritten resource.
+type published struct {
+	size    int64
+	digests snapshot.Digests
+}
+
+// capabilityLists returns the URLs of the Capability Lists of the sets
+// that hold source path p.
+func (b *builder) capabilityLists(p string) []string {
+	var urls []string
+	for _, s := range b.sets {
+		if s.Contains(p) {
+			urls = append(urls, b.docURL(layout.CapabilityList(s.Name)))
+		}
+	}
+	return urls
+}
+
+// linkTags returns the tags to insert into the HTML resource at source
+// path p, or nil when it is published as it is.
+func (b *builder) linkTags(p string) []byte {
+	if !b.cfg.Publish.HTMLLink || !b.cfg.CopyResources || snapshot.TypeByName(p) != "text/html" {
+		return nil
+	}
+	var tags []byte
+	for _, u := range b.capabilityLists(p) {
+		tags = fmt.Appendf(tags, `<link rel="resourcesync" href="%s">`, html.EscapeString(u))
+	}
+	return tags
+}
+
+// rewrites reports whether the resource at source path p is published
+// with other bytes than its source file's.
+func (b *builder) rewrites(p string) bool { return b.linkTags(p) != nil }
+
+// rewriter returns a writer that writes the published form of r's bytes
+// into dst, and a function that completes it after the last byte and
+// records the published length and digests; nil when r is published as
+// it is.
+func (b *builder) rewriter(r *snapshot.Record, dst io.Writer) (io.Writer, func() error) {
+	tags := b.linkTags(r.Path)
+	if tags == nil {
+		return nil, nil
+	}
+	hashes := make([]hash.Hash, len(b.algs))
+	writers := []io.Writer{dst}
+	for i, a := range b.algs {
+		switch a {
+		case snapshot.MD5:
+			hashes[i] = md5.New()
+		case snapshot.SHA1:
+			hashes[i] = sha1.New()
+		default:
+			hashes[i] = sha256.New()
+		}
+		writers = append(writers, hashes[i])
+	}
+	cw := &countingWriter{w: io.MultiWriter(writers...)}
+	inj := &headInjector{dst: cw, tags: tags}
+	finish := func() error {
+		if err := inj.Close(); err != nil {
+			return err
+		}
+		pairs := make([]string, len(b.algs))
+		for i, a := range b.algs {
+			pairs[i] = a.String() + ":" + hex.EncodeToString(hashes[i].Sum(nil))
+		}
+		d, err := snapshot.ParseHash(strings.Join(pairs, " "))
+		if err != nil {
+			return err
+		}
+		b.published.Store(r.Path, published{size: cw.n, digests: d})
+		return nil
+	}
+	return inj, finish
+}
+
+// applyRewrites gives the records of rewritten resources the length and
+// digests of their published bytes, as the scan's tee recorded them.
+func (b *builder) applyRewrites(files []snapshot.Record) {
+	for i := range files {
+		if v, ok := b.published.Load(files[i].Path); ok {
+			p := v.(published)
+			files[i].Size, files[i].Digests = p.size, p.digests
+		}
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// headInjector copies an HTML document to dst with tags inserted right
+// after its <head> start tag. It holds back bytes only until that tag has
+// been seen, or headSearchLimit bytes have passed without it; from then on
+// bytes pass straight through. Close writes what is still held back.
+type headInjector struct {
+	dst  io.Writer
+	tags []byte
+	held []byte
+	done bool // inserted, or given up: pass through
+}
+
+func (h *headInjector) Write(p []byte) (int, error) {
+	if h.done {
+		return h.dst.Write(p)
+	}
+	h.held = append(h.held, p...)
+	at := headEnd(h.held[:min(len(h.held), headSearchLimit)])
+	switch {
+	case at >= 0:
+		if err := h.flush(h.held[:at], h.tags, h.held[at:]); err != nil {
+			return 0, err
+		}
+	case len(h.held) > headSearchLimit:
+		if err := h.flush(h.held); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+func (h *headInjector) flush(parts ...[]byte) error {
+	h.done = true
+	for _, part := range parts {
+		if _, err := h.dst.Write(part); err != nil {
+			return err
+		}
+	}
+	h.held = nil
+	return nil
+}
+
+// Close writes the bytes still held back: a document without a <head>
+// start tag is published unchanged.
+func (h *headInjector) Close() error {
+	if h.done {
+		return nil
+	}
+	return h.flush(h.held)
+}
+
+// headEnd returns the offset just past the <head ...> start tag in b, or
+// -1 when b holds no complete one. Tag names are case-insensitive; <header>
+// is not <head>.
+func headEnd(b []byte) int {
+	for from := 0; ; {
+		i := indexFold(b[from:], []byte("<head"))
+		if i < 0 {
+			return -1
+		}
+		i += from + len("<head")
+		if i == len(b) {
+			return -1 // the next byte decides
+		}
+		if c := b[i]; c == '>' || c == '/' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' {
+			if j := bytes.IndexByte(b[i:], '>'); j >= 0 {
+				return i + j + 1
+			}
+			return -1
+		}
+		from = i
+	}
+}
+
+// indexFold is bytes.Index for an ASCII lowercase sep, ignoring case.
+func indexFold(b, sep []byte) int {
+	for i := 0; i+len(sep) <= len(b); i++ {
+		if bytes.EqualFold(b[i:i+len(sep)], sep) {
+			return i
+		}
+	}
+	return -1
+}

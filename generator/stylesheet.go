@@ -1,0 +1,67 @@
+package generator
+
+import (
+	"bufio"
+	_ "embed"
+	"path/filepath"
+	"strings"
+
+	"github.com/rsgen/rsgen/layout"
+)
+
+// StylesheetPath is the output path of the XSL stylesheet that every
+// document references when [publish] stylesheet is on. Set names start
+// with a letter or digit, so no set's folder can take this name.
+const StylesheetPath = layout.DocumentsDir + "/_stylesheet.xsl"
+
+// stylesheet is the XSL stylesheet: it shows any ResourceSync document as
+// a table of its entries, with its from, until and links above.
+//
+//go:embed stylesheet.xsl
+var stylesheet string
+
+// writeStylesheet publishes the stylesheet. It is written before the
+// documents that reference it, as documents are before the documents that
+// link to them.
+func (b *builder) writeStylesheet() error {
+	if !b.cfg.Publish.Stylesheet {
+		return nil
+	}
+	return b.writeFile(StylesheetPath, func(w *bufio.Writer) error {
+		_, err := w.WriteString(stylesheet)
+		return err
+	})
+}
+
+// stylesheetHref returns the href of the stylesheet instruction of the
+// document written at path, or "" for none. The href is relative, so that
+// the documents render wherever the output is served (under any base URL,
+// or from rsgen serve on another address): browsers apply only stylesheets
+// of the document's own origin. Documents kept in the state folder (closed
+// Change Lists) lie one folder below it at their output path.
+func (b *builder) stylesheetHref(path string) string {
+	if !b.cfg.Publish.Stylesheet {
+		return ""
+	}
+	rel, err := filepath.Rel(b.cfg.Out, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		if rel, err = filepath.Rel(b.cfg.State, path); err != nil || strings.HasPrefix(rel, "..") {
+			return ""
+		}
+		_, rel, _ = strings.Cut(filepath.ToSlash(rel), "/")
+	}
+	return relativeHref(filepath.ToSlash(rel), StylesheetPath)
+}
+
+// relativeHref returns the relative reference from the document at output
+// path from to the file at output path to.
+func relativeHref(from, to string) string {
+	fromDir := strings.Split(from, "/")
+	fromDir = fromDir[:len(fromDir)-1]
+	target := strings.Split(to, "/")
+	common := 0
+	for common < len(fromDir) && common < len(target)-1 && fromDir[common] == target[common] {
+		common++
+	}
+	return strings.Repeat("../", len(fromDir)-common) + strings.Join(target[common:], "/")
+}
