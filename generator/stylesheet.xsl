@@ -38,7 +38,7 @@
           th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #dde; vertical-align: top; }
           th { background: #eef1f6; position: sticky; top: 0; }
           td.n { color: #889; text-align: right; }
-          td.hash { font-family: ui-monospace, monospace; font-size: .85em; word-break: break-all; }
+          td.hash { font-family: ui-monospace, monospace; font-size: .85em; overflow-wrap: anywhere; }
           .created { color: #1a7f37; } .updated { color: #9a6700; } .deleted { color: #cf222e; }
           .open { color: #1a7f37; font-weight: 600; }
         </style>

@@ -1,0 +1,170 @@
+package generator_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+)
+
+// nginxPath returns the nginx binary, or skips the test when there is
+// none, unless RSGEN_REQUIRE_NGINX=1 (then it fails).
+func nginxPath(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("RSGEN_REQUIRE_NGINX") == "1" {
+		t.Fatal("nginx not found and RSGEN_REQUIRE_NGINX=1 (apt-get install nginx)")
+	}
+	t.Skip("nginx not found: the generated snippet is not tested in nginx (apt-get install nginx)")
+	return ""
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestNginxServesWithTheSnippet serves a built site with Debian's nginx on
+// loopback, configured by nothing but the generated rsgen-nginx.conf
+// included in a plain server block, and checks with a real HTTP client the
+// content types, the cache policy and the Link headers.
+func TestNginxServesWithTheSnippet(t *testing.T) {
+	bin := nginxPath(t)
+	port := freePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	s := hostingSite(t, base, func(c *config.Config) {
+		c.Publish.Targets = []string{"nginx"}
+		c.Dumps.ResourceDump = true
+	})
+	s.write("books/a b#1.txt", "odd name")
+	s.build(t0)
+	s.write("books/c.txt", "c")
+	s.build(t0.Add(90 * time.Minute)) // closes the first Change List
+
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "nginx.conf")
+	mimeTypes := "/etc/nginx/mime.types"
+	if _, err := os.Stat(mimeTypes); err != nil {
+		t.Fatalf("nginx is installed without %s: %v", mimeTypes, err)
+	}
+	text := fmt.Sprintf(`worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 64; }
+http {
+    include %[2]s;
+    default_type application/octet-stream;
+    access_log off;
+    client_body_temp_path %[1]s/body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    server {
+        listen 127.0.0.1:%[3]d;
+        root %[4]s;
+        include %[4]s/rsgen-nginx.conf;
+    }
+}
+`, dir, mimeTypes, port, s.Out)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "-t", "-p", dir, "-c", conf).CombinedOutput(); err != nil {
+		t.Fatalf("nginx -t refuses the snippet: %v\n%s\n--- rsgen-nginx.conf\n%s", err, out, s.outFile("rsgen-nginx.conf"))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "-p", dir, "-c", conf, "-g", "daemon off; master_process off;")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+	})
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			conn.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nginx did not listen on %d: %v\n%s", port, err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	const short, forever = "public, max-age=300", "public, max-age=31536000, immutable"
+	books := "<" + base + `resourcesync/books/capabilitylist.xml>; rel="resourcesync"`
+	tables := "<" + base + `resourcesync/tables/capabilitylist.xml>; rel="resourcesync"`
+	pkg := s.doc("resourcesync/books/resourcedump.xml").Entries[0].Loc
+	for _, tc := range []struct {
+		path, contentType, cache string
+		links                    []string
+		status                   int
+	}{
+		{path: ".well-known/resourcesync", contentType: "application/xml", cache: short},
+		{path: "resourcesync/books/capabilitylist.xml", contentType: "application/xml", cache: short},
+		{path: "resourcesync/books/resourcelist.xml", contentType: "application/xml", cache: short},
+		{path: "resourcesync/books/changelist.xml", contentType: "application/xml", cache: short},
+		{path: "resourcesync/books/changelists/changelist-20240301T080000Z.xml", contentType: "application/xml", cache: forever},
+		{path: "resourcesync/books/changelists/changelist-20240301T093000Z.xml", contentType: "application/xml", cache: short},
+		{path: strings.TrimPrefix(pkg, base), contentType: "application/zip", cache: forever},
+		{path: "resourcesync/_stylesheet.xsl", contentType: "application/xslt+xml", cache: short},
+		{path: "books/a.txt", contentType: "text/plain", links: []string{books}},
+		{path: "books/deep/b.txt", contentType: "text/plain", links: []string{books}},
+		{path: "books/a%20b%231.txt", contentType: "text/plain", links: []string{books}},
+		{path: "data/t.csv", links: []string{tables}},
+		{path: "data/notes.txt", contentType: "text/plain"},
+		{path: "rsgen-nginx.conf", status: http.StatusNotFound},
+	} {
+		resp, err := client.Get(base + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := tc.status
+		if want == 0 {
+			want = http.StatusOK
+		}
+		if resp.StatusCode != want {
+			t.Errorf("GET /%s: %s, want %d", tc.path, resp.Status, want)
+			continue
+		}
+		if want != http.StatusOK {
+			continue
+		}
+		if ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";"); tc.contentType != "" && ct != tc.contentType {
+			t.Errorf("GET /%s: Content-Type %q, want %q", tc.path, ct, tc.contentType)
+		}
+		if cc := resp.Header.Get("Cache-Control"); cc != tc.cache {
+			t.Errorf("GET /%s: Cache-Control %q, want %q", tc.path, cc, tc.cache)
+		}
+		if links := resp.Header.Values("Link"); !slices.Equal(links, tc.links) {
+			t.Errorf("GET /%s: Link %q, want %q", tc.path, links, tc.links)
+		}
+	}
+}
