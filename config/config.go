@@ -359,12 +359,13 @@ func suggest(key toml.Key) string {
 	case len(key) > 1 && key[0] == "publish":
 		valid = publishKeys
 	}
-	return closest(key[len(key)-1], valid)
+	return Closest(key[len(key)-1], valid)
 }
 
-// closest returns a hint naming the word of valid closest to word, or ""
-// when none is close.
-func closest(word string, valid []string) string {
+// Closest returns a hint naming the word of valid closest to word, such as
+// ` (did you mean "base_url"?)`, or "" when none is close. The CLI uses it
+// for commands too.
+func Closest(word string, valid []string) string {
 	best, bestDist := "", 3
 	for _, v := range valid {
 		if d := editDistance(word, v); d < bestDist {
@@ -458,7 +459,7 @@ func (c *Config) checkValues() error {
 	}
 	for _, t := range c.Publish.Targets {
 		if !slices.Contains(Targets, t) {
-			return c.keyError("publish.targets", -1, "unknown target %q (use %s)%s", t, strings.Join(Targets, ", "), closest(t, Targets))
+			return c.keyError("publish.targets", -1, "unknown target %q (use %s)%s", t, strings.Join(Targets, ", "), Closest(t, Targets))
 		}
 	}
 	seen := map[string]bool{}

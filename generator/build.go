@@ -63,6 +63,7 @@ const (
 	NoteWarning NoteKind = iota + 1 // something left out or adjusted
 	NoteHashed                      // a file was read
 	NoteWritten                     // a document or resource was written
+	NoteFound                       // a source file was found; Read: it will be read
 )
 
 // Note reports one thing a build did.
@@ -71,6 +72,7 @@ type Note struct {
 	Path  string
 	Bytes int64
 	Msg   string
+	Read  bool // NoteFound: the file is read by this build (NoteHashed follows)
 }
 
 // Summary is the outcome of a build or a plan.
@@ -86,6 +88,8 @@ type Summary struct {
 	DocumentsWritten          int
 	DocumentsUnchanged        int
 	DocumentsRemoved          int
+	// ScanTime is how long the scan took (wall clock, for reports only).
+	ScanTime time.Duration
 	// Events are the change events of this build, in order.
 	Events []snapshot.Event
 }
@@ -238,6 +242,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, Files: files,
 		Segments: slices.Clone(b.prev.Segments), SetChanged: map[string]int64{}}
 	s := b.sum
+	s.ScanTime = time.Duration(time.Now().UnixNano() - scanStart)
 	s.Files, s.Hashed, s.HashedBytes, s.Skipped = stats.Files, stats.Hashed, stats.HashedBytes, stats.Skipped
 	s.Events = events
 	for _, ev := range events {
@@ -259,6 +264,8 @@ func (b *builder) scanNote(n snapshot.Note) {
 		b.warn(n.Path, n.Msg)
 	case snapshot.NoteHashed:
 		b.notify(Note{Kind: NoteHashed, Path: n.Path, Bytes: n.Bytes})
+	case snapshot.NoteFound:
+		b.notify(Note{Kind: NoteFound, Path: n.Path, Bytes: n.Bytes, Read: n.Read})
 	}
 }
 

@@ -55,6 +55,7 @@ type NoteKind int
 const (
 	NoteSkipped NoteKind = iota + 1 // a file left out, with a reason: a warning
 	NoteHashed                      // a file was read and fingerprinted
+	NoteFound                       // a file was found; Read says whether it will be read
 )
 
 // Note reports one thing a scan did.
@@ -63,6 +64,7 @@ type Note struct {
 	Path  string
 	Bytes int64
 	Msg   string
+	Read  bool // NoteFound: the file is queued to be read
 }
 
 // ScanStats counts what a scan did.
@@ -204,8 +206,10 @@ func (s *scan) addFile(p string, info fs.FileInfo, jobs chan<- *hashJob) error {
 	rec := Record{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Inode: inode(info)}
 	if old := s.previous(p); old != nil && s.trusted(old, &rec) {
 		s.files = append(s.files, *old)
+		s.found(p, rec.Size, false)
 		return nil
 	}
+	s.found(p, rec.Size, true)
 	rec.Type = TypeByName(p)
 	job := &hashJob{index: len(s.files), rec: rec}
 	s.files = append(s.files, rec)
@@ -265,6 +269,14 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 		if s.opts.Notify != nil {
 			s.opts.Notify(Note{Kind: NoteHashed, Path: job.rec.Path, Bytes: job.rec.Size})
 		}
+	}
+}
+
+// found reports a file to Notify: progress displays learn from it how
+// much there is to read before the reading is done.
+func (s *scan) found(p string, size int64, read bool) {
+	if s.opts.Notify != nil {
+		s.opts.Notify(Note{Kind: NoteFound, Path: p, Bytes: size, Read: read})
 	}
 }
 

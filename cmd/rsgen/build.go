@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"time"
 
@@ -31,7 +33,14 @@ const buildFlagsHelp = `flags:
   --state-from-output
                     rebuild the state from the published output even when it
                     loads (automatic when the state is missing or corrupt)
-  --quiet           print nothing but errors and warnings
+  --quiet           print nothing but errors and warnings: no progress, no summary
+  --json            (build) print a summary as one JSON object on stdout instead
+                    of the summary line: counts, durations, paths written,
+                    warnings; "ok": false and "error" when the build fails
+
+Progress: on a terminal, a status line (files scanned and read, bytes, rate,
+time left) is redrawn on stderr during the build; to a file or pipe, a plain
+"rsgen: progress:" line is printed every 10s once a build runs that long.
 
 Flags override the configuration file. Relative paths in the file are
 relative to the file's folder; relative paths in flags to the working folder.`
@@ -75,7 +84,7 @@ type buildFlags struct {
 	fs                                  *flag.FlagSet
 	config, source, out, baseURL, state string
 	now                                 string
-	verify, quiet                       bool
+	verify, quiet, json                 bool
 	wait, stateFromOutput               bool
 	skipUnreadable, force, explain      bool
 }
@@ -91,6 +100,7 @@ func newBuildFlags(name string, stderr io.Writer) *buildFlags {
 	f.fs.StringVar(&f.now, "now", "", "")
 	f.fs.BoolVar(&f.verify, "verify", false, "")
 	f.fs.BoolVar(&f.quiet, "quiet", false, "")
+	f.fs.BoolVar(&f.json, "json", false, "")
 	f.fs.BoolVar(&f.wait, "wait", false, "")
 	f.fs.BoolVar(&f.stateFromOutput, "state-from-output", false, "")
 	f.fs.BoolVar(&f.skipUnreadable, "skip-unreadable", false, "")
@@ -183,7 +193,7 @@ func prepare(name, usage string, cio cliIO, args []string) (cfg *config.Config, 
 		fmt.Fprintf(cio.stderr, "rsgen %s: %v\n", name, err)
 		return nil, opts, f, exitUsage
 	}
-	opts = generator.Options{Now: now, Verify: f.verify, ConfigFile: cfgFile, Notify: warningPrinter(cio.stderr, f.quiet),
+	opts = generator.Options{Now: now, Verify: f.verify, ConfigFile: cfgFile, Notify: newProgress(cio.stderr, progressNone, f.quiet).notify,
 		Wait: f.wait, StateFromOutput: f.stateFromOutput, SkipUnreadable: f.skipUnreadable, Force: f.force}
 	return cfg, opts, f, exitOK
 }
@@ -198,43 +208,92 @@ func exitCodeOf(err error) int {
 	return exitFailure
 }
 
-// warningPrinter prints the generator's warnings as they come, and its
-// informational notes unless quiet.
-func warningPrinter(w io.Writer, quiet bool) func(generator.Note) {
-	return func(n generator.Note) {
-		if n.Kind == generator.NoteInfo && !quiet {
-			fmt.Fprintf(w, "rsgen: %s\n", n.Msg)
-			return
-		}
-		if n.Kind != generator.NoteWarning {
-			return
-		}
-		if n.Path != "" {
-			fmt.Fprintf(w, "rsgen: warning: %s: %s\n", n.Path, n.Msg)
-		} else {
-			fmt.Fprintf(w, "rsgen: warning: %s\n", n.Msg)
-		}
-	}
-}
-
 func runBuild(ctx context.Context, cio cliIO, args []string) int {
 	cfg, opts, f, code := prepare("build", buildUsage, cio, args)
 	if cfg == nil {
 		return code
 	}
+	p := progressFor(cio, f.quiet)
+	opts.Notify = p.notify
 	start := time.Now()
 	sum, err := generator.Build(ctx, cfg, opts)
+	p.finish()
+	if f.json {
+		if jerr := writeJSONSummary(cio.stdout, p, sum, err, time.Since(start)); jerr != nil {
+			fmt.Fprintf(cio.stderr, "rsgen build: %v\n", jerr)
+			return exitFailure
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen build: %v\n", err)
 		return exitFailure
 	}
-	if !f.quiet {
+	if !f.quiet && !f.json {
 		fmt.Fprintf(cio.stdout, "rsgen: %d resources (%d created, %d updated, %d deleted); read %d files (%s); %d documents written, %d unchanged; %d resources placed, %d removed in %s\n",
 			sum.Files, sum.Created, sum.Updated, sum.Deleted, sum.Hashed, formatBytes(sum.HashedBytes),
 			sum.DocumentsWritten, sum.DocumentsUnchanged, sum.ResourcesPlaced, sum.ResourcesRemoved,
 			time.Since(start).Round(time.Millisecond))
 	}
 	return exitOK
+}
+
+// jsonSummary is what build --json prints: one object, for CI. Its shape
+// is kept stable (testscripts/cli_json.txtar); fields are only added.
+type jsonSummary struct {
+	OK        bool   `json:"ok"`
+	Error     string `json:"error,omitempty"`
+	Time      string `json:"time,omitempty"` // the build time, RFC 3339 UTC
+	Resources struct {
+		Total   int `json:"total"`
+		Created int `json:"created"`
+		Updated int `json:"updated"`
+		Deleted int `json:"deleted"`
+		Placed  int `json:"placed"`
+		Removed int `json:"removed"`
+	} `json:"resources"`
+	Read struct {
+		Files int   `json:"files"`
+		Bytes int64 `json:"bytes"`
+	} `json:"read"`
+	Documents struct {
+		Written   int `json:"written"`
+		Unchanged int `json:"unchanged"`
+		Removed   int `json:"removed"`
+	} `json:"documents"`
+	// Written lists the output paths this build wrote: documents, the
+	// stylesheet and hosting files (resources placed are counted only).
+	Written   []string   `json:"written"`
+	Warnings  []noteJSON `json:"warnings"`
+	Durations struct {
+		ScanMS  int64 `json:"scan_ms"`
+		TotalMS int64 `json:"total_ms"`
+	} `json:"durations"`
+}
+
+// writeJSONSummary prints the --json summary of a build that returned sum
+// and err, with the notes p collected.
+func writeJSONSummary(w io.Writer, p *progress, sum *generator.Summary, err error, took time.Duration) error {
+	var j jsonSummary
+	p.mu.Lock()
+	j.Written = append([]string{}, p.written...)
+	j.Warnings = append([]noteJSON{}, p.warnings...)
+	p.mu.Unlock()
+	sort.Strings(j.Written)
+	j.Durations.TotalMS = took.Milliseconds()
+	if err != nil {
+		j.Error = err.Error()
+	} else {
+		j.OK = true
+		j.Time = sum.Now.UTC().Format(time.RFC3339)
+		j.Resources.Total, j.Resources.Created, j.Resources.Updated, j.Resources.Deleted = sum.Files, sum.Created, sum.Updated, sum.Deleted
+		j.Resources.Placed, j.Resources.Removed = sum.ResourcesPlaced, sum.ResourcesRemoved
+		j.Read.Files, j.Read.Bytes = sum.Hashed, sum.HashedBytes
+		j.Documents.Written, j.Documents.Unchanged, j.Documents.Removed = sum.DocumentsWritten, sum.DocumentsUnchanged, sum.DocumentsRemoved
+		j.Durations.ScanMS = sum.ScanTime.Milliseconds()
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(&j)
 }
 
 func runStatus(ctx context.Context, cio cliIO, args []string) int {

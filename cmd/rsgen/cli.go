@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/rsgen/rsgen/config"
+	"golang.org/x/sys/unix"
 )
 
 // Exit codes, documented in the README and in `rsgen help`.
@@ -36,6 +39,9 @@ type command struct {
 type cliIO struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// isTerminal reports whether w is a terminal (nil: never), for
+	// progress displays.
+	isTerminal func(w io.Writer) bool
 }
 
 func commands() map[string]*command {
@@ -55,7 +61,17 @@ func commands() map[string]*command {
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, cliIO{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	return run(ctx, cliIO{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, isTerminal: isTerminal}, os.Args[1:])
+}
+
+// isTerminal reports whether w is a file open on a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 func run(ctx context.Context, cio cliIO, args []string) int {
@@ -68,7 +84,7 @@ func run(ctx context.Context, cio cliIO, args []string) int {
 	}
 	cmd, ok := commands()[name]
 	if !ok {
-		fmt.Fprintf(cio.stderr, "rsgen: unknown command %q\nRun 'rsgen help' for the list of commands.\n", name)
+		fmt.Fprintf(cio.stderr, "rsgen: unknown command %q%s\nRun 'rsgen help' for the list of commands.\n", name, config.Closest(name, commandNames()))
 		return exitUsage
 	}
 	code := cmd.run(ctx, cio, args)
@@ -112,6 +128,16 @@ Shows the list of commands, or the full help of one command.`,
 
 func init() { helpCommand.run = runHelp }
 
+// commandNames returns the names of the commands, sorted.
+func commandNames() []string {
+	var names []string
+	for n := range commands() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
 func runHelp(_ context.Context, cio cliIO, args []string) int {
 	cmds := commands()
 	if len(args) == 1 {
@@ -119,7 +145,11 @@ func runHelp(_ context.Context, cio cliIO, args []string) int {
 			fmt.Fprintln(cio.stdout, c.usage)
 			return exitOK
 		}
-		fmt.Fprintf(cio.stderr, "rsgen help: unknown command %q\n", args[0])
+		if text, ok := helpTopics()[args[0]]; ok {
+			fmt.Fprintln(cio.stdout, text)
+			return exitOK
+		}
+		fmt.Fprintf(cio.stderr, "rsgen help: unknown command or topic %q%s\n", args[0], config.Closest(args[0], append(commandNames(), topicNames()...)))
 		return exitUsage
 	}
 	if len(args) > 1 {
@@ -132,17 +162,15 @@ usage: rsgen [COMMAND] [FLAGS]
 
 commands:
 `)
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range commandNames() {
 		fmt.Fprintf(cio.stdout, "  %-8s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprint(cio.stdout, `
-With no command, rsgen runs "build". Run "rsgen help COMMAND" for a command's flags.
+	fmt.Fprintf(cio.stdout, `
+help topics: %s (rsgen help TOPIC)
 
+With no command, rsgen runs "build". Run "rsgen help COMMAND" for a command's flags.
+`, strings.Join(topicNames(), ", "))
+	fmt.Fprint(cio.stdout, `
 exit codes: 0 success, 1 failure, 2 usage or configuration error, 130 interrupted.
 `)
 	return exitOK

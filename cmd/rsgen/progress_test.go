@@ -1,0 +1,78 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/generator"
+)
+
+// feed sends a scan of two files (one read, 2 MiB of 4 MiB) and a warning
+// to p, one second apart on p's clock.
+func feed(p *progress, clock *time.Time) {
+	step := func(n generator.Note) {
+		*clock = clock.Add(time.Second)
+		p.notify(n)
+	}
+	step(generator.Note{Kind: generator.NoteFound, Path: "a", Bytes: 4 << 20, Read: true})
+	step(generator.Note{Kind: generator.NoteFound, Path: "b", Bytes: 10})
+	step(generator.Note{Kind: generator.NoteWarning, Path: "c", Msg: "odd"})
+	step(generator.Note{Kind: generator.NoteHashed, Path: "a", Bytes: 2 << 20})
+	step(generator.Note{Kind: generator.NoteWritten, Path: "resourcesync/x.xml"})
+}
+
+func newTestProgress(mode progressMode, quiet bool, out *strings.Builder) (*progress, *time.Time) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(out, mode, quiet)
+	p.now = func() time.Time { return clock }
+	p.start, p.last = clock, clock
+	return p, &clock
+}
+
+func TestProgressOnATerminalRedrawsOneLine(t *testing.T) {
+	var out strings.Builder
+	p, clock := newTestProgress(progressTerminal, false, &out)
+	feed(p, clock)
+	p.finish()
+	got := out.String()
+	// The warning clears the status line and is printed above it.
+	if !strings.Contains(got, "\r\033[Krsgen: warning: c: odd\n") {
+		t.Errorf("warning not printed above the status line:\n%q", got)
+	}
+	last := got[strings.LastIndex(got[:len(got)-len("\r\033[K")], "\r\033[K"):]
+	want := "scanned 2 files; read 1/1 files, 2.0 MiB/4.0 MiB at 409.6 KiB/s, 5s left; 1 files written"
+	if !strings.Contains(last, want) {
+		t.Errorf("last status line %q, want %q", last, want)
+	}
+	if !strings.HasSuffix(got, "\r\033[K") {
+		t.Errorf("finish did not clear the status line: %q", got)
+	}
+}
+
+func TestProgressToALogPrintsPlainLinesNowAndThen(t *testing.T) {
+	var out strings.Builder
+	p, clock := newTestProgress(progressLines, false, &out)
+	feed(p, clock) // 5s: less than linesEvery, no progress line yet
+	if got := out.String(); got != "rsgen: warning: c: odd\n" {
+		t.Errorf("a short build printed %q, want only its warning", got)
+	}
+	*clock = clock.Add(linesEvery)
+	p.notify(generator.Note{Kind: generator.NoteHashed, Path: "b", Bytes: 1 << 20})
+	if got := out.String(); !strings.Contains(got, "\nrsgen: progress: scanned 2 files; read 2/1 files") || strings.Contains(got, "\r") {
+		t.Errorf("no plain progress line after %s:\n%q", linesEvery, got)
+	}
+}
+
+func TestProgressQuietPrintsWarningsOnly(t *testing.T) {
+	var out strings.Builder
+	p, clock := newTestProgress(progressNone, true, &out)
+	feed(p, clock)
+	*clock = clock.Add(time.Hour)
+	p.notify(generator.Note{Kind: generator.NoteInfo, Msg: "rebuilt the state"})
+	p.notify(generator.Note{Kind: generator.NoteHashed, Path: "b", Bytes: 1})
+	p.finish()
+	if got := out.String(); got != "rsgen: warning: c: odd\n" {
+		t.Errorf("--quiet printed %q, want the warning alone", got)
+	}
+}
