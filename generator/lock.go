@@ -48,6 +48,10 @@ type stateLock struct {
 	f          *os.File
 	path       string
 	createdDir bool // the state folder did not exist: remove it if still empty
+	// leftover: a lock file was there already, left by a build that did
+	// not finish (a finished build removes its lock file), so the output
+	// may hold that build's temporary files.
+	leftover bool
 }
 
 // lockPoll is how often a waiting build retries the lock.
@@ -93,6 +97,7 @@ func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) 
 // file left behind by a process that died holding it, if any.
 func tryLock(path string) (*stateLock, int, error) {
 	for {
+		_, statErr := os.Stat(path)
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
@@ -122,7 +127,7 @@ func tryLock(path string) (*stateLock, int, error) {
 			f.Close()
 			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
 		}
-		return &stateLock{f: f, path: path}, stale, nil
+		return &stateLock{f: f, path: path, leftover: statErr == nil}, stale, nil
 	}
 }
 

@@ -141,8 +141,9 @@ func stampCopy(tmp string, mtime int64) error {
 }
 
 // placeAll makes sure every file has its current bytes in the output,
-// placing those that are missing or stale, in parallel.
-func (o *output) placeAll(ctx context.Context, files []snapshot.Record) error {
+// placing those that are missing or stale, in parallel. Files marked in
+// placed (nil: none) are taken to be in place already, unchecked.
+func (o *output) placeAll(ctx context.Context, files []snapshot.Record, placed []bool) error {
 	if !o.enabled {
 		return nil
 	}
@@ -160,6 +161,9 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record) error {
 				i := int(next.Add(1) - 1)
 				if i >= len(files) {
 					return
+				}
+				if placed != nil && placed[i] {
+					continue
 				}
 				if err := o.place(&files[i]); err != nil {
 					once.Do(func() { firstErr = err; cancel() })

@@ -13,9 +13,12 @@ import (
 )
 
 // prepare readies the output and state folders before a build writes
-// anything, under the state's lock: it finishes a state recovery and
-// removes the temporary files a killed build left behind.
-func (b *builder) prepare() error {
+// anything, under the state's lock: it finishes a state recovery and, when
+// the last build may not have finished (interrupted: its lock file was
+// left; or the state is new or recovered), removes the temporary files it
+// left behind. That sweep reads every folder of the output, so a build
+// after a clean one skips it.
+func (b *builder) prepare(interrupted bool) error {
 	if err := b.restoreRecovered(); err != nil {
 		return err
 	}
@@ -23,6 +26,9 @@ func (b *builder) prepare() error {
 		return err
 	}
 	b.warnDotfiles()
+	if !interrupted && b.recovered == nil && b.prev.LastBuild != 0 {
+		return nil
+	}
 	return b.removeStaleTemps()
 }
 
