@@ -206,6 +206,11 @@ func (b *builder) changeEntry(ev *snapshot.Event) *rs.Entry {
 // describe fills in the hash, length and type of a resource.
 func (b *builder) describe(md *rs.MD, r *snapshot.Record) {
 	md.Hash = r.Digests.Hash(b.algs)
+	b.describeContent(md, r)
+}
+
+// describeContent fills in the length and type of a resource.
+func (b *builder) describeContent(md *rs.MD, r *snapshot.Record) {
 	md.Length, md.HasLength = r.Size, true
 	if schemaSafeType(r.Type) {
 		md.Type = r.Type

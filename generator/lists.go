@@ -21,10 +21,17 @@ func (b *builder) writeResourceList(s *set) error {
 		size += int64(len(b.resBase)+3*len(b.next.Files[i].Path)) + resourceEntryBound
 	}
 	md := rs.MD{Capability: rs.CapResourceList, At: unixTime(b.next.SetChanged[s.Name])}
+	// The URI and hash of each entry are rendered into buffers reused from
+	// entry to entry: the writer copies them at once, and a million-entry
+	// list then costs no allocation per entry beyond its links.
+	var loc, hash []byte
 	entry := func(i int, e *rs.Entry) {
 		r := &b.next.Files[members[i]]
-		*e = rs.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Links: b.links(s, r, nil)}
-		b.describe(&e.MD, r)
+		loc = layout.AppendURL(loc[:0], b.resBase, r.Path)
+		hash = r.Digests.AppendHash(hash[:0], b.algs)
+		*e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(fromMtime), Links: b.links(s, r, nil)}
+		b.describeContent(&e.MD, r)
+		e.MD.HashBytes = hash
 	}
 	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archivesLink(s, rs.CapResourceList), len(members), size, entry, b.writeDoc)
 	if err != nil {

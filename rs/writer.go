@@ -46,17 +46,20 @@ type MD struct {
 	From       time.Time
 	Until      time.Time
 	Hash       string // space-separated "alg:hex" values
-	Length     int64
-	HasLength  bool
-	Type       string
-	Path       string
+	// HashBytes, when not nil, is written instead of Hash: a caller that
+	// renders hashes into a reused buffer allocates nothing per entry.
+	HashBytes []byte
+	Length    int64
+	HasLength bool
+	Type      string
+	Path      string
 }
 
 // IsZero reports whether md has no attribute to write.
 func (md *MD) IsZero() bool {
 	return md.Capability == "" && md.Change == "" && md.Datetime.IsZero() &&
 		md.At.IsZero() && md.Completed.IsZero() && md.From.IsZero() &&
-		md.Until.IsZero() && md.Hash == "" && !md.HasLength && md.Type == "" &&
+		md.Until.IsZero() && md.Hash == "" && md.HashBytes == nil && !md.HasLength && md.Type == "" &&
 		md.Path == ""
 }
 
@@ -74,10 +77,21 @@ type Link struct {
 
 // Entry is one <url> or <sitemap> element.
 type Entry struct {
-	Loc     string
-	Lastmod time.Time // zero: left out
-	MD      MD
-	Links   []Link
+	Loc string
+	// LocBytes, when not nil, is written instead of Loc, as HashBytes is
+	// instead of MD.Hash.
+	LocBytes []byte
+	Lastmod  time.Time // zero: left out
+	MD       MD
+	Links    []Link
+}
+
+// loc returns the entry's URI, for error messages.
+func (e *Entry) loc() string {
+	if e.LocBytes != nil {
+		return string(e.LocBytes)
+	}
+	return e.Loc
 }
 
 // Writer streams one ResourceSync document. Call Start once, Entry for each
@@ -163,8 +177,13 @@ func (w *Writer) Entry(e *Entry) error {
 	b = append(b, name...)
 	b = append(b, ">\n    <loc>"...)
 	var err error
-	if b, err = appendEscaped(b, e.Loc); err != nil {
-		return fmt.Errorf("loc %q: %w", e.Loc, err)
+	if e.LocBytes != nil {
+		b, err = appendEscaped(b, e.LocBytes)
+	} else {
+		b, err = appendEscaped(b, e.Loc)
+	}
+	if err != nil {
+		return fmt.Errorf("loc %q: %w", e.loc(), err)
 	}
 	b = append(b, "</loc>\n"...)
 	if !e.Lastmod.IsZero() {
@@ -174,12 +193,12 @@ func (w *Writer) Entry(e *Entry) error {
 	}
 	if !e.MD.IsZero() {
 		if b, err = appendMD(b, "    ", &e.MD); err != nil {
-			return fmt.Errorf("entry %s: %w", e.Loc, err)
+			return fmt.Errorf("entry %s: %w", e.loc(), err)
 		}
 	}
 	for i := range e.Links {
 		if b, err = appendLink(b, "    ", &e.Links[i]); err != nil {
-			return fmt.Errorf("entry %s: %w", e.Loc, err)
+			return fmt.Errorf("entry %s: %w", e.loc(), err)
 		}
 	}
 	b = append(b, "  </"...)
@@ -254,7 +273,12 @@ func appendMD(b []byte, indent string, md *MD) ([]byte, error) {
 			b = append(b, '"')
 		}
 	}
-	if b, err = appendAttr(b, "hash", md.Hash); err != nil {
+	if md.HashBytes != nil {
+		b, err = appendAttr(b, "hash", md.HashBytes)
+	} else {
+		b, err = appendAttr(b, "hash", md.Hash)
+	}
+	if err != nil {
 		return b, err
 	}
 	if md.HasLength {
@@ -303,8 +327,8 @@ func appendLink(b []byte, indent string, ln *Link) ([]byte, error) {
 	return append(b, "/>\n"...), nil
 }
 
-func appendAttr(b []byte, name, value string) ([]byte, error) {
-	if value == "" {
+func appendAttr[S ~string | ~[]byte](b []byte, name string, value S) ([]byte, error) {
+	if len(value) == 0 {
 		return b, nil
 	}
 	b = append(b, ' ')
@@ -323,7 +347,7 @@ func appendTime(b []byte, t time.Time) []byte {
 
 // appendEscaped appends s with the five XML special characters escaped, so
 // that it is safe both as text and inside a double-quoted attribute.
-func appendEscaped(b []byte, s string) ([]byte, error) {
+func appendEscaped[S ~string | ~[]byte](b []byte, s S) ([]byte, error) {
 	last := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -359,7 +383,7 @@ func appendEscaped(b []byte, s string) ([]byte, error) {
 			last = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := decodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			return b, fmt.Errorf("%w: invalid UTF-8 in %q", ErrInvalidXMLChar, s)
 		}
@@ -369,6 +393,17 @@ func appendEscaped(b []byte, s string) ([]byte, error) {
 		i += size
 	}
 	return append(b, s[last:]...), nil
+}
+
+// decodeRune decodes the first rune of s, a string or a byte slice.
+func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
+	switch v := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(v)
+	case []byte:
+		return utf8.DecodeRune(v)
+	}
+	return utf8.DecodeRuneInString(string(s))
 }
 
 // isXMLChar reports whether r is in the XML 1.0 Char production.

@@ -254,3 +254,24 @@ func TestStylesheetInstructionFollowsTheDeclaration(t *testing.T) {
 		t.Errorf("processing instructions %v, want xml and xml-stylesheet", pis)
 	}
 }
+
+// TestBytesFieldsWriteTheSameAsStrings checks that LocBytes and HashBytes
+// are written exactly as Loc and Hash are, with no allocation per entry.
+func TestBytesFieldsWriteTheSameAsStrings(t *testing.T) {
+	loc, hash := "https://example.org/a%20b&c", "sha-256:00ff"
+	viaStrings := write(t, rs.URLSet, rs.MD{Capability: rs.CapResourceList}, nil,
+		rs.Entry{Loc: loc, MD: rs.MD{Hash: hash, Length: 1, HasLength: true}})
+	viaBytes := write(t, rs.URLSet, rs.MD{Capability: rs.CapResourceList}, nil,
+		rs.Entry{LocBytes: []byte(loc), MD: rs.MD{HashBytes: []byte(hash), Length: 1, HasLength: true}})
+	if !bytes.Equal(viaStrings, viaBytes) {
+		t.Errorf("bytes fields give\n%s\nstrings give\n%s", viaBytes, viaStrings)
+	}
+	w := rs.NewWriter(discard{}, rs.URLSet)
+	if err := w.Start(rs.MD{Capability: rs.CapResourceList}); err != nil {
+		t.Fatal(err)
+	}
+	e := rs.Entry{LocBytes: []byte(loc), Lastmod: time.Unix(1, 0), MD: rs.MD{HashBytes: []byte(hash), Length: 1, HasLength: true, Type: "text/plain"}}
+	if allocs := testing.AllocsPerRun(100, func() { _ = w.Entry(&e) }); allocs != 0 {
+		t.Errorf("%v allocations per entry, want 0", allocs)
+	}
+}

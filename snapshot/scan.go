@@ -89,7 +89,10 @@ func (e *PathError) Unwrap() error { return e.Err }
 // are taken from prev; every other file is read once, in parallel. The
 // Seen field of the results is left for Diff to fill.
 func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, ScanStats, error) {
-	s := &scan{opts: opts, prev: prev.Files, trustBefore: prev.ScanStart - int64(RaceWindow)}
+	s := &scan{opts: opts, prev: prev.Files, trustBefore: prev.ScanStart - int64(RaceWindow),
+		// Most trees change little between builds: sized for the last one,
+		// the list rarely grows, and never copies a million records.
+		files: make([]Record, 0, len(prev.Files)+len(prev.Files)/16)}
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
