@@ -8,6 +8,7 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/zeebo/blake3 v0.2.4
 	golang.org/x/sys v0.26.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
