@@ -77,10 +77,13 @@ func writePart(path string, md rs.MD, up rs.Link, files []snapshot.Record, algs 
 		return 0, err
 	}
 	var e rs.Entry
+	var loc, hash []byte // reused from entry to entry, as generator/lists.go does
 	for i := range files {
 		r := &files[i]
-		e = rs.Entry{Loc: layout.URL(benchBaseURL, r.Path), Lastmod: r.Lastmod(false)}
-		e.MD.Hash = r.Digests.Hash(algs)
+		loc = layout.AppendURL(loc[:0], benchBaseURL, r.Path)
+		hash = r.Digests.AppendHash(hash[:0], algs)
+		e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(false)}
+		e.MD.HashBytes = hash
 		e.MD.Length, e.MD.HasLength = r.Size, true
 		e.MD.Type = r.Type
 		if err := w.Entry(&e); errors.Is(err, rs.ErrDocumentFull) {
