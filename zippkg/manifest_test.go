@@ -16,7 +16,7 @@ import (
 // of spec example 23 as written by WriteManifest with the specification's
 // own file ex-22.xml.
 func TestChangeManifestMatchesSpecExample(t *testing.T) {
-	spec, err := os.ReadFile("/work/shared/schemas/spec-examples-1.1/ex-22.xml")
+	spec, err := os.ReadFile("../../shared/schemas/spec-examples-1.1/ex-22.xml") // shared/ lies beside the repository
 	if err != nil {
 		t.Skipf("spec examples not available: %v", err)
 	}
