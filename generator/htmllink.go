@@ -85,9 +85,9 @@ func (b *builder) rewrites(p string) bool { return b.linkTags(p) != nil }
 
 // rewriter returns a writer that writes the published form of r's bytes
 // into dst, and a function that completes it after the last byte and
-// records the published length and digests; nil when r is published as
-// it is.
-func (b *builder) rewriter(r *snapshot.Record, dst io.Writer) (io.Writer, func() error) {
+// records the published length (dst counts it) and digests; nil when r is
+// published as it is.
+func (b *builder) rewriter(r *snapshot.Record, dst *lazyFile) (io.Writer, func() error) {
 	tags := b.linkTags(r.Path)
 	if tags == nil {
 		return nil, nil
@@ -105,8 +105,7 @@ func (b *builder) rewriter(r *snapshot.Record, dst io.Writer) (io.Writer, func()
 		}
 		writers = append(writers, hashes[i])
 	}
-	cw := &countingWriter{w: io.MultiWriter(writers...)}
-	inj := &headInjector{dst: cw, tags: tags}
+	inj := &headInjector{dst: io.MultiWriter(writers...), tags: tags}
 	finish := func() error {
 		if err := inj.Close(); err != nil {
 			return err
@@ -119,7 +118,7 @@ func (b *builder) rewriter(r *snapshot.Record, dst io.Writer) (io.Writer, func()
 		if err != nil {
 			return err
 		}
-		b.published.Store(r.Path, published{size: cw.n, digests: d})
+		b.published.Store(r.Path, published{size: dst.n, digests: d})
 		return nil
 	}
 	return inj, finish
@@ -134,18 +133,6 @@ func (b *builder) applyRewrites(files []snapshot.Record) {
 			files[i].Size, files[i].Digests = p.size, p.digests
 		}
 	}
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // headInjector copies an HTML document to dst with tags inserted right

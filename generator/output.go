@@ -31,7 +31,7 @@ type output struct {
 	// than its source file's (see htmllink.go); rewrite returns the writer
 	// of those bytes, and the function that completes it.
 	rewrites func(path string) bool
-	rewrite  func(r *snapshot.Record, dst io.Writer) (io.Writer, func() error)
+	rewrite  func(r *snapshot.Record, dst *lazyFile) (io.Writer, func() error)
 }
 
 func (b *builder) openOutput() (*output, error) {
