@@ -163,7 +163,12 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, placed [
 					return
 				}
 				if placed != nil && placed[i] {
-					continue
+					// Unless the scan's tee wrote a new copy: a rewritten
+					// resource whose published form changed with the
+					// configuration, not with its source (htmllink.go).
+					if _, pending := o.pending.Load(files[i].Path); !pending {
+						continue
+					}
 				}
 				if err := o.place(&files[i]); err != nil {
 					once.Do(func() { firstErr = err; cancel() })
