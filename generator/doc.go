@@ -45,6 +45,17 @@
 // first and the Source Description last, so that a reader that starts at the
 // top during a build never follows a link to a missing document.
 //
+// # Beside the documents
+//
+// With [publish] stylesheet (the default) every document references
+// resourcesync/_stylesheet.xsl by a relative href, so browsers show it as
+// a table. [publish] targets and robots add hosting files at the top of
+// the output (hosting.go), all derived from one plan of content types,
+// Link headers and cache classes; html_link rewrites the HTML resources of
+// the sets, whose records then describe the published bytes (htmllink.go).
+// These files are outputs like the documents: a build that stops writing
+// one removes it.
+//
 // # Caveats
 //
 // The 2008 Sitemap schema requires at least one <url> in a <urlset>, while
