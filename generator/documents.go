@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -82,22 +83,31 @@ func unixTime(sec int64) time.Time {
 // bytes change; fill writes the entries. It reports whether the file
 // changed.
 func (b *builder) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (bool, error) {
+	return writeFile(path, func(f io.Writer) error {
+		w := rs.NewWriter(f, root)
+		w.SetLimits(b.opts.limits.entries, b.opts.limits.bytes)
+		w.SetStylesheet(b.stylesheetHref(path))
+		if err := w.Start(md, links...); err != nil {
+			return err
+		}
+		if fill != nil {
+			if err := fill(w); err != nil {
+				return err
+			}
+		}
+		return w.Close()
+	})
+}
+
+// writeFile streams a file into path through write, atomically and only
+// when its bytes change (see lazyFile). It reports whether the file changed.
+func writeFile(path string, write func(io.Writer) error) (bool, error) {
 	f, err := createLazy(path)
 	if err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	defer f.Abort()
-	w := rs.NewWriter(f, root)
-	w.SetLimits(b.opts.limits.entries, b.opts.limits.bytes)
-	w.SetStylesheet(b.stylesheetHref(path))
-	err = w.Start(md, links...)
-	if err == nil && fill != nil {
-		err = fill(w)
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
+	if err := write(f); err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Commit()

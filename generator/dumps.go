@@ -188,21 +188,7 @@ func (b *builder) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
 // dump document links to with rel="contents"; it is byte-equal to the
 // packaged manifest.xml because both come from zippkg.WriteManifest.
 func (b *builder) writeManifestCopy(pkg string, m *zippkg.Manifest) error {
-	rel := layout.ManifestCopy(pkg)
-	f, err := createLazy(b.outPath(rel))
-	if err != nil {
-		return fmt.Errorf("write %s: %w", b.outPath(rel), err)
-	}
-	defer f.Abort()
-	if err := zippkg.WriteManifest(f, m); err != nil {
-		return fmt.Errorf("write %s: %w", b.outPath(rel), err)
-	}
-	changed, err := f.Commit()
-	if err != nil {
-		return err
-	}
-	b.recordOutput(rel, changed)
-	return nil
+	return b.writeOutput(layout.ManifestCopy(pkg), func(w io.Writer) error { return zippkg.WriteManifest(w, m) })
 }
 
 // recordPackage notes a package as published by this build.

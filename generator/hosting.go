@@ -3,6 +3,7 @@ package generator
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/url"
 	"path"
 	"slices"
@@ -115,32 +116,25 @@ func (b *builder) writeHosting() error {
 		robotsFile:   b.writeRobots,
 	}
 	for _, f := range files {
-		if err := b.writeFile(f, func(w *bufio.Writer) error { return writers[f](w, plan) }); err != nil {
+		if err := b.writeSideFile(f, func(w *bufio.Writer) error { return writers[f](w, plan) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeFile writes a file rsgen generates beside the documents (the
+// writeSideFile writes a file rsgen generates beside the documents (the
 // stylesheet, the hosting files) at output path rel, atomically and only
 // when its bytes change, and records it as an output of this build, so
 // that a later build that no longer writes it removes it.
-func (b *builder) writeFile(rel string, fill func(*bufio.Writer) error) error {
-	path := b.outPath(rel)
-	f, err := createLazy(path)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer f.Abort()
-	w := bufio.NewWriter(f)
-	if err := fill(w); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	changed, err := f.Commit()
+func (b *builder) writeSideFile(rel string, fill func(*bufio.Writer) error) error {
+	changed, err := writeFile(b.outPath(rel), func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		if err := fill(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 	if err != nil {
 		return err
 	}

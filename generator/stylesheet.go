@@ -27,7 +27,7 @@ func (b *builder) writeStylesheet() error {
 	if !b.cfg.Publish.Stylesheet {
 		return nil
 	}
-	return b.writeFile(StylesheetPath, func(w *bufio.Writer) error {
+	return b.writeSideFile(StylesheetPath, func(w *bufio.Writer) error {
 		_, err := w.WriteString(stylesheet)
 		return err
 	})

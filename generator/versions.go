@@ -231,15 +231,16 @@ func (b *builder) writePatch(prev, cur *snapshot.Record) error {
 // writeBytes writes a small generated file at output path rel, atomically
 // and only when its bytes change, and records it as an output.
 func (b *builder) writeBytes(rel string, data []byte) error {
-	f, err := createLazy(b.outPath(rel))
-	if err != nil {
-		return fmt.Errorf("write %s: %w", b.outPath(rel), err)
-	}
-	defer f.Abort()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", b.outPath(rel), err)
-	}
-	changed, err := f.Commit()
+	return b.writeOutput(rel, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeOutput streams a file into output path rel through write, atomically
+// and only when its bytes change, and records it as an output.
+func (b *builder) writeOutput(rel string, write func(io.Writer) error) error {
+	changed, err := writeFile(b.outPath(rel), write)
 	if err != nil {
 		return err
 	}
