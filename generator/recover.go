@@ -60,7 +60,7 @@ var (
 // with it before writing anything.
 type recovery struct {
 	state   *snapshot.State
-	archive []string // output paths of closed Change Lists to copy into the state archive
+	archive []string // output paths of closed Change Lists and Change Dumps to copy into the state archive
 	lists   int      // Change Lists read
 	bad     string   // "corrupt" or "newer": the state file to keep aside
 }
@@ -119,8 +119,8 @@ func badKind(err error) string {
 }
 
 // restoreRecovered finishes a recovery before the build writes anything:
-// it keeps a bad state file aside and copies the closed Change Lists of the
-// output into the state archive, where they are missing.
+// it keeps a bad state file aside and copies the closed Change Lists and
+// Change Dumps of the output into the state archive, where they are missing.
 func (b *builder) restoreRecovered() error {
 	rec := b.recovered
 	if rec == nil {
@@ -139,16 +139,16 @@ func (b *builder) restoreRecovered() error {
 		src := b.outPath(rel)
 		si, err := os.Stat(src)
 		if err != nil {
-			return fmt.Errorf("restore closed change list: %w", err)
+			return fmt.Errorf("restore closed document: %w", err)
 		}
 		if di, err := os.Stat(dst); err == nil && di.Size() == si.Size() && di.ModTime().Equal(si.ModTime()) {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("restore closed change list: %w", err)
+			return fmt.Errorf("restore closed document: %w", err)
 		}
 		if err := copyInto(src, dst, &snapshot.Record{ModTime: si.ModTime().UnixNano()}); err != nil {
-			return fmt.Errorf("restore closed change list %s: %w", dst, err)
+			return fmt.Errorf("restore closed document %s: %w", dst, err)
 		}
 	}
 	return nil
@@ -258,6 +258,11 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 				}
 			}
 		}
+		dumpOutputs, err := b.recoverDumps(name, st, rec)
+		if err != nil {
+			return nil, err
+		}
+		outputs = append(outputs, dumpOutputs...)
 		slices.SortStableFunc(late, func(x, y snapshot.Event) int { return cmp.Compare(x.Time, y.Time) })
 		for _, ev := range late {
 			if ev.Change == snapshot.Deleted {

@@ -1,0 +1,139 @@
+package generator
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// recoverDumps adds to st the dump packages the output's Resource Dump and
+// Change Dumps of set name list, so that a build after a recovery keeps
+// the Resource Dump packages whose contents did not change and goes on
+// listing the Change Dump packages of earlier builds, which could not be
+// made again. It returns the output paths of the documents, packages and
+// manifest copies it read, and adds the closed Change Dumps to the
+// recovery's archive. A set without dumps has none of these documents.
+func (b *builder) recoverDumps(name string, st *snapshot.State, rec *recovery) ([]string, error) {
+	var outputs []string
+	docs, err := b.readPackageDocs(layout.ResourceDump(name), rs.CapResourceDump, func(e *pubEntry) error {
+		p, err := b.pubPackage(name, false, e)
+		if err == nil {
+			st.Packages = append(st.Packages, p)
+			outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	outputs = append(outputs, docs...)
+	var dumps []string
+	index := layout.ChangeDumpIndex(name)
+	_, err = readPublished(b.outPath(index), func(e *pubEntry) error {
+		rel, ok := layout.PathFromURL(b.base, e.Loc)
+		if !ok {
+			return fmt.Errorf("%s: change dump %s is not under %s", index, e.Loc, b.base)
+		}
+		dumps = append(dumps, rel)
+		if e.MD.Until != "" {
+			rec.archive = append(rec.archive, rel)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return outputs, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	outputs = append(outputs, index)
+	for _, rel := range dumps {
+		_, err := b.readPackageDocs(rel, rs.CapChangeDump, func(e *pubEntry) error {
+			p, err := b.pubPackage(name, true, e)
+			if err == nil {
+				st.Packages = append(st.Packages, p)
+				outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		outputs = append(outputs, rel)
+	}
+	return outputs, nil
+}
+
+// readPackageDocs reads the dump document at rel, or its index and parts,
+// calling pkg for each package entry, and returns the documents read; none
+// when rel does not exist.
+func (b *builder) readPackageDocs(rel, capability string, pkg func(*pubEntry) error) ([]string, error) {
+	var parts []string
+	head, err := readPublished(b.outPath(rel), func(e *pubEntry) error {
+		if !e.sitemap {
+			return pkg(e)
+		}
+		p, ok := layout.PathFromURL(b.base, e.Loc)
+		if !ok {
+			return fmt.Errorf("%s: part %s is not under %s", rel, e.Loc, b.base)
+		}
+		parts = append(parts, p)
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if head.md.Capability != capability {
+		return nil, fmt.Errorf("%s: capability %q, want %q", rel, head.md.Capability, capability)
+	}
+	for _, p := range parts {
+		if _, err := readPublished(b.outPath(p), func(e *pubEntry) error { return pkg(e) }); err != nil {
+			return nil, err
+		}
+	}
+	return append([]string{rel}, parts...), nil
+}
+
+// pubPackage returns the record of a package a dump document lists. The
+// package must still be in the output: a record is a promise that it is.
+func (b *builder) pubPackage(set string, change bool, e *pubEntry) (snapshot.Package, error) {
+	p := snapshot.Package{Set: set, Change: change}
+	rel, ok := layout.PathFromURL(b.base, e.Loc)
+	if !ok {
+		return p, fmt.Errorf("dump package %s is not under %s", e.Loc, b.base)
+	}
+	p.Path = rel
+	var err error
+	if p.At, err = parsePubTime(e.MD.At); err == nil {
+		if p.From, err = parsePubTime(e.MD.From); err == nil {
+			p.Until, err = parsePubTime(e.MD.Until)
+		}
+	}
+	if err != nil {
+		return p, fmt.Errorf("dump package %s: %w", e.Loc, err)
+	}
+	digest, ok := strings.CutPrefix(e.MD.Hash, "sha-256:")
+	sum, err := hex.DecodeString(digest)
+	if !ok || err != nil || len(sum) != len(p.SHA256) {
+		return p, fmt.Errorf("dump package %s: hash %q is not the sha-256 rsgen writes", e.Loc, e.MD.Hash)
+	}
+	copy(p.SHA256[:], sum)
+	info, err := os.Stat(b.outPath(rel))
+	if err != nil {
+		return p, fmt.Errorf("dump package %s: %w", rel, err)
+	}
+	if _, err := fmt.Sscan(e.MD.Length, &p.Length); err != nil || p.Length != info.Size() {
+		return p, fmt.Errorf("dump package %s: length %q, but the file has %d bytes", rel, e.MD.Length, info.Size())
+	}
+	return p, nil
+}
