@@ -2,7 +2,6 @@ package generator_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"unicode/utf8"
@@ -20,24 +18,6 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/generator"
 )
-
-// buildNotes runs a build that must succeed and returns its warnings.
-func buildNotes(t *testing.T, s *site, opts generator.Options) []generator.Note {
-	t.Helper()
-	var notes []generator.Note
-	var mu sync.Mutex
-	opts.Notify = func(n generator.Note) {
-		if n.Kind == generator.NoteWarning {
-			mu.Lock()
-			notes = append(notes, n)
-			mu.Unlock()
-		}
-	}
-	if _, err := generator.Build(context.Background(), s.Cfg, opts); err != nil {
-		t.Fatal(err)
-	}
-	return notes
-}
 
 func published(t *testing.T, s *site) []string {
 	t.Helper()
@@ -83,7 +63,7 @@ func symlinkTree(t *testing.T, s *site) {
 func TestSymlinksNotFollowedByDefault(t *testing.T) {
 	s := newSite(t, testBaseURL, nil)
 	symlinkTree(t, s)
-	notes := buildNotes(t, s, generator.Options{Now: t0})
+	notes := s.buildWithNotes(generator.Options{Now: t0})
 	if got, want := published(t, s), []string{"real/a.txt", "real/sub/b.txt"}; !slices.Equal(got, want) {
 		t.Errorf("published %q, want %q", got, want)
 	}
@@ -100,7 +80,7 @@ func TestSymlinksNotFollowedByDefault(t *testing.T) {
 func TestFollowSymlinks(t *testing.T) {
 	s := newSite(t, testBaseURL, func(c *config.Config) { c.FollowSymlinks = true })
 	symlinkTree(t, s)
-	notes := buildNotes(t, s, generator.Options{Now: t0})
+	notes := s.buildWithNotes(generator.Options{Now: t0})
 	want := []string{"dir-link/a.txt", "dir-link/sub/b.txt", "file-link.txt", "real/a.txt", "real/sub/b.txt"}
 	if got := published(t, s); !slices.Equal(got, want) {
 		t.Errorf("published %q, want %q", got, want)
@@ -166,7 +146,7 @@ func TestOddFileNamesServed(t *testing.T) {
 	for i, n := range names {
 		s.write(n, strings.Repeat("x", i)+"\n")
 	}
-	buildNotes(t, s, generator.Options{Now: t0})
+	s.buildWithNotes(generator.Options{Now: t0})
 	raw := s.outFile("resourcesync/default/resourcelist.xml")
 	for _, c := range []string{"\x01", "\t", "\"quoted", "<tag>", "a&b"} {
 		if bytes.Contains(raw, []byte(c)) {
@@ -220,7 +200,7 @@ func TestHugeSparseFile(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	buildNotes(t, s, generator.Options{Now: t0})
+	s.buildWithNotes(generator.Options{Now: t0})
 	runtime.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<20 {
 		t.Errorf("the build allocated %d MiB for a 5 GiB file: not streamed", grew>>20)

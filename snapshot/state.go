@@ -217,11 +217,7 @@ func Encode(w io.Writer, st *State) error {
 	e.uvarint(uint64(len(st.Packages)))
 	for _, p := range st.Packages {
 		e.str(p.Set)
-		if p.Change {
-			e.w.WriteByte(1)
-		} else {
-			e.w.WriteByte(0)
-		}
+		e.bool(p.Change)
 		e.str(p.Path)
 		e.varint(p.At)
 		e.varint(p.From)
@@ -246,11 +242,7 @@ func (e *encoder) archived(st *State) {
 	e.uvarint(uint64(len(st.Archived)))
 	for _, a := range st.Archived {
 		e.str(a.Set)
-		if a.Dump {
-			e.w.WriteByte(1)
-		} else {
-			e.w.WriteByte(0)
-		}
+		e.bool(a.Dump)
 		e.varint(a.At)
 		e.varint(a.Completed)
 		e.uvarint(uint64(len(a.Packages)))
@@ -271,6 +263,14 @@ func (e *encoder) uvarint(v uint64) {
 
 func (e *encoder) varint(v int64) {
 	e.w.Write(binary.AppendVarint(e.scratch[:0], v))
+}
+
+func (e *encoder) bool(v bool) {
+	if v {
+		e.w.WriteByte(1)
+	} else {
+		e.w.WriteByte(0)
+	}
 }
 
 func (e *encoder) str(s string) {
