@@ -279,7 +279,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := out.placeAll(ctx, b.next.Files, b.placedBefore()); err != nil {
+	if err := out.placeAll(ctx, b.next.Files, b.placements()); err != nil {
 		return nil, err
 	}
 	b.sum.ResourcesPlaced = int(out.placed.Load())
@@ -316,36 +316,56 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	return b.sum, nil
 }
 
-// placedBefore marks the files whose record equals the one the previous
-// build placed, so that their output copies are trusted as their records
-// are, without a stat each (on a rebuild of a large tree that stat costs as
-// much as the scan). It returns nil, trusting nothing, under --verify, after
-// a recovery, or when the output does not look like the last build's: its
-// Source Description or the first resource is missing (a fresh or wiped
-// output folder, or resources placed for the first time).
-func (b *builder) placedBefore() []bool {
-	if b.opts.Verify || b.recovered != nil || b.prev.LastBuild == 0 || len(b.next.Files) == 0 {
+// placement says how much placeAll must check of one resource's output
+// copy.
+type placement uint8
+
+const (
+	placeCheck placement = iota // stat the copy and place it when stale
+	placeKept                   // the previous build placed this very record: trusted
+	placeNew                    // never published: link without looking first
+)
+
+// placements tells placeAll what to check of each file. A record equal to
+// the one the previous build placed is trusted as the record is, without a
+// stat (on a rebuild of a large tree that stat costs as much as the scan),
+// unless --verify asks, the state was recovered, or the output does not look
+// like the last build's: its Source Description or first resource is
+// missing (a fresh or wiped output folder). A file the previous build did
+// not have is linked at once: a link fails if anything is in the way, and
+// only then is the path looked at. It returns nil to check everything.
+func (b *builder) placements() []placement {
+	if b.opts.Verify || b.recovered != nil || len(b.next.Files) == 0 {
 		return nil
 	}
+	intact := b.prev.LastBuild != 0
 	for _, rel := range []string{layout.SourceDescription, b.next.Files[0].Path} {
 		if _, err := os.Lstat(b.outPath(rel)); err != nil {
-			return nil
+			intact = false
 		}
 	}
-	placed := make([]bool, len(b.next.Files))
+	places := make([]placement, len(b.next.Files))
 	i := 0
 	for j := range b.next.Files {
 		cur := &b.next.Files[j]
 		for i < len(b.prev.Files) && layout.ComparePaths(b.prev.Files[i].Path, cur.Path) < 0 {
 			i++
 		}
-		if i < len(b.prev.Files) {
-			old := &b.prev.Files[i]
-			placed[j] = old.Path == cur.Path && old.Size == cur.Size && old.ModTime == cur.ModTime &&
-				old.Inode == cur.Inode && old.Fingerprint == cur.Fingerprint
+		switch {
+		case i == len(b.prev.Files) || b.prev.Files[i].Path != cur.Path:
+			places[j] = placeNew
+		case intact && sameRecord(&b.prev.Files[i], cur):
+			places[j] = placeKept
 		}
 	}
-	return placed
+	return places
+}
+
+// sameRecord reports whether two records describe the same file content
+// at the same stat.
+func sameRecord(a, b *snapshot.Record) bool {
+	return a.Path == b.Path && a.Size == b.Size && a.ModTime == b.ModTime &&
+		a.Inode == b.Inode && a.Fingerprint == b.Fingerprint
 }
 
 // recordSetChanges carries over, per set, the time of the last build that

@@ -141,9 +141,9 @@ func stampCopy(tmp string, mtime int64) error {
 }
 
 // placeAll makes sure every file has its current bytes in the output,
-// placing those that are missing or stale, in parallel. Files marked in
-// placed (nil: none) are taken to be in place already, unchecked.
-func (o *output) placeAll(ctx context.Context, files []snapshot.Record, placed []bool) error {
+// placing those that are missing or stale, in parallel, checking each as
+// much as its placement asks (nil: check all).
+func (o *output) placeAll(ctx context.Context, files []snapshot.Record, places []placement) error {
 	if !o.enabled {
 		return nil
 	}
@@ -162,7 +162,11 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, placed [
 				if i >= len(files) {
 					return
 				}
-				if placed != nil && placed[i] {
+				place := placeCheck
+				if places != nil {
+					place = places[i]
+				}
+				if place == placeKept {
 					// Unless the scan's tee wrote a new copy: a rewritten
 					// resource whose published form changed with the
 					// configuration, not with its source (htmllink.go).
@@ -170,7 +174,7 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, placed [
 						continue
 					}
 				}
-				if err := o.place(&files[i]); err != nil {
+				if err := o.place(&files[i], place == placeNew); err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 					return
 				}
@@ -184,8 +188,9 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, placed [
 	return ctx.Err()
 }
 
-// place puts one resource in the output unless it is there already.
-func (o *output) place(r *snapshot.Record) error {
+// place puts one resource in the output unless it is there already. A
+// fresh resource, never published before, is linked without a look first.
+func (o *output) place(r *snapshot.Record, fresh bool) error {
 	dst := o.path(r.Path)
 	if tmp, ok := o.pending.LoadAndDelete(r.Path); ok {
 		if err := os.Rename(tmp.(string), dst); err != nil {
@@ -193,6 +198,9 @@ func (o *output) place(r *snapshot.Record) error {
 			return fmt.Errorf("place %s: %w", dst, err)
 		}
 		o.placed.Add(1)
+		return nil
+	}
+	if fresh && o.link && !o.rewrites(r.Path) && o.linkFresh(r, dst) {
 		return nil
 	}
 	info, err := os.Lstat(dst)
@@ -230,6 +238,20 @@ func (o *output) place(r *snapshot.Record) error {
 	}
 	o.placed.Add(1)
 	return nil
+}
+
+// linkFresh tries to hard-link a resource at dst, where nothing should be.
+// It reports false, leaving the work to the general path, when anything is
+// there or linking is refused.
+func (o *output) linkFresh(r *snapshot.Record, dst string) bool {
+	if o.mkdirs(filepath.Dir(dst)) != nil {
+		return false
+	}
+	if os.Link(filepath.Join(o.src, filepath.FromSlash(r.Path)), dst) != nil {
+		return false
+	}
+	o.placed.Add(1)
+	return true
 }
 
 // errNoLink stands for "copy instead" when linking is not tried.
