@@ -204,11 +204,6 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 	outputs := []string{layout.SourceDescription}
 	files := map[string]snapshot.Record{}
 	segs := map[segKey]*snapshot.Segment{}
-	type eventKey struct {
-		time   int64
-		change snapshot.Change
-		path   string
-	}
 	openEvents := map[eventKey]snapshot.Event{}
 	for _, name := range names {
 		outputs = append(outputs, layout.CapabilityList(name))
@@ -227,6 +222,10 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 		}
 		outputs = append(outputs, layout.ChangeListIndex(name))
 		var late []snapshot.Event // events newer than the Resource List
+		// With lastmod from content, every listed file first seen after the
+		// baseline has its event at that time in the lists; see unexplained.
+		check := b.cfg.Lastmod == "content" && len(lists) > 0
+		evented := map[eventKey]bool{}
 		for _, l := range lists {
 			rec.lists++
 			outputs = append(outputs, l.rel)
@@ -240,7 +239,7 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 			st.LastBuild = max(st.LastBuild, l.from, l.until)
 			if l.until != 0 {
 				rec.archive = append(rec.archive, l.rel)
-				if l.until <= at {
+				if l.until <= at && !check {
 					continue
 				}
 			}
@@ -249,6 +248,7 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 				return nil, err
 			}
 			for _, ev := range evs {
+				evented[eventKey{ev.Time, ev.Change, ev.Record.Path}] = true
 				st.LastBuild = max(st.LastBuild, ev.Time)
 				if l.until == 0 {
 					openEvents[eventKey{ev.Time, ev.Change, ev.Record.Path}] = ev
@@ -257,6 +257,9 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 					late = append(late, ev)
 				}
 			}
+		}
+		if check {
+			b.dropUnexplained(setFiles, evented, lists[0].from)
 		}
 		dumpOutputs, err := b.recoverDumps(name, st, rec)
 		if err != nil {
@@ -304,6 +307,31 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 	st.Outputs = slices.Compact(outputs)
 	rec.state = st
 	return rec, nil
+}
+
+// eventKey identifies one published change event.
+type eventKey struct {
+	time   int64
+	change snapshot.Change
+	path   string
+}
+
+// dropUnexplained removes from files those whose Resource List entry no
+// Change List explains: first seen (lastmod, from content) after the
+// baseline at from, with no created or updated event at that time. Such an
+// entry was published by a build that was killed before its state was
+// saved, and a retry from the old state may have rewritten the Change List
+// that held its event without it (it closed the list, knowing nothing of
+// the event). Left in, the file would never get its event; dropped, the
+// next build finds it and publishes it as created.
+func (b *builder) dropUnexplained(files map[string]snapshot.Record, evented map[eventKey]bool, from int64) {
+	for p, r := range files {
+		if r.Seen <= from || evented[eventKey{r.Seen, snapshot.Created, p}] || evented[eventKey{r.Seen, snapshot.Updated, p}] {
+			continue
+		}
+		delete(files, p)
+		b.notify(Note{Kind: NoteInfo, Path: p, Msg: "listed in the Resource List without its change event (a build was killed); it is published again as created"})
+	}
 }
 
 // recoverResourceList reads the Resource List of set name (or its index
