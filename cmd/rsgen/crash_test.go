@@ -429,11 +429,13 @@ func TestCrashKill9(t *testing.T) {
 				t.Skip("no second file system (/dev/shm) to force copies")
 			}
 			if sc.corrupt && os.Getenv("RSGEN_CRASH_CORRUPT") == "" {
-				// Open bug (issue 5): once in about 45 runs, under the load of
-				// the whole suite, a created file ends up in the Resource List
-				// with no created event in any Change List after kills mixed
-				// with corrupted states. Not yet reproduced alone.
-				t.Skip("known bug: a created event can be lost after kills and a corrupted state; RSGEN_CRASH_CORRUPT=1 runs it")
+				// Issue 5: once in about 45 runs, under the load of the whole
+				// suite, a created file ended up in the Resource List with no
+				// created event in any Change List after kills mixed with
+				// corrupted states. The sequence found to cause it is fixed
+				// and replayed by TestRecoveryAfterKilledRetries; this
+				// scenario stays opt-in until many runs confirm nothing else.
+				t.Skip("a created event was once lost after kills and a corrupted state (likely cause fixed, see TestRecoveryAfterKilledRetries); RSGEN_CRASH_CORRUPT=1 runs it")
 			}
 			out := ""
 			if sc.out != "" {
