@@ -421,17 +421,11 @@ func (w *walker) discover(ctx context.Context, origin string) {
 
 // robots returns the Sitemap URLs of origin/robots.txt.
 func (w *walker) robots(ctx context.Context, origin string) []string {
-	u := origin + "/robots.txt"
-	f := w.fetcherFor(u)
-	res, err := f.Fetch(ctx, u)
-	if err != nil {
-		w.fetchFailed(u, where{url: u}, err)
+	res := w.lookup(ctx, origin+"/robots.txt")
+	if res == nil {
 		return nil
 	}
 	defer res.Body.Close()
-	if res.Status != http.StatusOK {
-		return nil
-	}
 	var out []string
 	sc := bufio.NewScanner(io.LimitReader(res.Body, 1<<20))
 	for sc.Scan() {
@@ -469,6 +463,18 @@ func (w *walker) climb(ctx context.Context, start string) {
 
 // peek reads a document without checking it, to find its way up.
 func (w *walker) peek(ctx context.Context, u string) *Document {
+	res := w.lookup(ctx, u)
+	if res == nil {
+		return nil
+	}
+	defer res.Body.Close()
+	return readDocument(res.Body, u, w.opts.Limits, &reporter{})
+}
+
+// lookup fetches u during discovery, where a missing or refused resource
+// is an answer rather than a finding: it returns nil for anything but 200
+// OK, and reports only fetches that failed. The caller closes the body.
+func (w *walker) lookup(ctx context.Context, u string) *Resource {
 	f := w.fetcherFor(u)
 	if f == nil {
 		return nil
@@ -478,11 +484,11 @@ func (w *walker) peek(ctx context.Context, u string) *Document {
 		w.fetchFailed(u, where{url: u}, err)
 		return nil
 	}
-	defer res.Body.Close()
 	if res.Status != http.StatusOK {
+		res.Body.Close()
 		return nil
 	}
-	return readDocument(res.Body, u, w.opts.Limits, &reporter{})
+	return res
 }
 
 // walkFrom walks downwards from a document that is not under a Source
