@@ -138,6 +138,8 @@ type builder struct {
 	resBase string // base URL of the resources, with a trailing slash
 	sum     *Summary
 	outputs []string // output paths of the documents written by this build
+	// memberOf caches, per set, the indexes of its files in next.Files.
+	memberOf map[*set][]int
 
 	recovered *recovery // the state rebuilt from the output, if it was
 	published sync.Map  // source path -> published: rewritten resources (htmllink.go)

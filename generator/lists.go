@@ -40,14 +40,23 @@ func (b *builder) writeResourceList(s *set) error {
 	return b.snapshot(s, false, md, len(members), size, entry)
 }
 
-// members returns the indexes in b.next.Files of the files of set s.
+// members returns the indexes in b.next.Files of the files of set s,
+// matched once per build: the Resource List, the Resource Dump and their
+// archives all need them.
 func (b *builder) members(s *set) []int {
+	if m, ok := b.memberOf[s]; ok {
+		return m
+	}
 	var members []int
 	for i := range b.next.Files {
 		if s.Contains(b.next.Files[i].Path) {
 			members = append(members, i)
 		}
 	}
+	if b.memberOf == nil {
+		b.memberOf = map[*set][]int{}
+	}
+	b.memberOf[s] = members
 	return members
 }
 
