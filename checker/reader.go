@@ -127,7 +127,6 @@ func setOf(names ...string) map[string]bool {
 }
 
 const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
-const xmlNS = "http://www.w3.org/XML/1998/namespace"
 
 // reader turns a token stream into a Document and structural findings.
 type reader struct {

@@ -161,9 +161,9 @@ func (b *builder) publishedSets() ([]string, error) {
 	var names []string
 	head, err := readPublished(b.outPath(layout.SourceDescription), func(e *pubEntry) error {
 		rel, ok := layout.PathFromURL(b.base, e.Loc)
-		name, isCap := strings.CutPrefix(rel, layout.DocumentsDir+"/")
-		name, isCap = strings.CutSuffix(name, "/capabilitylist.xml")
-		if !ok || !isCap || strings.Contains(name, "/") || rel != layout.CapabilityList(name) {
+		name, inDocs := strings.CutPrefix(rel, layout.DocumentsDir+"/")
+		name, isCap := strings.CutSuffix(name, "/capabilitylist.xml")
+		if !ok || !inDocs || !isCap || strings.Contains(name, "/") || rel != layout.CapabilityList(name) {
 			return fmt.Errorf("%w: %s lists %s, not a Capability List rsgen writes under %s", errNotRsgenOutput, layout.SourceDescription, e.Loc, b.base)
 		}
 		names = append(names, name)

@@ -72,10 +72,8 @@ func TestResourceListIndexAtScale(t *testing.T) {
 	}
 
 	listed := make(map[string]int, scaleFiles)
-	var docs []string
 	for i, e := range idx.Entries {
 		rel, part := s.docAt(e.Loc)
-		docs = append(docs, filepath.Join(s.Out, filepath.FromSlash(rel)))
 		if part.Root != "urlset" || part.MD.Capability != "resourcelist" {
 			t.Errorf("part %d %s: root %s capability %q", i+1, rel, part.Root, part.MD.Capability)
 		}

@@ -109,6 +109,9 @@ func benchSpooled(b *testing.B, dir string, m *Manifest, opts *Options, open fun
 		}
 		_, err = io.Copy(sw, r)
 		r.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
 		if spooled[e.Path], err = sw.Finish(); err != nil {
 			b.Fatal(err)
 		}

@@ -265,6 +265,9 @@ func newHeader(name string, method uint16, mod time.Time) *zip.FileHeader {
 		fh.Flags |= utf8Name
 	}
 	t := zipTime(mod)
+	// The deprecated MS-DOS fields, not Modified: with Modified set,
+	// archive/zip adds an extended timestamp of its own; these fields and
+	// the extra field below are written exactly as given.
 	fh.ModifiedDate, fh.ModifiedTime = msDosDateTime(t)
 	fh.Extra = extendedTimestamp(t)
 	return fh
@@ -278,6 +281,8 @@ func setSizes(fh *zip.FileHeader, crc uint32, compressed, size int64) {
 	const version45 = 45 // ZIP64
 	fh.CRC32 = crc
 	fh.CompressedSize64, fh.UncompressedSize64 = uint64(compressed), uint64(size)
+	// CreateRaw writes the 32-bit fields as given: they must be set too,
+	// saturated where Zip64 takes over.
 	fh.CompressedSize = uint32(min(fh.CompressedSize64, uint32max))
 	fh.UncompressedSize = uint32(min(fh.UncompressedSize64, uint32max))
 	if fh.CompressedSize == uint32max || fh.UncompressedSize == uint32max {
