@@ -55,7 +55,7 @@ func parseHash(s string) ([]digest, error) {
 		alg, hx, ok := strings.Cut(f, ":")
 		newHash := algorithms[alg]
 		if !ok || newHash == nil {
-			return nil, fmt.Errorf("hash %q: want an md5, sha-1 or sha-256 digest as alg:hex", f)
+			return nil, fmt.Errorf("hash %q: want md5:, sha-1: or sha-256:", f)
 		}
 		sum, err := hex.DecodeString(hx)
 		if err != nil || len(sum) != newHash().Size() {
