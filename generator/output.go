@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/snapshot"
+	"golang.org/x/sys/unix"
 )
 
 // output is the output folder: it places resources in it and removes what
@@ -27,6 +28,8 @@ type output struct {
 	dirs    sync.Map     // folders known to exist
 	pending sync.Map     // source path -> temporary copy made by the scan
 	equal   sync.Map     // source paths whose copy the scan found equal
+	mu      sync.Mutex
+	early   []string // links made by linkEarly, until placeAll keeps them
 	// rewrites reports whether a resource is published with other bytes
 	// than its source file's (see htmllink.go); rewrite returns the writer
 	// of those bytes, and the function that completes it.
@@ -57,6 +60,8 @@ func sameDevice(a, b string) bool {
 
 func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
 
+func (o *output) srcPath(rel string) string { return filepath.Join(o.src, filepath.FromSlash(rel)) }
+
 // tee returns the scan's tee when resources are placed in the output:
 // each file the scan reads is copied into the output by the same read,
 // unless it is hard-linked there, and a rewritten resource is written in
@@ -64,14 +69,23 @@ func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.
 // while it streams, so an unchanged resource is not rewritten, and a new
 // copy stays pending, as a temporary file, until placeAll, after the whole
 // scan succeeded: a failed scan publishes nothing.
+//
+// A file new to the state is hard-linked as soon as it is read, so that
+// the links of a cold build cost no pass of their own after the scan; a
+// failed scan takes them back (discard).
 func (o *output) tee() snapshot.Tee {
 	if !o.enabled {
 		return nil
 	}
-	return func(r *snapshot.Record) (io.Writer, func(bool) error, error) {
+	return func(r *snapshot.Record, isNew bool) (io.Writer, func(bool) error, error) {
 		rewritten := o.rewrites(r.Path)
 		if !rewritten && o.link {
-			return nil, func(bool) error { return nil }, nil
+			return nil, func(ok bool) error {
+				if ok && isNew {
+					o.linkEarly(r)
+				}
+				return nil
+			}, nil
 		}
 		dst := o.path(r.Path)
 		if err := o.mkdirs(filepath.Dir(dst)); err != nil {
@@ -121,13 +135,44 @@ func (o *output) verified(r *snapshot.Record) bool {
 	return ok
 }
 
-// discard removes the copies still pending: after a failed build.
+// discard removes the copies still pending, and the links made while the
+// scan read, when the build failed; after a build that placed everything,
+// nothing is left to remove.
 func (o *output) discard() {
 	o.pending.Range(func(p, tmp any) bool {
 		os.Remove(tmp.(string))
 		o.pending.Delete(p)
 		return true
 	})
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, p := range o.early {
+		os.Remove(p)
+	}
+	o.early = nil
+}
+
+// linkEarly hard-links a file the scan has just read, new to the state, at
+// its place in the output, and marks its record placed. Anything in the
+// way, or a refused link, leaves the file to placeAll.
+func (o *output) linkEarly(r *snapshot.Record) {
+	dst := o.path(r.Path)
+	if o.mkdirs(filepath.Dir(dst)) != nil || hardLink(o.srcPath(r.Path), dst) != nil {
+		return
+	}
+	r.Placed = true
+	o.placed.Add(1)
+	o.mu.Lock()
+	o.early = append(o.early, dst)
+	o.mu.Unlock()
+}
+
+// keepEarly makes the links of linkEarly part of the build's output, which
+// discard then leaves alone.
+func (o *output) keepEarly() {
+	o.mu.Lock()
+	o.early = nil
+	o.mu.Unlock()
 }
 
 // stampCopy gives a copied resource its source's mtime, by which later
@@ -162,6 +207,9 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, places [
 				if i >= len(files) {
 					return
 				}
+				if files[i].Placed {
+					continue
+				}
 				place := placeCheck
 				if places != nil {
 					place = places[i]
@@ -185,7 +233,11 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, places [
 	if firstErr != nil {
 		return firstErr
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.keepEarly()
+	return nil
 }
 
 // place puts one resource in the output unless it is there already. A
@@ -222,7 +274,7 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 		return fmt.Errorf("place %s: the scan did not write its published form", dst)
 	}
 	missing := errors.Is(err, os.ErrNotExist)
-	src := filepath.Join(o.src, filepath.FromSlash(r.Path))
+	src := o.srcPath(r.Path)
 	if err := o.mkdirs(filepath.Dir(dst)); err != nil {
 		return fmt.Errorf("place %s: %w", dst, err)
 	}
@@ -247,7 +299,7 @@ func (o *output) linkFresh(r *snapshot.Record, dst string) bool {
 	if o.mkdirs(filepath.Dir(dst)) != nil {
 		return false
 	}
-	if os.Link(filepath.Join(o.src, filepath.FromSlash(r.Path)), dst) != nil {
+	if hardLink(o.srcPath(r.Path), dst) != nil {
 		return false
 	}
 	o.placed.Add(1)
@@ -287,19 +339,28 @@ func (o *output) mkdirs(dir string) error {
 // not, one link suffices, and is just as atomic.
 func linkInto(src, dst string, missing bool) error {
 	if missing {
-		err := os.Link(src, dst)
+		err := hardLink(src, dst)
 		if !errors.Is(err, os.ErrExist) {
 			return err
 		}
 	}
 	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", TempPrefix, os.Getpid(), filepath.Base(dst)))
 	os.Remove(tmp)
-	if err := os.Link(src, tmp); err != nil {
+	if err := hardLink(src, tmp); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		os.Remove(tmp)
 		return err
+	}
+	return nil
+}
+
+// hardLink links dst to the file src names, following src when it is a
+// symbolic link (a followed link publishes its target's bytes).
+func hardLink(src, dst string) error {
+	if err := unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW); err != nil {
+		return &os.LinkError{Op: "link", Old: src, New: dst, Err: err}
 	}
 	return nil
 }

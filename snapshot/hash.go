@@ -21,6 +21,7 @@ type hasher struct {
 	digests     [numAlgorithms]hash.Hash
 	algs        []Algorithm
 	buf         []byte
+	head        [512]byte // the first bytes of a file, to sniff its type
 }
 
 func newHasher(algs []Algorithm) *hasher {
@@ -52,13 +53,14 @@ const MaxReads = 3
 // before the first byte and may return a nil writer when it wants no bytes;
 // done is called after the last byte with the outcome of the read, and its
 // error fails the scan. r holds the file's stat, and after a successful read
-// its fingerprint and digests too.
-type Tee func(r *Record) (w io.Writer, done func(ok bool) error, err error)
+// its fingerprint and digests too; isNew says the previous state has no
+// record of its path.
+type Tee func(r *Record, isNew bool) (w io.Writer, done func(ok bool) error, err error)
 
 // hashFile reads the file at r.Path in fsys, filling in r's fingerprint,
 // digests and, when the name says nothing, its media type. r.Size must
 // hold the size from stat.
-func (h *hasher) hashFile(fsys fs.FS, r *Record, tee Tee) (err error) {
+func (h *hasher) hashFile(fsys fs.FS, r *Record, isNew bool, tee Tee) (err error) {
 	f, err := fsys.Open(r.Path)
 	if err != nil {
 		return err
@@ -81,7 +83,7 @@ func (h *hasher) hashFile(fsys fs.FS, r *Record, tee Tee) (err error) {
 	var sink io.Writer
 	var done func(bool) error
 	if tee != nil {
-		if sink, done, err = tee(r); err != nil {
+		if sink, done, err = tee(r, isNew); err != nil {
 			return err
 		}
 		defer func() {
@@ -97,7 +99,7 @@ func (h *hasher) hashFile(fsys fs.FS, r *Record, tee Tee) (err error) {
 		if k > 0 {
 			chunk := h.buf[:k]
 			if head == nil && r.Type == "" {
-				head = append([]byte(nil), chunk[:min(k, 512)]...)
+				head = h.head[:copy(h.head[:], chunk)]
 			}
 			h.fingerprint.Write(chunk)
 			for _, a := range h.algs {

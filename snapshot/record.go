@@ -20,6 +20,9 @@ type Record struct {
 	// a fingerprint (see SameContent). It is never saved: the build that
 	// recovers a state re-reads every file.
 	Recovered bool
+	// Placed marks a record whose file a Tee already put in the output
+	// while the scan read it. It is never saved.
+	Placed bool
 }
 
 // Lastmod returns the lastmod rsgen publishes for the record: when the

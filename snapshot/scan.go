@@ -160,6 +160,7 @@ type scan struct {
 type hashJob struct {
 	index   int
 	rec     Record
+	isNew   bool // prev holds no record of the path
 	skipped bool // unreadable, with SkipUnreadable
 }
 
@@ -207,14 +208,15 @@ func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) e
 // its trusted previous record, or read by a worker.
 func (s *scan) addFile(p string, info fs.FileInfo, jobs chan<- *hashJob) error {
 	rec := Record{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Inode: inode(info)}
-	if old := s.previous(p); old != nil && s.trusted(old, &rec) {
+	old := s.previous(p)
+	if old != nil && s.trusted(old, &rec) {
 		s.files = append(s.files, *old)
 		s.found(p, rec.Size, false)
 		return nil
 	}
 	s.found(p, rec.Size, true)
 	rec.Type = TypeByName(p)
-	job := &hashJob{index: len(s.files), rec: rec}
+	job := &hashJob{index: len(s.files), rec: rec, isNew: old == nil}
 	s.files = append(s.files, rec)
 	s.pending = append(s.pending, job)
 	jobs <- job
@@ -252,9 +254,9 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 		if ctx.Err() != nil {
 			continue
 		}
-		err := h.hashFile(s.opts.FS, &job.rec, s.opts.Tee)
+		err := h.hashFile(s.opts.FS, &job.rec, job.isNew, s.opts.Tee)
 		for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
-			err = h.hashFile(s.opts.FS, &job.rec, s.opts.Tee)
+			err = h.hashFile(s.opts.FS, &job.rec, job.isNew, s.opts.Tee)
 		}
 		if errors.Is(err, ErrChangedWhileReading) {
 			err = fmt.Errorf("%w (read %d times)", err, MaxReads)

@@ -100,6 +100,9 @@ func TestUnreadable(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "public/.well-known/resourcesync")); err == nil {
 		t.Error("a failed first build published a Source Description")
 	}
+	if _, err := os.Lstat(filepath.Join(dir, "public/index.html")); err == nil {
+		t.Error("a failed first build published a resource")
+	}
 	if _, err := os.Stat(filepath.Join(dir, ".rsgen/state")); err == nil {
 		t.Error("a failed first build saved a state")
 	}
