@@ -92,10 +92,13 @@ func (h *hasher) hashFile(fsys fs.FS, r *Record, isNew bool, tee Tee) (err error
 			}
 		}()
 	}
+	// Reading one byte past the size the stat gave ends a file of that
+	// size without a read that only reports the end, and shows one that
+	// grew; the stat after the read shows any other change.
 	var n int64
 	var head []byte
-	for {
-		k, rerr := f.Read(h.buf)
+	for n <= r.Size {
+		k, rerr := f.Read(h.buf[:min(int64(len(h.buf)), r.Size-n+1)])
 		if k > 0 {
 			chunk := h.buf[:k]
 			if head == nil && r.Type == "" {
@@ -112,7 +115,7 @@ func (h *hasher) hashFile(fsys fs.FS, r *Record, isNew bool, tee Tee) (err error
 			}
 			n += int64(k)
 		}
-		if rerr == io.EOF {
+		if rerr == io.EOF || (rerr == nil && n == r.Size) {
 			break
 		}
 		if rerr != nil {

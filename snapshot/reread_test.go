@@ -35,12 +35,14 @@ type growingFile struct {
 	grown bool
 }
 
+// Read appends a byte to the first read that reaches the end of the
+// data: the file grew by the time the read got there.
 func (g *growingFile) Read(p []byte) (int, error) {
 	n, err := g.File.Read(p)
-	if err != nil && !g.grown && len(p) > 0 {
+	if !g.grown && n < len(p) {
 		g.grown = true
-		p[0] = 'x'
-		return 1, nil
+		p[n] = 'x'
+		return n + 1, nil
 	}
 	return n, err
 }
