@@ -73,6 +73,7 @@ func (b *builder) loadState() (*snapshot.State, error) {
 	missing := errors.Is(statErr, fs.ErrNotExist)
 	st, err := snapshot.Load(b.cfg.State)
 	var why string
+	killed := false // the state is a killed build's predecessor
 	switch {
 	case errors.Is(err, snapshot.ErrCorrupt), errors.Is(err, snapshot.ErrNewerVersion):
 		rec, rerr := b.recoverFromOutput()
@@ -96,19 +97,65 @@ func (b *builder) loadState() (*snapshot.State, error) {
 	case missing:
 		why = "no state in " + b.cfg.State
 	default:
-		return st, nil
+		if why = b.outputNewer(st); why == "" {
+			return st, nil
+		}
+		killed = true
 	}
 	rec, err := b.recoverFromOutput()
 	if errors.Is(err, errNotRsgenOutput) && !b.opts.StateFromOutput {
 		return st, nil // a first build
 	}
+	if err != nil && killed {
+		b.warn("", fmt.Sprintf("%s, but rebuilding the state from the output folder %s failed (%v); this build goes on from the state", why, b.cfg.Out, err))
+		return st, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot rebuild the state from the output folder %s: %w", why, b.cfg.Out, err)
+	}
+	if killed {
+		// What the output does not hold, the loaded state still knows:
+		// it is the one a build after a kill goes on from otherwise.
+		rec.state.Archived, rec.state.Versions = st.Archived, st.Versions
+		rec.state.Outputs = slices.Compact(slices.Sorted(slices.Values(append(rec.state.Outputs, st.Outputs...))))
 	}
 	b.recovered = rec
 	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%s: rebuilt the state from the build published in %s (%d resources, %d Change Lists); every file is read once",
 		why, b.cfg.Out, len(rec.state.Files), rec.lists)})
 	return rec.state, nil
+}
+
+// outputNewer returns why the output holds a build the loaded state st
+// does not know, or "" when it holds none. A set's Resource List "at" is
+// the time of the last build that changed the set; one later than the
+// state's is from a build killed after writing it and before saving its
+// state. A build from st would publish that build's changes again, and
+// worse, rewrite (closing it at a rotation) the Change List that holds
+// their events without them; killed in turn before it rewrites the
+// Resource List, it would leave an output whose Resource List has changes
+// no Change List publishes, which a later recovery (a lost state) could
+// not tell from unchanged files. So the state is rebuilt from the output,
+// whose Change Lists then go on from the killed build's.
+func (b *builder) outputNewer(st *snapshot.State) string {
+	names, err := b.publishedSets()
+	if err != nil {
+		return ""
+	}
+	for _, name := range names {
+		head, err := readPublished(b.outPath(layout.ResourceList(name)), nil)
+		if err != nil {
+			continue
+		}
+		at, err := parsePubTime(head.md.At)
+		if err != nil || head.md.Capability != rs.CapResourceList {
+			continue
+		}
+		if known, ok := st.SetChanged[name]; !ok || at > known {
+			return fmt.Sprintf("the Resource List of set %s (at %s) is newer than the state (a build was killed before saving it)",
+				name, unixTime(at).Format(time.RFC3339))
+		}
+	}
+	return ""
 }
 
 func badKind(err error) string {

@@ -1,0 +1,198 @@
+package generator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+)
+
+// replayedEvents replays the change events of every indexed Change List of
+// the default set over baseline (path to hash), failing on an event that
+// contradicts it (a change published twice), and returns the result.
+func replayedEvents(t *testing.T, out string, baseline map[string]string) map[string]string {
+	t.Helper()
+	model := map[string]string{}
+	for p, h := range baseline {
+		model[p] = h
+	}
+	type md struct {
+		Change string `xml:"change,attr"`
+		Hash   string `xml:"hash,attr"`
+	}
+	var idx struct {
+		Locs []string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemap>loc"`
+	}
+	readXML(t, filepath.Join(out, "resourcesync", "default", "changelist.xml"), &idx)
+	for _, loc := range idx.Locs {
+		var cl struct {
+			URLs []struct {
+				Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
+				MD  md     `xml:"http://www.openarchives.org/rs/terms/ md"`
+			} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
+		}
+		readXML(t, outFile(out, loc), &cl)
+		for _, u := range cl.URLs {
+			p := strings.TrimPrefix(u.Loc, "https://data.example.org/")
+			old, present := model[p]
+			switch u.MD.Change {
+			case "created":
+				if present {
+					t.Errorf("%s: created %s, which exists already", loc, p)
+				}
+				model[p] = u.MD.Hash
+			case "updated":
+				if !present || old == u.MD.Hash {
+					t.Errorf("%s: updated %s (present %v, same hash %v)", loc, p, present, old == u.MD.Hash)
+				}
+				model[p] = u.MD.Hash
+			case "deleted":
+				if !present {
+					t.Errorf("%s: deleted %s, which does not exist", loc, p)
+				}
+				delete(model, p)
+			}
+		}
+	}
+	return model
+}
+
+// publishedHashes returns the Resource List of the default set, path to
+// hash.
+func publishedHashes(t *testing.T, out string) map[string]string {
+	t.Helper()
+	var rl struct {
+		URLs []struct {
+			Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
+			MD  struct {
+				Hash string `xml:"hash,attr"`
+			} `xml:"http://www.openarchives.org/rs/terms/ md"`
+		} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
+	}
+	readXML(t, filepath.Join(out, "resourcesync", "default", "resourcelist.xml"), &rl)
+	m := map[string]string{}
+	for _, u := range rl.URLs {
+		m[strings.TrimPrefix(u.Loc, "https://data.example.org/")] = u.MD.Hash
+	}
+	return m
+}
+
+// killedRetrySequence replays the sequence of TestRecoveryAfterKilledRetries
+// with change made to the source before the killed build, and checks that
+// the Change Lists, replayed over the first Resource List, give the last.
+func killedRetrySequence(t *testing.T, lastmod string, change func(src string)) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	writeTree(t, src, map[string]string{"a.txt": "a", "b.txt": "b"})
+	cfg := config.Default()
+	cfg.Dir, cfg.BaseURL, cfg.Lastmod = root, "https://data.example.org/", lastmod
+	cfg.ChangeList.Rotate = config.Duration{Duration: 6 * time.Minute}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	buildAt(t, &cfg, "2026-01-01T00:00:00Z", limits{})
+	baseline := publishedHashes(t, cfg.Out)
+	stateFile := filepath.Join(cfg.State, "state")
+	copyFile(t, stateFile, filepath.Join(root, "state.0"))
+
+	change(src)
+	buildAt(t, &cfg, "2026-01-01T00:01:00Z", limits{})
+	set := filepath.Join(cfg.Out, "resourcesync", "default")
+	copyFile(t, filepath.Join(set, "resourcelist.xml"), filepath.Join(root, "rl.1"))
+	copyFile(t, filepath.Join(set, "changelist.xml"), filepath.Join(root, "index.1"))
+	copyFile(t, filepath.Join(root, "state.0"), stateFile)
+
+	buildAt(t, &cfg, "2026-01-01T00:07:00Z", limits{})
+	copyFile(t, filepath.Join(root, "rl.1"), filepath.Join(set, "resourcelist.xml"))
+	copyFile(t, filepath.Join(root, "index.1"), filepath.Join(set, "changelist.xml"))
+	if err := os.Remove(filepath.Join(set, "changelists", "changelist-20260101T000700Z.xml")); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.RemoveAll(cfg.State); err != nil {
+		t.Fatal(err)
+	}
+	buildAt(t, &cfg, "2026-01-01T00:08:00Z", limits{})
+
+	got := replayedEvents(t, cfg.Out, baseline)
+	want := publishedHashes(t, cfg.Out)
+	for p, h := range want {
+		if got[p] != h {
+			t.Errorf("replaying the Change Lists gives %s as %q, the Resource List has %q: a change was lost", p, got[p], h)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("replaying the Change Lists gives %s, which the Resource List does not have: a deletion was lost", p)
+		}
+	}
+}
+
+// TestRecoveryAfterKilledRetriesVariants replays the sequence of
+// TestRecoveryAfterKilledRetries with a created, an updated and a deleted
+// file, with lastmod from content and from mtime. The Resource List alone
+// cannot tell an updated file whose event was lost from a new one, nor
+// show a deletion, nor (with mtime) when a file changed; so the retry must
+// not leave such an output: a state older than the output's Resource List
+// is rebuilt from the output (see outputNewer).
+func TestRecoveryAfterKilledRetriesVariants(t *testing.T) {
+	for _, lastmod := range []string{"content", "mtime"} {
+		t.Run(lastmod+"/created", func(t *testing.T) {
+			killedRetrySequence(t, lastmod, func(src string) { writeTree(t, src, map[string]string{"n.txt": "new"}) })
+		})
+		t.Run(lastmod+"/updated", func(t *testing.T) {
+			killedRetrySequence(t, lastmod, func(src string) { writeTree(t, src, map[string]string{"a.txt": "a, revised"}) })
+		})
+		t.Run(lastmod+"/deleted", func(t *testing.T) {
+			killedRetrySequence(t, lastmod, func(src string) { os.Remove(filepath.Join(src, "b.txt")) })
+		})
+	}
+}
+
+// TestKilledBuildStateIsRebuilt: a build after one killed past its
+// Resource List rebuilds the state from the output, and a build after a
+// complete one does not.
+func TestKilledBuildStateIsRebuilt(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	writeTree(t, src, map[string]string{"a.txt": "a"})
+	cfg := config.Default()
+	cfg.Dir, cfg.BaseURL = root, "https://data.example.org/"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	build := func(at string) (rebuilt bool) {
+		t.Helper()
+		now, err := time.Parse(time.RFC3339, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Build(context.Background(), &cfg, Options{Now: now, Notify: func(n Note) {
+			rebuilt = rebuilt || n.Kind == NoteInfo && strings.Contains(n.Msg, "rebuilt the state")
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rebuilt
+	}
+	build("2026-01-01T00:00:00Z")
+	writeTree(t, src, map[string]string{"b.txt": "b"})
+	if build("2026-01-01T00:01:00Z") {
+		t.Error("a build after a complete build rebuilt the state")
+	}
+	stateFile := filepath.Join(cfg.State, "state")
+	copyFile(t, stateFile, filepath.Join(root, "state.1"))
+	writeTree(t, src, map[string]string{"c.txt": "c"})
+	build("2026-01-01T00:02:00Z")
+	copyFile(t, filepath.Join(root, "state.1"), stateFile) // killed before saving its state
+	if !build("2026-01-01T00:03:00Z") {
+		t.Error("a build after one killed past its Resource List went on from the older state")
+	}
+	if build("2026-01-01T00:04:00Z") {
+		t.Error("the build after that one rebuilt the state again")
+	}
+}
