@@ -124,6 +124,12 @@ func tryLock(path string) (*stateLock, int, error) {
 			stale = 0
 		}
 		if err := writePID(f); err != nil {
+			// A lock file this build created goes with it, as release
+			// removes it: left there, it would tell the next build that
+			// a build was killed. One that was there already stays.
+			if statErr != nil {
+				os.Remove(path)
+			}
 			f.Close()
 			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
 		}
