@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -121,7 +124,7 @@ func (f *buildFlags) loadConfig() (*config.Config, string, error) {
 	cfg := config.Default()
 	if path != "" {
 		var err error
-		if cfg, err = config.Load(path); err != nil {
+		if cfg, err = loadConfigFile(path); err != nil {
 			return nil, "", err
 		}
 		if path, err = filepath.Abs(path); err != nil {
@@ -153,6 +156,34 @@ func (f *buildFlags) loadConfig() (*config.Config, string, error) {
 		return nil, "", err
 	}
 	return &cfg, path, nil
+}
+
+// loadConfigFile is config.Load, except that a file that is there but
+// cannot be read (an I/O error) fails the command (exit 1) instead of
+// being reported as a configuration error (exit 2): a missing file, a
+// folder or a permission denied remain the user's to fix.
+func loadConfigFile(path string) (config.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EISDIR) {
+			return config.Load(path) // its error says what is wrong
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return config.Config{}, fmt.Errorf("%s: cannot read the configuration file: %w", path, err)
+	}
+	cfg, err := config.Parse(bytes.NewReader(data), path)
+	if err != nil {
+		return config.Config{}, err
+	}
+	abs, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return config.Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	cfg.Dir = abs
+	return cfg, nil
 }
 
 // buildTime returns the build's time: --now, else SOURCE_DATE_EPOCH, else
