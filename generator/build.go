@@ -70,7 +70,7 @@ const (
 type Note struct {
 	Kind  NoteKind
 	Path  string
-	Bytes int64
+	Bytes int64 // NoteFound: -1 when the size is known only once the file is read
 	Msg   string
 	Read  bool // NoteFound: the file is read by this build (NoteHashed follows)
 }

@@ -58,7 +58,7 @@ func (s *scan) follow(p string, jobs chan<- *hashJob) error {
 	}
 	switch {
 	case info.Mode().IsRegular():
-		return s.addFile(p, info, jobs)
+		return s.addFile(p, func() (fs.FileInfo, error) { return info, nil }, jobs)
 	case info.IsDir():
 		// A loop: the target holds the folder the link is in, or any
 		// folder on the way there, through however many links.

@@ -76,3 +76,28 @@ func TestRereadChangingFile(t *testing.T) {
 		}
 	}
 }
+
+// vanishingFS lists gone.txt in its folder but cannot open it: a file
+// removed between the walk's reading of its folder and the read.
+type vanishingFS struct{ fstest.MapFS }
+
+func (v vanishingFS) Open(name string) (fs.File, error) {
+	if name == "gone.txt" {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return v.MapFS.Open(name)
+}
+
+// TestFileRemovedBeforeItsRead: a file new to the state is not stat'ed by
+// the walk, only opened by a worker; when it is gone by then, it is left
+// out, as a file gone before its stat is, and the scan goes on.
+func TestFileRemovedBeforeItsRead(t *testing.T) {
+	fsys := vanishingFS{fstest.MapFS{"gone.txt": {Data: []byte("g")}, "kept.txt": {Data: []byte("k")}}}
+	files, stats, err := Scan(context.Background(), &State{}, ScanOptions{FS: fsys, Algorithms: []Algorithm{SHA256}, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].Path != "kept.txt" || stats.Files != 1 || stats.Hashed != 1 {
+		t.Errorf("files %+v, stats %+v; want only kept.txt", files, stats)
+	}
+}

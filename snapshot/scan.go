@@ -62,7 +62,7 @@ const (
 type Note struct {
 	Kind  NoteKind
 	Path  string
-	Bytes int64
+	Bytes int64 // NoteFound: -1 when the size is known only once the file is read
 	Msg   string
 	Read  bool // NoteFound: the file is queued to be read
 }
@@ -194,33 +194,45 @@ func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) e
 		s.skip(p, skipReason(d.Type()))
 		return nil
 	}
-	info, err := d.Info()
+	return s.addFile(p, d.Info, jobs)
+}
+
+// addFile adds the regular file p to the results: from its trusted
+// previous record, or read by a worker. A file new to the state is read
+// whatever its stat says, and is not stat'ed here: the read stats the file
+// it opens.
+func (s *scan) addFile(p string, stat func() (fs.FileInfo, error), jobs chan<- *hashJob) error {
+	old := s.previous(p)
+	if old == nil {
+		s.found(p, -1, true)
+		s.queue(Record{Path: p, Type: TypeByName(p)}, true, jobs)
+		return nil
+	}
+	info, err := stat()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed since the folder was read
 	}
 	if err != nil {
 		return &PathError{Path: p, Err: unwrapPathError(err)}
 	}
-	return s.addFile(p, info, jobs)
-}
-
-// addFile adds the regular file p, with stat info, to the results: from
-// its trusted previous record, or read by a worker.
-func (s *scan) addFile(p string, info fs.FileInfo, jobs chan<- *hashJob) error {
 	rec := Record{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Inode: inode(info)}
-	old := s.previous(p)
-	if old != nil && s.trusted(old, &rec) {
+	if s.trusted(old, &rec) {
 		s.files = append(s.files, *old)
 		s.found(p, rec.Size, false)
 		return nil
 	}
 	s.found(p, rec.Size, true)
 	rec.Type = TypeByName(p)
-	job := &hashJob{index: len(s.files), rec: rec, isNew: old == nil}
+	s.queue(rec, false, jobs)
+	return nil
+}
+
+// queue hands a file to the workers, keeping its place in the results.
+func (s *scan) queue(rec Record, isNew bool, jobs chan<- *hashJob) {
+	job := &hashJob{index: len(s.files), rec: rec, isNew: isNew}
 	s.files = append(s.files, rec)
 	s.pending = append(s.pending, job)
 	jobs <- job
-	return nil
 }
 
 // previous returns the record of p in prev, advancing the cursor past
@@ -260,6 +272,10 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 		}
 		if errors.Is(err, ErrChangedWhileReading) {
 			err = fmt.Errorf("%w (read %d times)", err, MaxReads)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			job.skipped = true // removed since the folder was read
+			continue
 		}
 		if err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) {
 			job.skipped = true

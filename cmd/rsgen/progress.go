@@ -46,6 +46,7 @@ type progress struct {
 	found     int       // files found by the scan
 	queued    int       // files to read
 	queuedB   int64     // their bytes
+	unsized   int       // files to read whose size is learnt by reading them
 	read      int       // files read
 	readB     int64     // their bytes
 	written   []string  // output paths written
@@ -88,7 +89,11 @@ func (p *progress) notify(n generator.Note) {
 		p.found++
 		if n.Read {
 			p.queued++
-			p.queuedB += n.Bytes
+			if n.Bytes < 0 {
+				p.unsized++
+			} else {
+				p.queuedB += n.Bytes
+			}
 		}
 	case generator.NoteHashed:
 		p.read++
@@ -144,16 +149,26 @@ func (p *progress) render(now time.Time) {
 // status describes the build so far: files found, files and bytes read
 // out of those to read, the reading rate and, once it is known, the time
 // left. The scan finds files while it reads others, so the totals may
-// still grow; the estimate assumes they will not.
+// still grow; the estimate assumes they will not. Files new to the state
+// are not stat'ed before they are read (a first build's), so while any
+// is queued the bytes to read are unknown and the time left is estimated
+// from the files.
 func (p *progress) status(now time.Time) string {
 	elapsed := now.Sub(p.start)
 	var b strings.Builder
-	fmt.Fprintf(&b, "scanned %d files; read %d/%d files, %s/%s", p.found, p.read, p.queued, formatBytes(p.readB), formatBytes(p.queuedB))
+	fmt.Fprintf(&b, "scanned %d files; read %d/%d files, %s", p.found, p.read, p.queued, formatBytes(p.readB))
+	if p.unsized == 0 {
+		fmt.Fprintf(&b, "/%s", formatBytes(p.queuedB))
+	}
 	if secs := elapsed.Seconds(); secs > 0 && p.readB > 0 {
 		rate := float64(p.readB) / secs
 		fmt.Fprintf(&b, " at %s/s", formatBytes(int64(rate)))
-		if left := p.queuedB - p.readB; left > 0 {
-			fmt.Fprintf(&b, ", %s left", time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second))
+		left := float64(p.queuedB-p.readB) / rate
+		if p.unsized > 0 {
+			left = float64(p.queued-p.read) / (float64(p.read) / secs)
+		}
+		if left > 0 {
+			fmt.Fprintf(&b, ", %s left", time.Duration(left*float64(time.Second)).Round(time.Second))
 		}
 	}
 	if len(p.written) > 0 {

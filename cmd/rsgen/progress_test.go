@@ -76,3 +76,20 @@ func TestProgressQuietPrintsWarningsOnly(t *testing.T) {
 		t.Errorf("--quiet printed %q, want the warning alone", got)
 	}
 }
+
+// TestProgressWithUnsizedFiles: files new to the state come without a size
+// (the scan stats them as it reads them), so the bytes to read are not
+// shown and the time left is estimated from the files.
+func TestProgressWithUnsizedFiles(t *testing.T) {
+	var out strings.Builder
+	p, clock := newTestProgress(progressTerminal, false, &out)
+	for _, name := range []string{"a", "b", "c", "d"} {
+		p.notify(generator.Note{Kind: generator.NoteFound, Path: name, Bytes: -1, Read: true})
+	}
+	*clock = clock.Add(2 * time.Second)
+	p.notify(generator.Note{Kind: generator.NoteHashed, Path: "a", Bytes: 1 << 20})
+	want := "scanned 4 files; read 1/4 files, 1.0 MiB at 512.0 KiB/s, 6s left"
+	if got := p.status(*clock); got != want {
+		t.Errorf("status %q, want %q", got, want)
+	}
+}
