@@ -88,8 +88,13 @@ func measureTree(t *tree, bin string, runs int, logf func(string, ...any)) (*tre
 				return nil, fmt.Errorf("found %d files, %d bytes in %s; want %d, %d: delete %s", r.files, r.bytes, t.src, t.spec.Files, t.bytes, t.root)
 			}
 		}
+		ln, err := linkFloor(t.src, filepath.Join(t.root, "links"))
+		if err != nil {
+			return nil, err
+		}
 		tr.ReadHash.add(rh)
 		tr.WalkStat.add(ws)
+		tr.Link.add(ln)
 
 		if err := removeBuild(t); err != nil {
 			return nil, err
@@ -134,7 +139,7 @@ func measureTree(t *tree, bin string, runs int, logf func(string, ...any)) (*tre
 	if err := t.restore(runs); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"out", "state", "lists"} {
+	for _, d := range []string{"out", "state", "lists", "links"} {
 		if err := os.RemoveAll(filepath.Join(t.root, d)); err != nil {
 			return nil, err
 		}
