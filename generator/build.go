@@ -127,17 +127,21 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*Summary, erro
 
 // builder holds the state of one build.
 type builder struct {
-	cfg     *config.Config
-	opts    Options
-	algs    []snapshot.Algorithm
-	sets    []*set
-	prev    *snapshot.State
-	next    *snapshot.State
-	now     int64
-	base    string // base URL of the documents, with a trailing slash
-	resBase string // base URL of the resources, with a trailing slash
-	sum     *Summary
-	outputs []string // output paths of the documents written by this build
+	cfg      *config.Config
+	opts     Options
+	algs     []snapshot.Algorithm
+	sets     []*set
+	prev     *snapshot.State
+	next     *snapshot.State
+	now      int64
+	base     string // base URL of the documents, with a trailing slash
+	resBase  string // base URL of the resources, with a trailing slash
+	sum      *Summary
+	outputs  []string          // output paths of the documents written by this build
+	intent   intent            // what a failed build was publishing (intent.go)
+	staged   []staged          // written files waiting for commitStaged
+	stagedAt map[string]string // their destinations: dst -> temporary file
+	stageMu  sync.Mutex
 	// memberOf caches, per set, the indexes of its files in next.Files.
 	memberOf map[*set][]int
 
@@ -175,6 +179,9 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	b := &builder{cfg: cfg, opts: opts, algs: algs, sets: newSets(cfg),
 		base: base, resBase: resBase, sum: &Summary{}}
 	if b.prev, err = b.loadState(); err != nil {
+		return nil, err
+	}
+	if err := b.loadIntent(); err != nil {
 		return nil, err
 	}
 	b.now = b.clampedNow()
@@ -277,6 +284,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	defer out.discard()
+	defer b.discardStaged()
 	events, err := b.scan(ctx, out.tee())
 	if err != nil {
 		return nil, err
@@ -305,11 +313,21 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.writeHosting(); err != nil {
 		return nil, err
 	}
+	if err := b.writeIntent(); err != nil {
+		return nil, err
+	}
+	if err := b.commitStaged(); err != nil {
+		return nil, err
+	}
+	out.keepAdded()
 	if err := b.removeObsolete(out); err != nil {
 		return nil, err
 	}
 	b.next.Outputs = b.outputs
 	if err := snapshot.Save(b.cfg.State, b.next); err != nil {
+		return nil, err
+	}
+	if err := b.clearIntent(); err != nil {
 		return nil, err
 	}
 	if err := b.pruneArchive(); err != nil {
@@ -396,6 +414,9 @@ func (b *builder) removeObsolete(out *output) error {
 			}
 			b.sum.DocumentsRemoved++
 		}
+	}
+	if err := b.removeIntended(out, written); err != nil {
+		return err
 	}
 	if !b.cfg.CopyResources {
 		return nil

@@ -83,7 +83,7 @@ func unixTime(sec int64) time.Time {
 // bytes change; fill writes the entries. It reports whether the file
 // changed.
 func (b *builder) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (bool, error) {
-	return writeFile(path, func(f io.Writer) error {
+	return b.writeFile(path, func(f io.Writer) error {
 		w := rs.NewWriter(f, root)
 		w.SetLimits(b.opts.limits.entries, b.opts.limits.bytes)
 		w.SetStylesheet(b.stylesheetHref(path))
@@ -100,8 +100,10 @@ func (b *builder) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link,
 }
 
 // writeFile streams a file into path through write, atomically and only
-// when its bytes change (see lazyFile). It reports whether the file changed.
-func writeFile(path string, write func(io.Writer) error) (bool, error) {
+// when its bytes change (see lazyFile). It reports whether the file
+// changes. A file in the output is staged: renamed into place by
+// commitStaged, with the build's other documents.
+func (b *builder) writeFile(path string, write func(io.Writer) error) (bool, error) {
 	f, err := createLazy(path)
 	if err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
@@ -110,7 +112,15 @@ func writeFile(path string, write func(io.Writer) error) (bool, error) {
 	if err := write(f); err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
-	return f.Commit()
+	if !b.inOutput(path) {
+		return f.Commit()
+	}
+	tmp, err := f.finish(true)
+	if err != nil || tmp == "" {
+		return false, err
+	}
+	b.stage(tmp, path)
+	return true, nil
 }
 
 // writeDoc writes a document at output path rel and records it as written
@@ -307,9 +317,11 @@ func (b *builder) publishArchived(rel string) (bool, error) {
 			return false, fmt.Errorf("publish %s: %w", dst, err)
 		}
 		r := &snapshot.Record{ModTime: si.ModTime().UnixNano()}
-		if err := copyInto(src, dst, r); err != nil {
+		tmp, err := copyToTemp(src, dst, r)
+		if err != nil {
 			return false, fmt.Errorf("publish %s: %w", dst, err)
 		}
+		b.stage(tmp, dst)
 		changed = true
 	}
 	b.recordOutput(rel, changed)

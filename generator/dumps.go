@@ -126,8 +126,8 @@ func (b *builder) keptPackage(rel string) (snapshot.Package, bool) {
 	return old, true
 }
 
-// writePackage writes the package of manifest m at pkg.Path, atomically,
-// reading each bitstream from the source and checking it against the
+// writePackage writes the package of manifest m at pkg.Path, staged (see
+// stage), reading each bitstream from the source and checking it against the
 // manifest, and fills in pkg's length and digest.
 func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error {
 	dst := b.outPath(pkg.Path)
@@ -138,7 +138,6 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 	if err != nil {
 		return fmt.Errorf("dump package %s: %w", dst, err)
 	}
-	defer os.Remove(tmp.Name())
 	sum := sha256.New()
 	err = zippkg.Write(io.MultiWriter(tmp, sum), m, b.zipOptions(), b.openBitstream)
 	var info os.FileInfo
@@ -154,8 +153,8 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
+	if err != nil {
+		os.Remove(tmp.Name())
 	}
 	var changed *zippkg.ChangedError
 	if errors.As(err, &changed) {
@@ -165,6 +164,7 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 	if err != nil {
 		return fmt.Errorf("dump package %s: %w", dst, err)
 	}
+	b.stage(tmp.Name(), dst)
 	pkg.Length = info.Size()
 	copy(pkg.SHA256[:], sum.Sum(nil))
 	b.recordPackage(*pkg, true)
@@ -175,7 +175,7 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 // published copy when that differs from the source (see htmllink.go).
 func (b *builder) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
 	if b.rewrites(e.Path[1:]) {
-		return os.Open(b.outPath(e.Path[1:]))
+		return os.Open(b.current(b.outPath(e.Path[1:])))
 	}
 	f, err := snapshot.DirFS(b.cfg.Source).Open(e.Path[1:])
 	if err != nil {

@@ -128,7 +128,7 @@ func (b *builder) writeHosting() error {
 // when its bytes change, and records it as an output of this build, so
 // that a later build that no longer writes it removes it.
 func (b *builder) writeSideFile(rel string, fill func(*bufio.Writer) error) error {
-	changed, err := writeFile(b.outPath(rel), func(f io.Writer) error {
+	changed, err := b.writeFile(b.outPath(rel), func(f io.Writer) error {
 		w := bufio.NewWriter(f)
 		if err := fill(w); err != nil {
 			return err

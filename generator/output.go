@@ -29,17 +29,22 @@ type output struct {
 	pending sync.Map     // source path -> temporary copy made by the scan
 	equal   sync.Map     // source paths whose copy the scan found equal
 	mu      sync.Mutex
-	early   []string // links made by linkEarly, until placeAll keeps them
+	// added lists, by source path, the resources this build placed where
+	// nothing was published, until keepAdded: a failed build removes them.
+	added []string
 	// rewrites reports whether a resource is published with other bytes
 	// than its source file's (see htmllink.go); rewrite returns the writer
 	// of those bytes, and the function that completes it.
 	rewrites func(path string) bool
 	rewrite  func(r *snapshot.Record, dst *lazyFile) (io.Writer, func() error)
+	// stage holds a replacement of a published file until the build's
+	// documents are written; it must be safe for concurrent use.
+	stage func(tmp, dst string)
 }
 
 func (b *builder) openOutput() (*output, error) {
 	o := &output{dir: b.cfg.Out, src: b.cfg.Source, enabled: b.cfg.CopyResources,
-		rewrites: b.rewrites, rewrite: b.rewriter}
+		rewrites: b.rewrites, rewrite: b.rewriter, stage: b.stage}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
@@ -135,9 +140,9 @@ func (o *output) verified(r *snapshot.Record) bool {
 	return ok
 }
 
-// discard removes the copies still pending, and the links made while the
-// scan read, when the build failed; after a build that placed everything,
-// nothing is left to remove.
+// discard removes the copies still pending and the resources added by a
+// build that failed; after a build that published, nothing is left to
+// remove.
 func (o *output) discard() {
 	o.pending.Range(func(p, tmp any) bool {
 		os.Remove(tmp.(string))
@@ -146,10 +151,27 @@ func (o *output) discard() {
 	})
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, p := range o.early {
-		os.Remove(p)
+	for _, rel := range o.added {
+		o.remove(rel)
 	}
-	o.early = nil
+	o.added = nil
+}
+
+// placedNew counts a resource placed where nothing was published.
+func (o *output) placedNew(rel string) {
+	o.placed.Add(1)
+	o.mu.Lock()
+	o.added = append(o.added, rel)
+	o.mu.Unlock()
+}
+
+// keepAdded makes the resources this build added part of the output, which
+// discard then leaves alone: once the documents that list them are
+// published.
+func (o *output) keepAdded() {
+	o.mu.Lock()
+	o.added = nil
+	o.mu.Unlock()
 }
 
 // linkEarly hard-links a file the scan has just read, new to the state, at
@@ -161,18 +183,7 @@ func (o *output) linkEarly(r *snapshot.Record) {
 		return
 	}
 	r.Placed = true
-	o.placed.Add(1)
-	o.mu.Lock()
-	o.early = append(o.early, dst)
-	o.mu.Unlock()
-}
-
-// keepEarly makes the links of linkEarly part of the build's output, which
-// discard then leaves alone.
-func (o *output) keepEarly() {
-	o.mu.Lock()
-	o.early = nil
-	o.mu.Unlock()
+	o.placedNew(r.Path)
 }
 
 // stampCopy gives a copied resource its source's mtime, by which later
@@ -233,11 +244,7 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, places [
 	if firstErr != nil {
 		return firstErr
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	o.keepEarly()
-	return nil
+	return ctx.Err()
 }
 
 // place puts one resource in the output unless it is there already. A
@@ -245,11 +252,11 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, places [
 func (o *output) place(r *snapshot.Record, fresh bool) error {
 	dst := o.path(r.Path)
 	if tmp, ok := o.pending.LoadAndDelete(r.Path); ok {
-		if err := os.Rename(tmp.(string), dst); err != nil {
+		if err := o.replace(tmp.(string), dst, fresh); err != nil {
 			os.Remove(tmp.(string))
 			return fmt.Errorf("place %s: %w", dst, err)
 		}
-		o.placed.Add(1)
+		o.count(r.Path, fresh)
 		return nil
 	}
 	if fresh && o.link && !o.rewrites(r.Path) && o.linkFresh(r, dst) {
@@ -279,17 +286,31 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 		return fmt.Errorf("place %s: %w", dst, err)
 	}
 	err = errNoLink
+	created := false
 	if o.link {
-		err = linkInto(src, dst, missing)
+		created, err = o.linkInto(src, dst, missing)
 	}
 	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) {
-		err = copyInto(src, dst, r)
+		var tmp string
+		if tmp, err = copyToTemp(src, dst, r); err == nil {
+			created, err = missing, o.replace(tmp, dst, missing)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("place %s: %w", dst, err)
 	}
-	o.placed.Add(1)
+	o.count(r.Path, created)
 	return nil
+}
+
+// count counts a resource placed, added where nothing was published or
+// replacing its published copy.
+func (o *output) count(rel string, added bool) {
+	if added {
+		o.placedNew(rel)
+		return
+	}
+	o.placed.Add(1)
 }
 
 // linkFresh tries to hard-link a resource at dst, where nothing should be.
@@ -302,7 +323,7 @@ func (o *output) linkFresh(r *snapshot.Record, dst string) bool {
 	if hardLink(o.srcPath(r.Path), dst) != nil {
 		return false
 	}
-	o.placed.Add(1)
+	o.placedNew(r.Path)
 	return true
 }
 
@@ -335,24 +356,37 @@ func (o *output) mkdirs(dir string) error {
 }
 
 // linkInto hard-links src at dst. Where dst exists it links a temporary
-// name and renames it over dst, so that dst is never missing; where it does
-// not, one link suffices, and is just as atomic.
-func linkInto(src, dst string, missing bool) error {
+// name to replace dst with, so that dst is never missing; where it does
+// not, one link suffices, and is just as atomic. It reports whether it
+// created dst rather than replaced it.
+func (o *output) linkInto(src, dst string, missing bool) (created bool, err error) {
 	if missing {
 		err := hardLink(src, dst)
 		if !errors.Is(err, os.ErrExist) {
-			return err
+			return err == nil, err
 		}
 	}
 	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", TempPrefix, os.Getpid(), filepath.Base(dst)))
 	os.Remove(tmp)
 	if err := hardLink(src, tmp); err != nil {
-		return err
+		return false, err
 	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := o.replace(tmp, dst, false); err != nil {
 		os.Remove(tmp)
-		return err
+		return false, err
 	}
+	return false, nil
+}
+
+// replace puts the temporary file tmp at dst: at once where nothing was
+// published (fresh), else staged with the documents (see stage), so that a
+// build that fails before its documents are written leaves the published
+// bytes of a resource those documents describe as they were.
+func (o *output) replace(tmp, dst string, fresh bool) error {
+	if fresh || o.stage == nil {
+		return os.Rename(tmp, dst)
+	}
+	o.stage(tmp, dst)
 	return nil
 }
 
@@ -365,15 +399,30 @@ func hardLink(src, dst string) error {
 	return nil
 }
 
+// copyInto copies src to dst, atomically, with r's mtime.
 func copyInto(src, dst string, r *snapshot.Record) error {
-	in, err := os.Open(src)
+	tmp, err := copyToTemp(src, dst, r)
 	if err != nil {
 		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// copyToTemp copies src, with r's mtime, into a temporary file beside dst
+// and returns its name.
+func copyToTemp(src, dst string, r *snapshot.Record) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
 	}
 	defer in.Close()
 	tmp, err := os.CreateTemp(filepath.Dir(dst), TempPrefix+"*")
 	if err != nil {
-		return err
+		return "", err
 	}
 	_, err = io.Copy(tmp, in)
 	if cerr := tmp.Close(); err == nil {
@@ -382,13 +431,11 @@ func copyInto(src, dst string, r *snapshot.Record) error {
 	if err == nil {
 		err = stampCopy(tmp.Name(), r.ModTime)
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		return "", err
 	}
-	return err
+	return tmp.Name(), nil
 }
 
 // remove deletes an output file rsgen wrote, and the folders it leaves

@@ -155,3 +155,64 @@ func (f *lazyFile) Abort() {
 	}
 
 }
+
+// staged is a file written in full as a temporary file beside its place in
+// the output, waiting to be renamed there.
+type staged struct{ tmp, dst string }
+
+// stage holds a temporary file until commitStaged renames it to dst. The
+// documents of a build are all written before any is renamed into place,
+// so a build that fails while it writes them (a full disk, an I/O error)
+// leaves every published document as it was, and no file of its own.
+func (b *builder) stage(tmp, dst string) {
+	b.stageMu.Lock()
+	defer b.stageMu.Unlock()
+	b.staged = append(b.staged, staged{tmp, dst})
+	if b.stagedAt == nil {
+		b.stagedAt = map[string]string{}
+	}
+	b.stagedAt[dst] = tmp
+}
+
+// current returns the file that holds what this build publishes at dst:
+// its staged replacement, if any, else dst.
+func (b *builder) current(dst string) string {
+	b.stageMu.Lock()
+	defer b.stageMu.Unlock()
+	if tmp, ok := b.stagedAt[dst]; ok {
+		return tmp
+	}
+	return dst
+}
+
+// commitStaged renames the staged files into place, in the order they were
+// written: leaves before the indexes and lists that point to them, the
+// Source Description last.
+func (b *builder) commitStaged() error {
+	for len(b.staged) > 0 {
+		s := b.staged[0]
+		if err := os.Rename(s.tmp, s.dst); err != nil {
+			return fmt.Errorf("write %s: %w", s.dst, err)
+		}
+		b.staged = b.staged[1:]
+		delete(b.stagedAt, s.dst)
+	}
+	return nil
+}
+
+// discardStaged removes the staged files not renamed into place: after a
+// failed build.
+func (b *builder) discardStaged() {
+	for _, s := range b.staged {
+		os.Remove(s.tmp)
+	}
+	b.staged, b.stagedAt = nil, nil
+}
+
+// inOutput reports whether path lies in the output folder, where writes are
+// staged, rather than in the state folder's archive, where they are not:
+// a build reads its archive back as it publishes from it.
+func (b *builder) inOutput(path string) bool {
+	rel, err := filepath.Rel(b.cfg.Out, path)
+	return err == nil && filepath.IsLocal(rel)
+}

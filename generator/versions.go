@@ -106,7 +106,7 @@ func (b *builder) keepVersions() error {
 }
 
 // writeMemento copies the current version of r to its time-specific URI,
-// checking the bytes against the scan's fingerprint.
+// staged (see stage), checking the bytes against the scan's fingerprint.
 func (b *builder) writeMemento(r *snapshot.Record) error {
 	rel := layout.Memento(unixTime(r.Seen), r.Path)
 	dst := b.outPath(rel)
@@ -124,7 +124,6 @@ func (b *builder) writeMemento(r *snapshot.Record) error {
 		if err != nil {
 			return err
 		}
-		defer os.Remove(tmp.Name())
 		h := blake3.New()
 		_, err = io.Copy(io.MultiWriter(tmp, h), in)
 		if err == nil && [32]byte(h.Sum(nil)) != r.Fingerprint {
@@ -136,10 +135,12 @@ func (b *builder) writeMemento(r *snapshot.Record) error {
 		if cerr := tmp.Close(); err == nil {
 			err = cerr
 		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), dst)
+		if err != nil {
+			os.Remove(tmp.Name())
+			return err
 		}
-		return err
+		b.stage(tmp.Name(), dst)
+		return nil
 	}()
 	if err != nil {
 		return fmt.Errorf("keep version %s: %w", dst, err)
@@ -203,7 +204,7 @@ func (b *builder) writeTimeMap(vs []snapshot.Record) error {
 func (b *builder) writePatch(prev, cur *snapshot.Record) error {
 	rel := layout.Patch(unixTime(cur.Seen), cur.Path)
 	read := func(v *snapshot.Record) ([]byte, error) {
-		return os.ReadFile(b.outPath(layout.Memento(unixTime(v.Seen), v.Path)))
+		return os.ReadFile(b.current(b.outPath(layout.Memento(unixTime(v.Seen), v.Path))))
 	}
 	old, err := read(prev)
 	if err != nil {
@@ -240,7 +241,7 @@ func (b *builder) writeBytes(rel string, data []byte) error {
 // writeOutput streams a file into output path rel through write, atomically
 // and only when its bytes change, and records it as an output.
 func (b *builder) writeOutput(rel string, write func(io.Writer) error) error {
-	changed, err := writeFile(b.outPath(rel), write)
+	changed, err := b.writeFile(b.outPath(rel), write)
 	if err != nil {
 		return err
 	}
