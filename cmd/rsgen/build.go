@@ -117,7 +117,9 @@ func newBuildFlags(name string, stderr io.Writer) *buildFlags {
 func (f *buildFlags) loadConfig() (*config.Config, string, error) {
 	path := f.config
 	if path == "" {
-		if _, err := os.Stat(config.FileName); err == nil {
+		// Only a file that is not there means "no configuration": one
+		// that cannot be stat'ed is read, and its error reported.
+		if _, err := os.Stat(config.FileName); !errors.Is(err, fs.ErrNotExist) {
 			path = config.FileName
 		}
 	}

@@ -906,6 +906,12 @@ func TestEIOConfigFile(t *testing.T) {
 			t.Errorf("%s of the configuration file failed: exit %d, %q; want exit 1 and the error", calls, code, stderr)
 		}
 	}
+	// rsgen.toml found in the working folder, whose stat fails: it is
+	// still the configuration (here it reads fine), not silently none.
+	code, stderr := eioRun(t, dir, "newfstatat,stat,statx", "rsgen.toml", "build", "--now", eioNow0)
+	if code != 0 {
+		t.Errorf("stat of rsgen.toml failed: exit %d, %q; want the build to read it and succeed", code, stderr)
+	}
 	s := &eioSite{t: t, bin: rsgenBinary(t), dir: dir}
 	if code, _, stderr := s.run(nil, "build", "--config", "nosuch.toml"); code != 2 || !strings.Contains(stderr, "nosuch.toml: cannot read the configuration file") {
 		t.Errorf("a missing configuration file: exit %d, %q; want exit 2", code, stderr)
