@@ -61,6 +61,17 @@ func replayedEvents(t *testing.T, out string, baseline map[string]string) map[st
 	return model
 }
 
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // publishedHashes returns the Resource List of the default set, path to
 // hash.
 func publishedHashes(t *testing.T, out string) map[string]string {
@@ -81,9 +92,13 @@ func publishedHashes(t *testing.T, out string) map[string]string {
 	return m
 }
 
-// killedRetrySequence replays the sequence of TestRecoveryAfterKilledRetries
-// with change made to the source before the killed build, and checks that
-// the Change Lists, replayed over the first Resource List, give the last.
+// killedRetrySequence replays, step by step, the sequence the crash test
+// once hit: a build publishes a change (change, made to the source) in the
+// Resource List and a Change List, and is killed before saving its state;
+// a retry from the old state rotates, rewriting that Change List as closed
+// without the event, and is killed before writing the index and the
+// Resource List; then the state is lost. It checks that the Change Lists,
+// replayed over the first Resource List, give the last.
 func killedRetrySequence(t *testing.T, lastmod string, change func(src string)) {
 	root := t.TempDir()
 	src := filepath.Join(root, "site")
@@ -132,14 +147,14 @@ func killedRetrySequence(t *testing.T, lastmod string, change func(src string)) 
 	}
 }
 
-// TestRecoveryAfterKilledRetriesVariants replays the sequence of
-// TestRecoveryAfterKilledRetries with a created, an updated and a deleted
-// file, with lastmod from content and from mtime. The Resource List alone
+// TestRecoveryAfterKilledRetries replays killedRetrySequence with a
+// created, an updated and a deleted file, with lastmod from content and
+// from mtime. The Resource List alone
 // cannot tell an updated file whose event was lost from a new one, nor
 // show a deletion, nor (with mtime) when a file changed; so the retry must
 // not leave such an output: a state older than the output's Resource List
 // is rebuilt from the output (see outputNewer).
-func TestRecoveryAfterKilledRetriesVariants(t *testing.T) {
+func TestRecoveryAfterKilledRetries(t *testing.T) {
 	for _, lastmod := range []string{"content", "mtime"} {
 		t.Run(lastmod+"/created", func(t *testing.T) {
 			killedRetrySequence(t, lastmod, func(src string) { writeTree(t, src, map[string]string{"n.txt": "new"}) })
@@ -194,5 +209,48 @@ func TestKilledBuildStateIsRebuilt(t *testing.T) {
 	}
 	if build("2026-01-01T00:04:00Z") {
 		t.Error("the build after that one rebuilt the state again")
+	}
+}
+
+// TestRecoveryDropsUnexplainedEntries: with lastmod from content, a
+// Resource List entry first seen after the baseline that no Change List
+// explains (its event was lost with a killed build that the output cannot
+// show, as when it ran in the same second as the last complete one) is
+// not trusted by a recovery: the recovering build publishes it as created.
+func TestRecoveryDropsUnexplainedEntries(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	writeTree(t, src, map[string]string{"a.txt": "a"})
+	cfg := config.Default()
+	cfg.Dir, cfg.BaseURL = root, "https://data.example.org/"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	buildAt(t, &cfg, "2026-01-01T00:00:00Z", limits{})
+	writeTree(t, src, map[string]string{"n.txt": "new"})
+	buildAt(t, &cfg, "2026-01-01T00:01:00Z", limits{})
+
+	// The created event of n.txt is lost; then so is the state.
+	cl := filepath.Join(cfg.Out, "resourcesync", "default", "changelists", "changelist-20260101T000000Z.xml")
+	data, err := os.ReadFile(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), "<url>")
+	j := strings.LastIndex(string(data), "</url>")
+	if i < 0 || j < 0 || !strings.Contains(string(data[i:j]), "n.txt") {
+		t.Fatalf("no event of n.txt in %s:\n%s", cl, data)
+	}
+	if err := os.WriteFile(cl, append(data[:i:i], data[j+len("</url>"):]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(cfg.State); err != nil {
+		t.Fatal(err)
+	}
+
+	buildAt(t, &cfg, "2026-01-01T00:02:00Z", limits{})
+	got := replayedEvents(t, cfg.Out, map[string]string{"a.txt": publishedHashes(t, cfg.Out)["a.txt"]})
+	if want := publishedHashes(t, cfg.Out)["n.txt"]; got["n.txt"] != want || want == "" {
+		t.Errorf("after the recovery, the Change Lists give n.txt as %q, the Resource List as %q: its creation is not published", got["n.txt"], want)
 	}
 }
