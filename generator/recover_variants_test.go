@@ -61,6 +61,25 @@ func replayedEvents(t *testing.T, out string, baseline map[string]string) map[st
 	return model
 }
 
+// recoverySite writes files into a source folder under a new root and
+// returns the root, the source and a valid configuration for them, with
+// tweak applied.
+func recoverySite(t *testing.T, files map[string]string, tweak func(*config.Config)) (root, src string, cfg config.Config) {
+	t.Helper()
+	root = t.TempDir()
+	src = filepath.Join(root, "site")
+	writeTree(t, src, files)
+	cfg = config.Default()
+	cfg.Dir, cfg.BaseURL = root, "https://data.example.org/"
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return root, src, cfg
+}
+
 func copyFile(t *testing.T, src, dst string) {
 	t.Helper()
 	data, err := os.ReadFile(src)
@@ -100,15 +119,10 @@ func publishedHashes(t *testing.T, out string) map[string]string {
 // Resource List; then the state is lost. It checks that the Change Lists,
 // replayed over the first Resource List, give the last.
 func killedRetrySequence(t *testing.T, lastmod string, change func(src string)) {
-	root := t.TempDir()
-	src := filepath.Join(root, "site")
-	writeTree(t, src, map[string]string{"a.txt": "a", "b.txt": "b"})
-	cfg := config.Default()
-	cfg.Dir, cfg.BaseURL, cfg.Lastmod = root, "https://data.example.org/", lastmod
-	cfg.ChangeList.Rotate = config.Duration{Duration: 6 * time.Minute}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	root, src, cfg := recoverySite(t, map[string]string{"a.txt": "a", "b.txt": "b"}, func(c *config.Config) {
+		c.Lastmod = lastmod
+		c.ChangeList.Rotate = config.Duration{Duration: 6 * time.Minute}
+	})
 	buildAt(t, &cfg, "2026-01-01T00:00:00Z", limits{})
 	baseline := publishedHashes(t, cfg.Out)
 	stateFile := filepath.Join(cfg.State, "state")
@@ -172,14 +186,7 @@ func TestRecoveryAfterKilledRetries(t *testing.T) {
 // Resource List rebuilds the state from the output, and a build after a
 // complete one does not.
 func TestKilledBuildStateIsRebuilt(t *testing.T) {
-	root := t.TempDir()
-	src := filepath.Join(root, "site")
-	writeTree(t, src, map[string]string{"a.txt": "a"})
-	cfg := config.Default()
-	cfg.Dir, cfg.BaseURL = root, "https://data.example.org/"
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	root, src, cfg := recoverySite(t, map[string]string{"a.txt": "a"}, nil)
 	build := func(at string) (rebuilt bool) {
 		t.Helper()
 		now, err := time.Parse(time.RFC3339, at)
@@ -218,14 +225,7 @@ func TestKilledBuildStateIsRebuilt(t *testing.T) {
 // show, as when it ran in the same second as the last complete one) is
 // not trusted by a recovery: the recovering build publishes it as created.
 func TestRecoveryDropsUnexplainedEntries(t *testing.T) {
-	root := t.TempDir()
-	src := filepath.Join(root, "site")
-	writeTree(t, src, map[string]string{"a.txt": "a"})
-	cfg := config.Default()
-	cfg.Dir, cfg.BaseURL = root, "https://data.example.org/"
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	_, src, cfg := recoverySite(t, map[string]string{"a.txt": "a"}, nil)
 	buildAt(t, &cfg, "2026-01-01T00:00:00Z", limits{})
 	writeTree(t, src, map[string]string{"n.txt": "new"})
 	buildAt(t, &cfg, "2026-01-01T00:01:00Z", limits{})
