@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/xml"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,8 +80,6 @@ type crashStats struct {
 	kills, landed, corruptions, recoveries, builds int
 }
 
-const crashBase = "https://data.example.org/"
-
 func newCrashSite(t *testing.T, bin string, seed uint64, outDir string, rotate string) *crashSite {
 	dir := t.TempDir()
 	c := &crashSite{t: t, bin: bin, dir: dir, src: filepath.Join(dir, "site"), out: filepath.Join(dir, "public"),
@@ -91,7 +87,7 @@ func newCrashSite(t *testing.T, bin string, seed uint64, outDir string, rotate s
 	if outDir != "" {
 		c.out = outDir
 	}
-	cfg := fmt.Sprintf("base_url = %q\nout = %q\n[changelist]\nrotate = %q\n", crashBase, c.out, rotate)
+	cfg := fmt.Sprintf("base_url = %q\nout = %q\n[changelist]\nrotate = %q\n", testBase, c.out, rotate)
 	if err := os.WriteFile(filepath.Join(dir, "rsgen.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -249,35 +245,34 @@ func (c *crashSite) checkEvents() {
 	for p, h := range c.baseline {
 		model[p] = h
 	}
-	idx := c.readDoc(c.out, "resourcesync/default/changelist.xml")
+	events, err := publishedEvents(c.out)
+	if err != nil {
+		c.t.Fatal(err)
+	}
 	lastTime := ""
-	for _, list := range idx.entries {
-		cl := c.readDoc(c.out, c.rel(list.Loc))
-		for _, e := range cl.entries {
-			p := c.rel(e.Loc)
-			h := e.MD.Hash
-			if e.MD.Datetime < lastTime {
-				c.t.Fatalf("%s: %s %s at %s, after an event at %s", list.Loc, e.MD.Change, p, e.MD.Datetime, lastTime)
+	for _, e := range events {
+		p, h := e.Path, e.MD.Hash
+		if e.MD.Datetime < lastTime {
+			c.t.Fatalf("%s: %s %s at %s, after an event at %s", e.List, e.MD.Change, p, e.MD.Datetime, lastTime)
+		}
+		lastTime = e.MD.Datetime
+		old, present := model[p]
+		switch e.MD.Change {
+		case "created":
+			if present {
+				c.t.Fatalf("%s: created %s at %s, which exists already: published twice?", e.List, p, e.MD.Datetime)
 			}
-			lastTime = e.MD.Datetime
-			old, present := model[p]
-			switch e.MD.Change {
-			case "created":
-				if present {
-					c.t.Fatalf("%s: created %s at %s, which exists already: published twice?", list.Loc, p, e.MD.Datetime)
-				}
-				model[p] = h
-			case "updated":
-				if !present || old == h {
-					c.t.Fatalf("%s: updated %s at %s (present %v, same hash %v): published twice?", list.Loc, p, e.MD.Datetime, present, old == h)
-				}
-				model[p] = h
-			case "deleted":
-				if !present {
-					c.t.Fatalf("%s: deleted %s at %s, which does not exist: published twice?", list.Loc, p, e.MD.Datetime)
-				}
-				delete(model, p)
+			model[p] = h
+		case "updated":
+			if !present || old == h {
+				c.t.Fatalf("%s: updated %s at %s (present %v, same hash %v): published twice?", e.List, p, e.MD.Datetime, present, old == h)
 			}
+			model[p] = h
+		case "deleted":
+			if !present {
+				c.t.Fatalf("%s: deleted %s at %s, which does not exist: published twice?", e.List, p, e.MD.Datetime)
+			}
+			delete(model, p)
 		}
 	}
 	src := c.sourceHashes()
@@ -329,45 +324,20 @@ func (c *crashSite) resourceList() map[string]string {
 }
 
 func (c *crashSite) rel(loc string) string {
-	rest, ok := strings.CutPrefix(loc, crashBase)
-	if !ok {
-		c.t.Fatalf("%s is not under %s", loc, crashBase)
-	}
-	p, err := url.PathUnescape(rest)
+	p, err := publishedPath(loc)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	return p
 }
 
-type crashDoc struct {
-	XMLName xml.Name
-	URLs    []crashEntry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-	Maps    []crashEntry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemap"`
-	entries []crashEntry
-}
-
-type crashEntry struct {
-	Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-	MD  struct {
-		Change   string `xml:"change,attr"`
-		Datetime string `xml:"datetime,attr"`
-		Hash     string `xml:"hash,attr"`
-	} `xml:"http://www.openarchives.org/rs/terms/ md"`
-}
-
-func (c *crashSite) readDoc(dir, rel string) *crashDoc {
+func (c *crashSite) readDoc(dir, rel string) *publishedDoc {
 	c.t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	d, err := readPublished(dir, rel)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	var d crashDoc
-	if err := xml.Unmarshal(data, &d); err != nil {
-		c.t.Fatalf("%s does not parse: %v", rel, err)
-	}
-	d.entries = append(d.URLs, d.Maps...)
-	return &d
+	return d
 }
 
 // spoil damages the state file in one of several ways.

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -785,54 +783,13 @@ func (s *eioSite) checkPublished() []string {
 // eioEvents counts the "path change" events in the Change Lists the
 // Change List Index of the default set lists.
 func eioEvents(out string) (map[string]int, error) {
-	type entry struct {
-		Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-		MD  struct {
-			Change string `xml:"change,attr"`
-		} `xml:"http://www.openarchives.org/rs/terms/ md"`
-	}
-	type doc struct {
-		URLs []entry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-		Maps []entry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemap"`
-	}
-	const base = "https://data.example.org/"
-	read := func(loc string) (*doc, error) {
-		rest, ok := strings.CutPrefix(loc, base)
-		if !ok {
-			return nil, fmt.Errorf("%s is not under %s", loc, base)
-		}
-		rel, err := url.PathUnescape(rest)
-		if err != nil {
-			return nil, err
-		}
-		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(rel)))
-		if err != nil {
-			return nil, err
-		}
-		var d doc
-		if err := xml.Unmarshal(data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", rel, err)
-		}
-		return &d, nil
-	}
-	index, err := read(base + "resourcesync/default/changelist.xml")
+	events, err := publishedEvents(out)
 	if err != nil {
 		return nil, err
 	}
 	counts := map[string]int{}
-	for _, list := range index.Maps {
-		cl, err := read(list.Loc)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range cl.URLs {
-			rest, _ := strings.CutPrefix(e.Loc, base)
-			p, err := url.PathUnescape(rest)
-			if err != nil {
-				return nil, err
-			}
-			counts[p+" "+e.MD.Change]++
-		}
+	for _, e := range events {
+		counts[e.Path+" "+e.MD.Change]++
 	}
 	return counts, nil
 }
