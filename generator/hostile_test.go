@@ -103,6 +103,17 @@ func TestFollowSymlinks(t *testing.T) {
 	if got := string(s.outFile("dir-link/sub/b.txt")); got != "bravo\n" {
 		t.Errorf("dir-link/sub/b.txt = %q", got)
 	}
+	// A followed link publishes its target's bytes as a file: a host that
+	// does not follow links (or an upload that skips them) still serves it.
+	for _, rel := range []string{"file-link.txt", "dir-link/a.txt"} {
+		info, err := os.Lstat(filepath.Join(s.Out, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.Mode().IsRegular() {
+			t.Errorf("%s in the output is a %v; want a regular file", rel, info.Mode().Type())
+		}
+	}
 }
 
 // oddNames are file names that must be published with a URI that a plain

@@ -178,12 +178,7 @@ func (o *output) keepAdded() {
 // its place in the output, and marks its record placed. Anything in the
 // way, or a refused link, leaves the file to placeAll.
 func (o *output) linkEarly(r *snapshot.Record) {
-	dst := o.path(r.Path)
-	if o.mkdirs(filepath.Dir(dst)) != nil || hardLink(o.srcPath(r.Path), dst) != nil {
-		return
-	}
-	r.Placed = true
-	o.placedNew(r.Path)
+	r.Placed = o.linkFresh(r, o.path(r.Path))
 }
 
 // stampCopy gives a copied resource its source's mtime, by which later
@@ -383,7 +378,7 @@ func (o *output) linkInto(src, dst string, missing bool) (created bool, err erro
 // build that fails before its documents are written leaves the published
 // bytes of a resource those documents describe as they were.
 func (o *output) replace(tmp, dst string, fresh bool) error {
-	if fresh || o.stage == nil {
+	if fresh {
 		return os.Rename(tmp, dst)
 	}
 	o.stage(tmp, dst)
