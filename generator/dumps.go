@@ -18,9 +18,6 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// zipType is the media type of dump packages.
-const zipType = "application/zip"
-
 // packageEntryBound bounds the bytes of one dump document entry beyond its
 // two URIs.
 const packageEntryBound = 500
@@ -134,7 +131,7 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("dump package %s: %w", dst, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), TempPrefix+"*")
+	tmp, err := os.CreateTemp(filepath.Dir(dst), layout.TempPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("dump package %s: %w", dst, err)
 	}
@@ -199,7 +196,7 @@ func (b *builder) recordPackage(p snapshot.Package, written bool) {
 
 // packageEntry returns the dump document entry of a package.
 func (b *builder) packageEntry(p *snapshot.Package) rs.Entry {
-	md := rs.MD{Type: zipType, Length: p.Length, HasLength: true, Hash: "sha-256:" + hex.EncodeToString(p.SHA256[:])}
+	md := rs.MD{Type: layout.TypeZIP, Length: p.Length, HasLength: true, Hash: "sha-256:" + hex.EncodeToString(p.SHA256[:])}
 	if p.Change {
 		md.From, md.Until = unixTime(p.From), unixTime(p.Until)
 	} else {

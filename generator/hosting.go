@@ -37,8 +37,6 @@ const (
 	htaccessFile = ".htaccess"        // apache
 	s3ScriptFile = "rsgen-s3-sync.sh" // s3: aws s3 sync with the right metadata
 	robotsFile   = "robots.txt"       // [publish] robots
-	xslType      = "application/xslt+xml"
-	xmlType      = "application/xml"
 	cacheForever = "public, max-age=31536000, immutable"
 )
 
@@ -185,11 +183,11 @@ func (b *builder) hostPlan(files []string) *hostPlan {
 		case slices.ContainsFunc(dumpDirs, func(d string) bool { return strings.HasPrefix(rel, d) }):
 			// covered by its folder's rule
 		case isClosed:
-			plan.rules = append(plan.rules, hostRule{path: rel, contentType: xmlType, cache: cacheImmutable, closedFrom: from})
+			plan.rules = append(plan.rules, hostRule{path: rel, contentType: layout.TypeXML, cache: cacheImmutable, closedFrom: from})
 		case rel == StylesheetPath:
-			plan.rules = append(plan.rules, hostRule{path: rel, contentType: xslType, cache: cacheShort})
+			plan.rules = append(plan.rules, hostRule{path: rel, contentType: layout.TypeXSL, cache: cacheShort})
 		case rel == layout.SourceDescription || strings.HasSuffix(rel, ".xml"):
-			plan.rules = append(plan.rules, hostRule{path: rel, contentType: xmlType, cache: cacheShort})
+			plan.rules = append(plan.rules, hostRule{path: rel, contentType: layout.TypeXML, cache: cacheShort})
 		default:
 			// another kind of output, served as the host's defaults say
 		}
@@ -481,20 +479,20 @@ immutable=%s
 			}
 			return nil
 		}},
-		{"3. Closed Change Lists and Change Dumps, package manifests: never rewritten.", xmlType, "$immutable", func(r *hostRule) []string {
+		{"3. Closed Change Lists and Change Dumps, package manifests: never rewritten.", layout.TypeXML, "$immutable", func(r *hostRule) []string {
 			if r.cache == cacheImmutable {
 				return []string{s3Pattern(r, ".xml")}
 			}
 			return nil
 		}},
-		{"4. The stylesheet.", xslType, "$short", func(r *hostRule) []string {
-			if r.contentType == xslType {
+		{"4. The stylesheet.", layout.TypeXSL, "$short", func(r *hostRule) []string {
+			if r.contentType == layout.TypeXSL {
 				return []string{s3Pattern(r, "")}
 			}
 			return nil
 		}},
-		{"5. The documents that change between builds.", xmlType, "$short", func(r *hostRule) []string {
-			if r.cache == cacheShort && r.contentType == xmlType && r.path != layout.SourceDescription {
+		{"5. The documents that change between builds.", layout.TypeXML, "$short", func(r *hostRule) []string {
+			if r.cache == cacheShort && r.contentType == layout.TypeXML && r.path != layout.SourceDescription {
 				return []string{s3Pattern(r, "")}
 			}
 			return nil
@@ -516,7 +514,7 @@ immutable=%s
 	}
 	fmt.Fprintf(w, "\n# 6. The Source Description, last: it has no extension to guess its type from.\n")
 	fmt.Fprintf(w, "aws s3 cp %s \"$dest/%s\" --content-type %s --cache-control \"$short\" \"$@\"\n",
-		shellQuote(layout.SourceDescription), layout.SourceDescription, xmlType)
+		shellQuote(layout.SourceDescription), layout.SourceDescription, layout.TypeXML)
 	fmt.Fprintf(w, "\n# 7. Delete what this build no longer publishes (everything is uploaded by now).\n")
 	fmt.Fprintf(w, "aws s3 sync . \"$dest\" --delete%s \"$@\"\n", hidden)
 	return nil

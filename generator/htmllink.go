@@ -69,7 +69,7 @@ func (b *builder) capabilityLists(p string) []string {
 // linkTags returns the tags to insert into the HTML resource at source
 // path p, or nil when it is published as it is.
 func (b *builder) linkTags(p string) []byte {
-	if !b.cfg.Publish.HTMLLink || !b.cfg.CopyResources || snapshot.TypeByName(p) != "text/html" {
+	if !b.cfg.Publish.HTMLLink || !b.cfg.CopyResources || layout.TypeByName(p) != layout.TypeHTML {
 		return nil
 	}
 	var tags []byte

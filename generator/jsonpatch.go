@@ -14,9 +14,6 @@ import (
 	"strings"
 )
 
-// patchType is the media type of the patches rsgen publishes.
-const patchType = "application/json-patch+json"
-
 // patchOp is one operation of a JSON Patch.
 type patchOp struct {
 	Op    string `json:"op"`

@@ -182,7 +182,7 @@ func (b *builder) versionLinks(links []rs.Link, r *snapshot.Record, ev *snapshot
 		return links
 	}
 	memento := b.describedLink(rs.RelMemento, b.docURL(layout.Memento(unixTime(r.Seen), r.Path)), r)
-	links = append(links, memento, rs.Link{Rel: rs.RelTimeMap, Href: b.docURL(layout.TimeMap(r.Path)), Type: timeMapType})
+	links = append(links, memento, rs.Link{Rel: rs.RelTimeMap, Href: b.docURL(layout.TimeMap(r.Path)), Type: layout.TypeTimeMap})
 	if patches && ev != nil && ev.Change == snapshot.Updated && k > 0 && isJSON(r) {
 		if l := rels.patch[layout.Patch(unixTime(r.Seen), r.Path)]; l != nil {
 			links = append(links, *l)

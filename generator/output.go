@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/snapshot"
 	"golang.org/x/sys/unix"
 )
@@ -361,7 +362,7 @@ func (o *output) linkInto(src, dst string, missing bool) (created bool, err erro
 			return err == nil, err
 		}
 	}
-	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", TempPrefix, os.Getpid(), filepath.Base(dst)))
+	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", layout.TempPrefix, os.Getpid(), filepath.Base(dst)))
 	os.Remove(tmp)
 	if err := hardLink(src, tmp); err != nil {
 		return false, err
@@ -415,7 +416,7 @@ func copyToTemp(src, dst string, r *snapshot.Record) (string, error) {
 		return "", err
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), TempPrefix+"*")
+	tmp, err := os.CreateTemp(filepath.Dir(dst), layout.TempPrefix+"*")
 	if err != nil {
 		return "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -33,7 +34,7 @@ func (b *builder) prepare(interrupted bool) error {
 }
 
 // removeStaleTemps deletes the temporary files of killed builds: files
-// named with TempPrefix in the output folder, and temporary state files in
+// named with layout.TempPrefix in the output folder, and temporary state files in
 // the state folder. Only rsgen creates such names (source files with them
 // are never published, see excluder), and the state's lock guarantees that
 // no other build is writing them now.
@@ -45,7 +46,7 @@ func (b *builder) removeStaleTemps() error {
 			}
 			return err
 		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
+		if !d.IsDir() && strings.HasPrefix(d.Name(), layout.TempPrefix) {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
@@ -63,7 +64,7 @@ func (b *builder) removeStaleTemps() error {
 			return err
 		}
 		name := d.Name()
-		if !d.IsDir() && (strings.HasPrefix(name, TempPrefix) || strings.HasPrefix(name, ".state-") && strings.HasSuffix(name, ".tmp")) {
+		if !d.IsDir() && (strings.HasPrefix(name, layout.TempPrefix) || strings.HasPrefix(name, ".state-") && strings.HasSuffix(name, ".tmp")) {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}

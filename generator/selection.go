@@ -44,7 +44,7 @@ func (e *excluder) reason(p string, isDir bool) (string, bool) {
 	switch {
 	case slices.Contains(e.ownPaths, p):
 		return "rsgen's own state or configuration", true
-	case strings.HasPrefix(name, TempPrefix):
+	case strings.HasPrefix(name, layout.TempPrefix):
 		return "named like rsgen's temporary files, which builds remove", true
 	case isDir && slices.Contains(vcsDirs, name):
 		return "version-control folder", true

@@ -8,11 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-)
 
-// TempPrefix starts the name of every temporary file rsgen creates in the
-// output, so that leftovers of a killed build are recognisable.
-const TempPrefix = ".rsgen-tmp-"
+	"github.com/rsgen/rsgen/layout"
+)
 
 // lazyFile writes one output file atomically, and not at all when the new
 // bytes equal the file already there. While the bytes written match the
@@ -86,7 +84,7 @@ func (f *lazyFile) startTemp() error {
 	if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), TempPrefix+"*")
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), layout.TempPrefix+"*")
 	if err != nil {
 		return err
 	}

@@ -30,9 +30,6 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// timeMapType is the media type of TimeMaps (RFC 7089 §5).
-const timeMapType = "application/link-format"
-
 // isJSON reports whether r is a JSON resource, which patches cover.
 func isJSON(r *snapshot.Record) bool {
 	return r.Type == "application/json" || strings.HasSuffix(r.Type, "+json")
@@ -120,7 +117,7 @@ func (b *builder) writeMemento(r *snapshot.Record) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(dst), TempPrefix+"*")
+		tmp, err := os.CreateTemp(filepath.Dir(dst), layout.TempPrefix+"*")
 		if err != nil {
 			return err
 		}
@@ -181,7 +178,7 @@ func (b *builder) writeTimeMap(vs []snapshot.Record) error {
 	var sb strings.Builder
 	httpTime := func(v *snapshot.Record) string { return unixTime(v.Seen).Format(http.TimeFormat) }
 	fmt.Fprintf(&sb, "<%s>;rel=\"original\",\n", b.resURL(p))
-	fmt.Fprintf(&sb, "<%s>;rel=\"self\";type=\"%s\";from=\"%s\";until=\"%s\"", b.docURL(rel), timeMapType, httpTime(&vs[0]), httpTime(&vs[len(vs)-1]))
+	fmt.Fprintf(&sb, "<%s>;rel=\"self\";type=\"%s\";from=\"%s\";until=\"%s\"", b.docURL(rel), layout.TypeTimeMap, httpTime(&vs[0]), httpTime(&vs[len(vs)-1]))
 	for i := range vs {
 		relation := "memento"
 		switch {
@@ -222,7 +219,7 @@ func (b *builder) writePatch(prev, cur *snapshot.Record) error {
 	if err := b.writeBytes(rel, patch); err != nil {
 		return err
 	}
-	r := snapshot.Record{Size: int64(len(patch)), Digests: digestsOf(patch), Type: patchType}
+	r := snapshot.Record{Size: int64(len(patch)), Digests: digestsOf(patch), Type: layout.TypePatch}
 	l := b.describedLink(rs.RelPatch, b.docURL(rel), &r)
 	l.Modified = unixTime(0) // a patch has no modification time of its own
 	b.related().patch[rel] = &l

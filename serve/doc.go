@@ -8,7 +8,7 @@
 // The Source Description (.well-known/resourcesync, which has no extension)
 // and every .xml document are application/xml, ZIP packages
 // application/zip, and resources have the media type of rsgen's own table
-// (snapshot.TypeByName), else the one their Resource List published. A
+// (layout.TypeByName), else the one their Resource List published. A
 // resource that a set lists carries, for each such set,
 //
 //	Link: <B/resourcesync/S/capabilitylist.xml>; rel="resourcesync"

@@ -3,7 +3,6 @@ package serve
 import (
 	"errors"
 	"fmt"
-	"github.com/rsgen/rsgen/generator"
 	"io/fs"
 	"net/http"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/rsgen/rsgen/layout"
-	"github.com/rsgen/rsgen/snapshot"
 )
 
 // Options say what a Handler serves.
@@ -196,7 +194,7 @@ func (h *Handler) open(name string) (*os.File, string, *resource, error) {
 	}
 	for range 2 {
 		for seg := range strings.SplitSeq(name, "/") {
-			if strings.HasPrefix(seg, generator.TempPrefix) {
+			if strings.HasPrefix(seg, layout.TempPrefix) {
 				return nil, "", nil, errNotFound
 			}
 		}
@@ -256,7 +254,7 @@ func contentType(name string, res *resource) string {
 	if name == layout.SourceDescription {
 		return "application/xml"
 	}
-	if t := snapshot.TypeByName(name); t != "" {
+	if t := layout.TypeByName(name); t != "" {
 		return t
 	}
 	if res != nil {

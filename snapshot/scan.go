@@ -205,7 +205,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error), jobs chan<- *
 	old := s.previous(p)
 	if old == nil {
 		s.found(p, -1, true)
-		s.queue(Record{Path: p, Type: TypeByName(p)}, true, jobs)
+		s.queue(Record{Path: p, Type: layout.TypeByName(p)}, true, jobs)
 		return nil
 	}
 	info, err := stat()
@@ -222,7 +222,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error), jobs chan<- *
 		return nil
 	}
 	s.found(p, rec.Size, true)
-	rec.Type = TypeByName(p)
+	rec.Type = layout.TypeByName(p)
 	s.queue(rec, false, jobs)
 	return nil
 }
