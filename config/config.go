@@ -109,6 +109,9 @@ type Publish struct {
 	// Stylesheet publishes an XSL stylesheet and references it from every
 	// document, so that a browser shows a readable table.
 	Stylesheet bool `toml:"stylesheet"`
+	// Viewer publishes the document browser at resourcesync/index.html:
+	// a page that shows every document of the Source in a browser.
+	Viewer bool `toml:"viewer"`
 	// Robots writes a robots.txt with a Sitemap line per Resource List.
 	Robots bool `toml:"robots"`
 	// HTMLLink injects <link rel="resourcesync"> into the <head> of the
@@ -124,7 +127,7 @@ type Publish struct {
 var Targets = []string{"github-pages", "netlify", "cloudflare-pages", "nginx", "apache", "s3"}
 
 // publishKeys are the keys of [publish], for suggestions.
-var publishKeys = []string{"targets", "stylesheet", "robots", "html_link", "short_cache"}
+var publishKeys = []string{"targets", "stylesheet", "viewer", "robots", "html_link", "short_cache"}
 
 // HasTarget reports whether target is among the configured targets.
 func (p *Publish) HasTarget(target string) bool { return slices.Contains(p.Targets, target) }
@@ -222,7 +225,7 @@ func Default() Config {
 		Lastmod:         "content",
 		IncludeDotfiles: []string{".well-known"},
 		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
-		Publish:         Publish{Stylesheet: true, ShortCache: Duration{5 * time.Minute}},
+		Publish:         Publish{Stylesheet: true, Viewer: true, ShortCache: Duration{5 * time.Minute}},
 		Dumps:           Dumps{PackageSize: 1 << 30, Compression: "auto"},
 		Archives:        Archives{SnapshotEvery: Duration{30 * 24 * time.Hour}},
 	}

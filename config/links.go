@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -168,6 +169,9 @@ var (
 
 // checkLinkValues checks the link rules of set i.
 func (c *Config) checkLinkValues(i int, s *Set) error {
+	if s.Name == path.Base(layout.ViewerPage) {
+		return c.keyError("set.name", i, "set name %q is reserved for rsgen's document browser", s.Name)
+	}
 	if slices.Contains(layout.VersionDirs, s.Name) {
 		return c.keyError("set.name", i, "set name %q is reserved for rsgen's versions (%s)", s.Name, strings.Join(layout.VersionDirs, ", "))
 	}

@@ -301,6 +301,9 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.writeStylesheet(); err != nil {
 		return nil, err
 	}
+	if err := b.writeViewer(); err != nil {
+		return nil, err
+	}
 	closed := b.advanceJournal(events)
 	b.retain()
 	b.recordSetChanges(events)

@@ -6,11 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/viewer"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -149,8 +151,8 @@ func compareWithGolden(t *testing.T, out, golden string) {
 		if strings.HasSuffix(rel, ".zip") {
 			return nil // packages are checked by the dump tests: deflate's bytes may change with Go
 		}
-		if rel == StylesheetPath {
-			return nil // the embedded stylesheet, the same in every output
+		if rel == StylesheetPath || isViewerFile(rel) {
+			return nil // embedded files, the same in every output
 		}
 		seen++
 		got, err := os.ReadFile(p)
@@ -187,4 +189,10 @@ func compareWithGolden(t *testing.T, out, golden string) {
 	if goldenCount != seen {
 		t.Errorf("output has %d documents, golden has %d", seen, goldenCount)
 	}
+}
+
+// isViewerFile reports whether rel is a file of the document browser,
+// which package viewer tests.
+func isViewerFile(rel string) bool {
+	return slices.ContainsFunc(viewer.Files(), func(f viewer.File) bool { return f.Path == filepath.ToSlash(rel) })
 }

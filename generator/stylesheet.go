@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/viewer"
 )
 
 // StylesheetPath is the output path of the XSL stylesheet that every
@@ -31,6 +32,24 @@ func (b *builder) writeStylesheet() error {
 		_, err := w.WriteString(stylesheet)
 		return err
 	})
+}
+
+// writeViewer publishes the document browser (package viewer), before the
+// documents it shows.
+func (b *builder) writeViewer() error {
+	if !b.cfg.Publish.Viewer {
+		return nil
+	}
+	for _, f := range viewer.Files() {
+		err := b.writeSideFile(f.Path, func(w *bufio.Writer) error {
+			_, err := w.Write(f.Data)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stylesheetHref returns the href of the stylesheet instruction of the

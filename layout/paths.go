@@ -164,3 +164,7 @@ func Patch(t time.Time, p string) string {
 // VersionDirs are the folders of DocumentsDir that hold versions, TimeMaps
 // and patches rather than a set's documents: no set may take their names.
 var VersionDirs = []string{"mementos", "timemaps", "patches"}
+
+// ViewerPage is the output path of the document browser's page (package
+// viewer): no set may take its name either.
+const ViewerPage = DocumentsDir + "/index.html"

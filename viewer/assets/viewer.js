@@ -1,0 +1,1 @@
+// rsgen document browser
