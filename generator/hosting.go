@@ -193,7 +193,7 @@ func (b *builder) hostPlan(files []string) *hostPlan {
 		}
 	}
 	plan.rules = append(plan.rules, b.linkRules()...)
-	slices.SortFunc(plan.rules, func(x, y hostRule) int { return strings.Compare(x.path, y.path) })
+	slices.SortFunc(plan.rules, func(x, y hostRule) int { return layout.ComparePaths(x.path, y.path) })
 	return plan
 }
 

@@ -117,7 +117,7 @@ func (b *builder) loadState() (*snapshot.State, error) {
 		// What the output does not hold, the loaded state still knows:
 		// it is the one a build after a kill goes on from otherwise.
 		rec.state.Archived, rec.state.Versions = st.Archived, st.Versions
-		rec.state.Outputs = slices.Compact(slices.Sorted(slices.Values(append(rec.state.Outputs, st.Outputs...))))
+		rec.state.Outputs = sortedPaths(append(rec.state.Outputs, st.Outputs...))
 	}
 	b.recovered = rec
 	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%s: rebuilt the state from the build published in %s (%d resources, %d Change Lists); every file is read once",
@@ -350,10 +350,15 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 			return cmp.Or(cmp.Compare(x.Time, y.Time), layout.ComparePaths(x.Record.Path, y.Record.Path))
 		})
 	}
-	slices.Sort(outputs)
-	st.Outputs = slices.Compact(outputs)
+	st.Outputs = sortedPaths(outputs)
 	rec.state = st
 	return rec, nil
+}
+
+// sortedPaths sorts paths in walk order and drops repeats.
+func sortedPaths(paths []string) []string {
+	slices.SortFunc(paths, layout.ComparePaths)
+	return slices.Compact(paths)
 }
 
 // eventKey identifies one published change event.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 )
 
@@ -57,7 +58,8 @@ func itemCost(it Item) int64 {
 	return it.Size + it.Size/8192 + entryOverhead + 3*int64(len(it.Path))
 }
 
-// Plan partitions items, sorted by strictly increasing Path, into packages
+// Plan partitions items, sorted by strictly increasing Path in rsgen's one
+// path order (layout.ComparePaths, the order of a walk), into packages
 // of contiguous ranges within lim; a bitstream too big for any package
 // gets one of its own. The ranges depend on the paths and on the sizes of
 // the items of each range and its enclosing range only, which keeps them
@@ -65,7 +67,7 @@ func itemCost(it Item) int64 {
 func Plan(items []Item, lim Limits) ([]Range, error) {
 	p := planner{lim: lim.withDefaults(), level: make([]uint8, len(items)), cost: make([]int64, len(items)+1)}
 	for i, it := range items {
-		if i > 0 && items[i-1].Path >= it.Path {
+		if i > 0 && layout.ComparePaths(items[i-1].Path, it.Path) >= 0 {
 			return nil, fmt.Errorf("zippkg: plan: %s after %s: paths not in strictly increasing order", it.Path, items[i-1].Path)
 		}
 		if it.Size < 0 {

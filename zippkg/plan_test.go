@@ -219,3 +219,17 @@ func TestPlanFill(t *testing.T) {
 		t.Errorf("%d packages, more than twice the minimum", len(ranges))
 	}
 }
+
+// TestPlanWalkOrder: paths come in rsgen's walk order, in which a folder's
+// files come before a name that extends the folder's name ("apt/f" before
+// "apt-x/f"), unlike byte order.
+func TestPlanWalkOrder(t *testing.T) {
+	items := []Item{{Path: "/apt/f", Size: 1}, {Path: "/apt-x/f", Size: 1}, {Path: "/apt.y/f", Size: 1}, {Path: "/apt_z", Size: 1}}
+	if _, err := Plan(items, Limits{}); err != nil {
+		t.Fatalf("walk order refused: %v", err)
+	}
+	items[0], items[1] = items[1], items[0]
+	if _, err := Plan(items, Limits{}); err == nil {
+		t.Fatal("byte order accepted: it is not the walk order")
+	}
+}
