@@ -442,9 +442,12 @@ func (c *Config) checkValues() error {
 	if len(c.Hashes) == 0 {
 		return c.keyError("hashes", -1, "must name at least one of %s", strings.Join(HashAlgorithms, ", "))
 	}
-	for _, h := range c.Hashes {
+	for i, h := range c.Hashes {
 		if !slices.Contains(HashAlgorithms, h) {
 			return c.keyError("hashes", -1, "unknown algorithm %q (use %s)", h, strings.Join(HashAlgorithms, ", "))
+		}
+		if slices.Contains(c.Hashes[:i], h) {
+			return c.keyError("hashes", -1, "%q is named twice", h)
 		}
 	}
 	if c.Dumps.Compression != "auto" && c.Dumps.Compression != "store" && c.Dumps.Compression != "deflate" {

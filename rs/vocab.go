@@ -1,6 +1,9 @@
 package rs
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Namespaces of ResourceSync documents.
 const (
@@ -63,7 +66,19 @@ const (
 // time in whole seconds.
 const TimeLayout = "2006-01-02T15:04:05Z"
 
-// FormatTime returns t in TimeLayout, in UTC, truncated to whole seconds.
-func FormatTime(t time.Time) string {
-	return t.UTC().Format(TimeLayout)
+// MinTime and MaxTime bound the times a document can carry: after the Unix
+// epoch (rsgen reads time zero as "no time") and within the four-digit
+// years of W3C Datetime.
+var (
+	MinTime = time.Unix(1, 0).UTC()
+	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+// CheckTime reports whether t can be a time in a document.
+func CheckTime(t time.Time) error {
+	if t.Before(MinTime) || t.After(MaxTime) {
+		return fmt.Errorf("%s is outside the times a ResourceSync document can carry (%s to %s)",
+			t.UTC().Format(time.RFC3339), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339))
+	}
+	return nil
 }

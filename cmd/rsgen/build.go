@@ -18,6 +18,7 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/generator"
+	"github.com/rsgen/rsgen/rs"
 )
 
 const buildFlagsHelp = `flags:
@@ -189,12 +190,15 @@ func loadConfigFile(path string) (config.Config, error) {
 }
 
 // buildTime returns the build's time: --now, else SOURCE_DATE_EPOCH, else
-// the clock.
+// the clock. A time no document can carry is refused.
 func (f *buildFlags) buildTime(getenv func(string) string) (time.Time, error) {
 	if f.now != "" {
 		t, err := time.Parse(time.RFC3339, f.now)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("--now %q: want an RFC 3339 time such as 2024-05-01T12:00:00Z", f.now)
+		}
+		if err := rs.CheckTime(t); err != nil {
+			return time.Time{}, fmt.Errorf("--now: %w", err)
 		}
 		return t, nil
 	}
@@ -202,6 +206,12 @@ func (f *buildFlags) buildTime(getenv func(string) string) (time.Time, error) {
 		sec, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || sec < 0 {
 			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q: want a whole number of seconds since 1970", s)
+		}
+		if sec > rs.MaxTime.Unix() {
+			sec = rs.MaxTime.Unix() + 1 // beyond time.Unix's range for CheckTime to refuse
+		}
+		if err := rs.CheckTime(time.Unix(sec, 0)); err != nil {
+			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q: %w", s, err)
 		}
 		return time.Unix(sec, 0), nil
 	}
