@@ -549,15 +549,44 @@ func (c *Config) checkURLs() error {
 }
 
 // checkFolders refuses an output folder that would publish into, or over,
-// the source.
+// the source, and a state folder that would be published or would hold
+// the source. Folders are compared by their real paths, so that a symbolic
+// link (out pointing at the source, say) cannot hide an overlap.
 func (c *Config) checkFolders() error {
-	if within(c.Out, c.Source) || within(c.Source, c.Out) {
-		return &Error{Msg: fmt.Sprintf("output folder %s must not be, contain or be inside the source folder %s", c.Out, c.Source)}
+	src, out, state := realPath(c.Source), realPath(c.Out), realPath(c.State)
+	if within(out, src) || within(src, out) {
+		return &Error{Msg: fmt.Sprintf("output folder %s must not be, contain or be inside the source folder %s%s", c.Out, c.Source, resolvedNote(c.Out, out, c.Source, src))}
 	}
-	if within(c.State, c.Out) {
-		return &Error{Msg: fmt.Sprintf("state folder %s must not be inside the output folder %s: it would be published", c.State, c.Out)}
+	if within(state, out) || within(out, state) {
+		return &Error{Msg: fmt.Sprintf("state folder %s must not be, contain or be inside the output folder %s: it would be published%s", c.State, c.Out, resolvedNote(c.State, state, c.Out, out))}
+	}
+	if within(src, state) {
+		return &Error{Msg: fmt.Sprintf("state folder %s must not be or contain the source folder %s%s", c.State, c.Source, resolvedNote(c.State, state, c.Source, src))}
 	}
 	return nil
+}
+
+// realPath returns the absolute path p with every symbolic link of its
+// longest existing prefix resolved; the rest, not yet created, is kept.
+func realPath(p string) string {
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(dir) == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// resolvedNote says where symbolic links led, when they did.
+func resolvedNote(a, realA, b, realB string) string {
+	if a == realA && b == realB {
+		return ""
+	}
+	return fmt.Sprintf(" (through symbolic links: %s is %s, %s is %s)", a, realA, b, realB)
 }
 
 // within reports whether path is dir or inside it.
