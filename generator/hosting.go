@@ -314,9 +314,11 @@ func dropOldestClosed(rules []hostRule, n int) []hostRule {
 	return slices.DeleteFunc(slices.Clone(rules), func(r hostRule) bool { return r.closedFrom != 0 && r.closedFrom <= cut })
 }
 
-// nginxString quotes s for an nginx configuration file.
+// nginxString quotes s for an nginx configuration file: nginx unescapes
+// \", \\, \n, \r and \t inside a quoted string, so that no byte of s can end
+// the string or the line it stands on.
 func nginxString(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s) + `"`
 }
 
 // writeNginx writes the snippet to include in the nginx server block that
@@ -335,7 +337,12 @@ func writeNginx(w *bufio.Writer, plan *hostPlan) error {
 #
 # nginx does not merge add_header across levels: the locations below send
 # only the headers they list, not those of the server block.
-`, nginxFile, plan.basePath, nginxFile)
+#
+# The types block replaces nginx's mime.types for this server with rsgen's
+# own table, so that a resource is served with the type its Resource List
+# publishes.
+`, nginxFile, escapedBasePath(plan.basePath), nginxFile)
+	writeNginxTypes(w)
 	for i := range plan.rules {
 		r := &plan.rules[i]
 		op := "="
@@ -360,6 +367,25 @@ func writeNginx(w *bufio.Writer, plan *hostPlan) error {
 	return nil
 }
 
+// writeNginxTypes writes rsgen's media-type table as an nginx types block:
+// one line per type, with its extensions.
+func writeNginxTypes(w *bufio.Writer) {
+	byType := map[string][]string{}
+	var types []string
+	for _, e := range layout.Extensions() {
+		if byType[e.Type] == nil {
+			types = append(types, e.Type)
+		}
+		byType[e.Type] = append(byType[e.Type], e.Ext[1:])
+	}
+	slices.Sort(types)
+	w.WriteString("\ntypes {\n")
+	for _, t := range types {
+		fmt.Fprintf(w, "    %s %s;\n", t, strings.Join(byType[t], " "))
+	}
+	w.WriteString("}\ndefault_type application/octet-stream;\n")
+}
+
 // apacheRegex returns an ap_expr regular expression matching exactly the
 // path p, or everything below it when folder is set, with a delimiter
 // that p does not contain; ok is false when p contains them all.
@@ -378,7 +404,12 @@ func apacheRegex(p string, folder bool) (re string, ok bool) {
 	sb.WriteString("m" + delim + "^")
 	for i := 0; i < len(p); i++ {
 		c := p[i]
-		if c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '/' || c == '_' || c == '-') {
+		switch {
+		case c < 0x20 || c == 0x7f:
+			// A control character would end the line; PCRE reads \xHH.
+			fmt.Fprintf(&sb, `\x%02x`, c)
+			continue
+		case c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '/' || c == '_' || c == '-'):
 			sb.WriteByte('\\')
 		}
 		sb.WriteByte(c)
@@ -396,8 +427,13 @@ func apacheRegex(p string, folder bool) (re string, ok bool) {
 func writeHtaccess(w *bufio.Writer, plan *hostPlan) error {
 	fmt.Fprintf(w, `# %s: written by rsgen ([publish] targets = ["apache"]); every build rewrites it.
 # The output folder must be served at base_url's path %s, with
-# AllowOverride FileInfo (or All) and mod_headers enabled.
-`, htaccessFile, plan.basePath)
+# AllowOverride FileInfo (or All) and mod_headers enabled. The AddType
+# lines are rsgen's media-type table, so that a resource is served with the
+# type its Resource List publishes.
+`, htaccessFile, escapedBasePath(plan.basePath))
+	for _, e := range layout.Extensions() {
+		fmt.Fprintf(w, "AddType %s %s\n", e.Type, e.Ext)
+	}
 	for i := range plan.rules {
 		r := &plan.rules[i]
 		re, ok := apacheRegex(plan.basePath+r.path, r.folder())
@@ -461,7 +497,7 @@ dest="${dest%%/}"
 cd "$(dirname "$0")"
 short=%s
 immutable=%s
-`, s3ScriptFile, s3ScriptFile, plan.basePath, shellQuote(plan.shortCache), shellQuote(cacheForever))
+`, s3ScriptFile, s3ScriptFile, escapedBasePath(plan.basePath), shellQuote(plan.shortCache), shellQuote(cacheForever))
 	hidden := ""
 	for _, f := range plan.hidden {
 		hidden += " --exclude " + shellQuote(f)
@@ -526,7 +562,7 @@ immutable=%s
 // a Source may not want in search results.
 func (b *builder) writeRobots(w *bufio.Writer, plan *hostPlan) error {
 	if plan.basePath != "/" {
-		b.warn(robotsFile, fmt.Sprintf("crawlers read robots.txt only at the root of a host, and base_url's path is %s: copy its Sitemap lines into the host's robots.txt", plan.basePath))
+		b.warn(robotsFile, fmt.Sprintf("crawlers read robots.txt only at the root of a host, and base_url's path is %s: copy its Sitemap lines into the host's robots.txt", escapedBasePath(plan.basePath)))
 	}
 	fmt.Fprintf(w, "# %s: written by rsgen ([publish] robots = true); every build rewrites it.\nUser-agent: *\nDisallow:\n\n", robotsFile)
 	for _, s := range b.sets {

@@ -1,7 +1,6 @@
 package generator_test
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,6 +19,17 @@ import (
 // none, unless RSGEN_REQUIRE_NGINX=1 (then it fails).
 func nginxPath(t *testing.T) string {
 	t.Helper()
+	if p := nginxPathOrEmpty(t); p != "" {
+		return p
+	}
+	t.Skip("nginx not found: the generated snippet is not tested in nginx (apt-get install nginx)")
+	return ""
+}
+
+// nginxPathOrEmpty is nginxPath for tests that check nginx among other
+// servers: "" instead of a skip when nginx is missing.
+func nginxPathOrEmpty(t *testing.T) string {
+	t.Helper()
 	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
 		if path, err := exec.LookPath(p); err == nil {
 			return path
@@ -28,7 +38,6 @@ func nginxPath(t *testing.T) string {
 	if os.Getenv("RSGEN_REQUIRE_NGINX") == "1" {
 		t.Fatal("nginx not found and RSGEN_REQUIRE_NGINX=1 (apt-get install nginx)")
 	}
-	t.Skip("nginx not found: the generated snippet is not tested in nginx (apt-get install nginx)")
 	return ""
 }
 
@@ -43,23 +52,11 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// TestNginxServesWithTheSnippet serves a built site with Debian's nginx on
-// loopback, configured by nothing but the generated rsgen-nginx.conf
-// included in a plain server block, and checks with a real HTTP client the
-// content types, the cache policy and the Link headers.
-func TestNginxServesWithTheSnippet(t *testing.T) {
-	bin := nginxPath(t)
-	port := freePort(t)
-	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
-	s := hostingSite(t, base, func(c *config.Config) {
-		c.Publish.Targets = []string{"nginx"}
-		c.Dumps.ResourceDump = true
-	})
-	s.write("books/a b#1.txt", "odd name")
-	s.build(t0)
-	s.write("books/c.txt", "c")
-	s.build(t0.Add(90 * time.Minute)) // closes the first Change List
-
+// startNginx serves the output folder out with nginx on 127.0.0.1:port,
+// configured by nothing but the generated rsgen-nginx.conf included in a
+// plain server block, until the test ends.
+func startNginx(t *testing.T, bin, out string, port int) {
+	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nginx.conf")
 	mimeTypes := "/etc/nginx/mime.types"
@@ -85,37 +82,63 @@ http {
         include %[4]s/rsgen-nginx.conf;
     }
 }
-`, dir, mimeTypes, port, s.Out)
+`, dir, mimeTypes, port, out)
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "-t", "-p", dir, "-c", conf).CombinedOutput(); err != nil {
-		t.Fatalf("nginx -t refuses the snippet: %v\n%s\n--- rsgen-nginx.conf\n%s", err, out, s.outFile("rsgen-nginx.conf"))
+	if msg, err := exec.Command(bin, "-t", "-p", dir, "-c", conf).CombinedOutput(); err != nil {
+		snippet, _ := os.ReadFile(filepath.Join(out, "rsgen-nginx.conf"))
+		t.Fatalf("nginx -t refuses the snippet: %v\n%s\n--- rsgen-nginx.conf\n%s", err, msg, snippet)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "-p", dir, "-c", conf, "-g", "daemon off; master_process off;")
+	startServer(t, port, exec.Command(bin, "-p", dir, "-c", conf, "-g", "daemon off; master_process off;"))
+}
+
+// startServer starts cmd, a server that listens on 127.0.0.1:port, waits
+// until it accepts connections, and stops it when the test ends.
+func startServer(t *testing.T, port int, cmd *exec.Cmd) {
+	t.Helper()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cancel()
+		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			conn.Close()
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("nginx did not listen on %d: %v\n%s", port, err, stderr.String())
+			t.Fatalf("%s did not listen on %d: %v\n%s", cmd.Path, port, err, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestNginxServesWithTheSnippet serves a built site with Debian's nginx on
+// loopback, configured by nothing but the generated rsgen-nginx.conf
+// included in a plain server block, and checks with a real HTTP client the
+// content types, the cache policy and the Link headers.
+func TestNginxServesWithTheSnippet(t *testing.T) {
+	bin := nginxPath(t)
+	port := freePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	s := hostingSite(t, base, func(c *config.Config) {
+		c.Publish.Targets = []string{"nginx"}
+		c.Dumps.ResourceDump = true
+	})
+	s.write("books/a b#1.txt", "odd name")
+	s.build(t0)
+	s.write("books/c.txt", "c")
+	s.build(t0.Add(90 * time.Minute)) // closes the first Change List
+
+	startNginx(t, bin, s.Out, port)
+	client := &http.Client{Timeout: 5 * time.Second}
 
 	const short, forever = "public, max-age=300", "public, max-age=31536000, immutable"
 	books := "<" + base + `resourcesync/books/capabilitylist.xml>; rel="resourcesync"`

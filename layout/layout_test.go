@@ -92,7 +92,8 @@ func TestParseBaseURL(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "data.example.org", "/rel/path", "ftp://example.org/", "https://", "https://example.org/?q=1",
-		"https://example.org/#f", "https://user:pw@example.org/", "https://example.org/a b/", "https://exa mple.org/"} {
+		"https://example.org/#f", "https://user:pw@example.org/", "https://example.org/a b/", "https://exa mple.org/",
+		"https://example.org/x%0Arm%20-rf/", "https://example.org/%0D/", "https://example.org/a%7F/"} {
 		if got, err := ParseBaseURL(bad); err == nil {
 			t.Errorf("ParseBaseURL(%q) = %q, want an error", bad, got)
 		}

@@ -21,6 +21,11 @@ func ParseBaseURL(s string) (string, error) {
 	if u.User != nil {
 		return "", fmt.Errorf("%q: a base URL cannot carry user information", s)
 	}
+	// Hosting files and server configurations name the decoded path: a
+	// control character in it could end a line of theirs.
+	if i := strings.IndexFunc(u.Path, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
+		return "", fmt.Errorf("%q: its path decodes to the control character %q", s, u.Path[i])
+	}
 	if !strings.HasSuffix(s, "/") {
 		s += "/"
 	}

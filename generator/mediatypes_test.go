@@ -1,0 +1,181 @@
+package generator_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/serve"
+)
+
+// apachePath returns Debian's apache2 binary, or skips the test when there
+// is none, unless RSGEN_REQUIRE_APACHE=1 (then it fails).
+func apachePath(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("apache2"); err == nil {
+		return p
+	}
+	if p := "/usr/sbin/apache2"; fileExists(p) {
+		return p
+	}
+	if os.Getenv("RSGEN_REQUIRE_APACHE") == "1" {
+		t.Fatal("apache2 not found and RSGEN_REQUIRE_APACHE=1 (apt-get install apache2)")
+	}
+	t.Skip("apache2 not found: the generated .htaccess is not tested in Apache (apt-get install apache2)")
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// startApache serves the output folder out with Apache on 127.0.0.1:port,
+// configured by a minimal server that only allows .htaccess files, with an
+// empty mime.types: every type comes from the generated .htaccess. Apache
+// drops root for www-data, so the folders down to out become readable.
+func startApache(t *testing.T, bin, out string, port int) {
+	t.Helper()
+	for dir := out; dir != "/" && dir != os.TempDir(); dir = filepath.Dir(dir) {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "httpd.conf")
+	mods := "/usr/lib/apache2/modules/"
+	text := fmt.Sprintf(`ServerRoot %[1]s
+LoadModule mpm_event_module %[2]smod_mpm_event.so
+LoadModule authz_core_module %[2]smod_authz_core.so
+LoadModule mime_module %[2]smod_mime.so
+LoadModule headers_module %[2]smod_headers.so
+Listen 127.0.0.1:%[3]d
+ServerName localhost
+PidFile %[1]s/httpd.pid
+ErrorLog %[1]s/error.log
+DefaultRuntimeDir %[1]s
+User www-data
+Group www-data
+TypesConfig /dev/null
+DocumentRoot %[4]s
+<Directory %[4]s>
+    AllowOverride All
+    Require all granted
+</Directory>
+`, dir, mods, port, out)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := exec.Command(bin, "-t", "-f", conf).CombinedOutput(); err != nil {
+		t.Fatalf("apache2 -t: %v\n%s", err, msg)
+	}
+	startServer(t, port, exec.Command(bin, "-f", conf, "-DFOREGROUND"))
+}
+
+// contentTypeOf returns the media type, without parameters, that a GET
+// of url is answered with.
+func contentTypeOf(t *testing.T, client *http.Client, url string) (string, int) {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	return strings.TrimSpace(ct), resp.StatusCode
+}
+
+// TestOneMediaTypeTable checks every entry of rsgen's one media-type table
+// across every output that names a type: the type attribute of the Resource
+// List, the Content-Type of rsgen serve, and the Content-Type that nginx
+// and Apache send when configured by nothing but the generated hosting
+// files. rsgen's own outputs (documents, the Source Description, TimeMaps,
+// patches, packages) are checked the same way, against layout.ContentType.
+func TestOneMediaTypeTable(t *testing.T) {
+	s := newSite(t, "http://127.0.0.1:1/", func(c *config.Config) {
+		c.Publish.Targets = []string{"nginx", "apache"}
+		c.Dumps.ResourceDump = true
+		c.Sets = []config.Set{{Name: "files", SetLinks: config.SetLinks{KeepVersions: true, Patches: true}}}
+	})
+	want := map[string]string{} // output path -> media type
+	for _, e := range layout.Extensions() {
+		p := "types/file" + e.Ext
+		s.write(p, "content of "+p)
+		want[p] = e.Type
+	}
+	s.write("types/UPPER.CSV", "a,b")
+	want["types/UPPER.CSV"] = "text/csv"
+	s.write("data.json", `{"v": 1}`)
+	s.build(t0)
+	s.write("data.json", `{"v": 2}`) // a memento, a TimeMap and a patch
+	s.build(t0.Add(time.Minute))
+
+	listed := map[string]string{}
+	for _, e := range s.doc("resourcesync/files/resourcelist.xml").Entries {
+		listed[locPath(t, s.Cfg.BaseURL, e.Loc)] = e.MD().Type
+	}
+	for p, typ := range want {
+		if listed[p] != typ {
+			t.Errorf("Resource List: %s has type %q, want %q", p, listed[p], typ)
+		}
+	}
+	err := filepath.WalkDir(s.Out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(s.Out, p)
+		rel = filepath.ToSlash(rel)
+		if _, ok := want[rel]; !ok && layout.ContentType(rel) != "" && rel != "rsgen-nginx.conf" {
+			want[rel] = layout.ContentType(rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{".timemap", ".json-patch", ".zip", "resourcesync"} {
+		found := false
+		for p := range want {
+			found = found || strings.HasSuffix(p, kind) || strings.HasSuffix(p, "/"+kind)
+		}
+		if !found {
+			t.Fatalf("the output holds no %s: the test covers less than it should", kind)
+		}
+	}
+
+	h, err := serve.New(serve.Options{Dir: s.Out, BaseURL: s.Cfg.BaseURL, Sets: []string{"files"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	servers := map[string]string{"rsgen serve": srv.URL + "/"}
+	if bin := nginxPathOrEmpty(t); bin != "" {
+		port := freePort(t)
+		startNginx(t, bin, s.Out, port)
+		servers["nginx"] = fmt.Sprintf("http://127.0.0.1:%d/", port)
+	}
+	if bin := apachePath(t); bin != "" {
+		port := freePort(t)
+		startApache(t, bin, s.Out, port)
+		servers["apache"] = fmt.Sprintf("http://127.0.0.1:%d/", port)
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	for name, base := range servers {
+		for p, typ := range want {
+			got, status := contentTypeOf(t, client, base+string(layout.AppendEscapedPath(nil, p)))
+			if status != http.StatusOK || got != typ {
+				t.Errorf("%s: GET /%s: %d %q, want 200 %q", name, p, status, got, typ)
+			}
+		}
+	}
+}
