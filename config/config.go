@@ -456,6 +456,9 @@ func (c *Config) checkValues() error {
 	if c.Lastmod != "content" && c.Lastmod != "mtime" {
 		return c.keyError("lastmod", -1, "must be \"content\" or \"mtime\", not %q", c.Lastmod)
 	}
+	if c.Lastmod == "mtime" && c.SpecVersion == "1.0" {
+		return c.keyError("lastmod", -1, "lastmod = \"mtime\" cannot be combined with spec_version = \"1.0\": 1.0 Change Lists carry the change time in lastmod, which must equal the lastmod of the Resource List; use lastmod = \"content\"")
+	}
 	for key, patterns := range map[string][]string{"exclude": c.Exclude, "include_dotfiles": c.IncludeDotfiles} {
 		for _, p := range patterns {
 			if err := layout.CheckGlob(p); err != nil {

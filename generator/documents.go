@@ -208,12 +208,15 @@ func (b *builder) writeChangeList(path string, s *set, seg *snapshot.Segment) (b
 	})
 }
 
-// changeEntry returns the Change List entry of one event. In ResourceSync
-// 1.0 mode the change time goes into lastmod only, since 1.0 schemas reject
-// the datetime attribute.
+// changeEntry returns the Change List entry of one event. Its lastmod is
+// the lastmod the Resource List publishes for the same version, so that a
+// Destination comparing the two finds them equal; a deletion has the
+// deletion's time. In ResourceSync 1.0 mode the change time goes into
+// lastmod only, since 1.0 schemas reject the datetime attribute (and
+// config refuses 1.0 with lastmod from mtime, where the two would differ).
 func (b *builder) changeEntry(ev *snapshot.Event) *rs.Entry {
 	t := unixTime(ev.Time)
-	e := &rs.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: t, MD: rs.MD{Change: ev.Change.String()}}
+	e := &rs.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: b.eventLastmod(ev), MD: rs.MD{Change: ev.Change.String()}}
 	if b.cfg.SpecVersion != "1.0" {
 		e.MD.Datetime = t
 	}
@@ -221,6 +224,15 @@ func (b *builder) changeEntry(ev *snapshot.Event) *rs.Entry {
 		b.describe(&e.MD, &ev.Record)
 	}
 	return e
+}
+
+// eventLastmod returns the lastmod of an event's entry: the version's own,
+// as the Resource List has it, or the time of a deletion.
+func (b *builder) eventLastmod(ev *snapshot.Event) time.Time {
+	if ev.Change == snapshot.Deleted {
+		return unixTime(ev.Time)
+	}
+	return ev.Record.Lastmod(b.cfg.Lastmod == "mtime")
 }
 
 // describe fills in the hash, length and type of a resource.

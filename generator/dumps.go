@@ -251,7 +251,7 @@ func (b *builder) writeChangePackage(s *set, events []*snapshot.Event) error {
 	var paths zippkg.Paths
 	for _, ev := range events {
 		t := unixTime(ev.Time)
-		e := zippkg.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: t, Change: ev.Change.String()}
+		e := zippkg.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: b.eventLastmod(ev), Change: ev.Change.String()}
 		if b.cfg.SpecVersion != "1.0" {
 			e.Datetime = t
 		}

@@ -39,3 +39,40 @@ func TestFolderBesideDashedName(t *testing.T) {
 	s.remove("apt.conf/x")
 	s.build(t0.Add(2 * time.Minute))
 }
+
+// TestMtimeLastmodAgrees: with lastmod = "mtime", a Change List entry and
+// the Resource List entry of the same version carry the same lastmod (the
+// reference client's audit compares them), and the Change Dump manifest
+// too; the change time stays in datetime.
+func TestMtimeLastmodAgrees(t *testing.T) {
+	s := newSite(t, testBaseURL, func(c *config.Config) {
+		c.Lastmod = "mtime"
+		c.Dumps.ChangeDump = true
+	})
+	s.write("a.txt", "a")
+	s.write("b.txt", "b")
+	s.touch("a.txt", t0.Add(-48*time.Hour))
+	s.build(t0)
+	s.write("a.txt", "a, revised")
+	s.touch("a.txt", t0.Add(-time.Hour))
+	s.write("c.txt", "c")
+	s.touch("c.txt", t0.Add(-2*time.Hour))
+	s.build(t0.Add(time.Minute))
+
+	lastmod := map[string]string{}
+	for _, e := range s.doc("resourcesync/default/resourcelist.xml").Entries {
+		lastmod[e.Loc] = e.Lastmod
+	}
+	cl := s.doc("resourcesync/default/changelists/changelist-20240301T080000Z.xml")
+	if len(cl.Entries) != 2 {
+		t.Fatalf("Change List has %d entries, want 2", len(cl.Entries))
+	}
+	for _, e := range cl.Entries {
+		if e.Lastmod != lastmod[e.Loc] {
+			t.Errorf("%s: Change List lastmod %s, Resource List lastmod %s", e.Loc, e.Lastmod, lastmod[e.Loc])
+		}
+		if e.MD().Datetime != "2024-03-01T08:01:00Z" {
+			t.Errorf("%s: datetime %s, want the build's time", e.Loc, e.MD().Datetime)
+		}
+	}
+}

@@ -586,13 +586,17 @@ const (
 )
 
 // documentFiles lists the ResourceSync documents of an output tree: the
-// Source Description and everything under resourcesync/ but the
-// stylesheet.
+// Source Description and the .xml files under resourcesync/ but the kept
+// versions of resources, as .ci/validate-xml finds them.
 func documentFiles(t testing.TB, out string) []string {
 	t.Helper()
 	docs := []string{filepath.Join(out, ".well-known", "resourcesync")}
+	mementos := filepath.Join(out, "resourcesync", "mementos")
 	err := filepath.WalkDir(filepath.Join(out, "resourcesync"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && p != filepath.Join(out, generator.StylesheetPath) {
+		if err == nil && d.IsDir() && p == mementos {
+			return fs.SkipDir
+		}
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".xml") {
 			docs = append(docs, p)
 		}
 		return err
