@@ -83,11 +83,14 @@ type Summary struct {
 	Hashed                    int
 	HashedBytes               int64
 	Skipped                   int
-	ResourcesPlaced           int
-	ResourcesRemoved          int
-	DocumentsWritten          int
-	DocumentsUnchanged        int
-	DocumentsRemoved          int
+	// LeftOut counts the files and folders left out because they cannot
+	// be published (a URI too long for a list).
+	LeftOut            int
+	ResourcesPlaced    int
+	ResourcesRemoved   int
+	DocumentsWritten   int
+	DocumentsUnchanged int
+	DocumentsRemoved   int
 	// ScanTime is how long the scan took (wall clock, for reports only).
 	ScanTime time.Duration
 	// Events are the change events of this build, in order.
@@ -160,12 +163,7 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generator: base_url: %w", err)
 	}
-	resBase := base
-	if cfg.ResourceBaseURL != "" {
-		if resBase, err = layout.ParseBaseURL(cfg.ResourceBaseURL); err != nil {
-			return nil, fmt.Errorf("generator: resource_base_url: %w", err)
-		}
-	}
+	resBase := resourceBase(cfg)
 	info, err := os.Stat(cfg.Source)
 	if err != nil {
 		return nil, fmt.Errorf("source folder: %w", err)
@@ -187,6 +185,17 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	b.now = b.clampedNow()
 	b.sum.Now = time.Unix(b.now, 0).UTC()
 	return b, nil
+}
+
+// resourceBase returns the base URL of the resources, with a trailing
+// slash: resource_base_url, else base_url. Validate has checked both.
+func resourceBase(cfg *config.Config) string {
+	u := cfg.BaseURL
+	if cfg.ResourceBaseURL != "" {
+		u = cfg.ResourceBaseURL
+	}
+	base, _ := layout.ParseBaseURL(u)
+	return base
 }
 
 // clampedNow returns the build time in whole seconds, never before the
@@ -217,7 +226,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 	files, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
 		FS:         snapshot.DirFS(b.cfg.Source),
 		Algorithms: b.algs,
-		Exclude:    newExcluder(b.cfg, b.opts.ConfigFile).Exclude,
+		Exclude:    b.excluder().Exclude,
 		Verify:     b.opts.Verify,
 		Reread:     b.rewrites,
 		Tee:        tee,
@@ -265,6 +274,17 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 		}
 	}
 	return events, nil
+}
+
+// excluder returns the scan's excluder, which counts and reports the
+// files left out because they cannot be published.
+func (b *builder) excluder() *excluder {
+	ex := newExcluder(b.cfg, b.opts.ConfigFile, b.resBase)
+	ex.unpublishable = func(p, reason string) {
+		b.sum.LeftOut++
+		b.warn(p, reason)
+	}
+	return ex
 }
 
 func (b *builder) scanNote(n snapshot.Note) {

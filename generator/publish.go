@@ -132,7 +132,7 @@ func (b *builder) warnDotfiles() {
 	if err != nil {
 		return
 	}
-	ex := newExcluder(b.cfg, b.opts.ConfigFile)
+	ex := newExcluder(b.cfg, b.opts.ConfigFile, b.resBase)
 	var names []string
 	for _, e := range entries {
 		if reason, excluded := ex.reason(e.Name(), e.IsDir()); excluded && strings.HasPrefix(reason, "dotfile") {
@@ -153,7 +153,7 @@ type Excluded struct {
 // Explain lists the source paths the scan leaves out, with the reason for
 // each; an excluded folder is listed without its contents.
 func Explain(cfg *config.Config, opts Options) ([]Excluded, error) {
-	ex := newExcluder(cfg, opts.ConfigFile)
+	ex := newExcluder(cfg, opts.ConfigFile, resourceBase(cfg))
 	var list []Excluded
 	err := fs.WalkDir(snapshot.DirFS(cfg.Source), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -5,10 +5,14 @@ package generator_test
 // build, lost data or leaked a file.
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/generator"
 )
 
 // everything turns on every capability that has its own code path:
@@ -75,4 +79,57 @@ func TestMtimeLastmodAgrees(t *testing.T) {
 			t.Errorf("%s: datetime %s, want the build's time", e.Loc, e.MD().Datetime)
 		}
 	}
+}
+
+// TestURITooLongLeftOut: a file whose URI would pass the 2,048 characters
+// of a <loc> is left out with a warning and counted, never published in a
+// list that fails the schema; a folder whose own URI is that long is left
+// out whole, with one warning.
+func TestURITooLongLeftOut(t *testing.T) {
+	s := newSite(t, testBaseURL, nil)
+	long := pathOfLength(2048 - len(testBaseURL) - len("ok/")) // a URI of exactly 2,048
+	s.write("ok/"+long, "fits")
+	s.write("ok/"+long+"x", "one too many")
+	s.write(pathOfLength(2100)+"/deep.txt", "below a folder whose URI is too long")
+	s.write("a.txt", "a")
+	var notes []generator.Note
+	sum, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0, Notify: func(n generator.Note) {
+		if n.Kind == generator.NoteWarning {
+			notes = append(notes, n)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	generator.CheckPublished(t, s.Cfg)
+	if sum.LeftOut != 2 || sum.Files != 2 {
+		t.Errorf("summary: %d left out, %d resources; want 2 and 2", sum.LeftOut, sum.Files)
+	}
+	if n := len(notes); n != 2 {
+		t.Errorf("%d warnings, want 2: %v", n, notes)
+	}
+	for _, n := range notes {
+		if !strings.Contains(n.Msg, "longer than the 2048 characters a <loc> may have") {
+			t.Errorf("warning %q does not say why", n.Msg)
+		}
+	}
+	got := published(t, s)
+	if !slices.Contains(got, "ok/"+long) || len(got) != 2 {
+		t.Errorf("published %d resources, want a.txt and the 2,048-character one", len(got))
+	}
+	validateTree(t, s.Out)
+}
+
+// pathOfLength returns a path of n bytes in elements a file system takes.
+func pathOfLength(n int) string {
+	var elems []string
+	for n > 0 {
+		k := min(n, 200)
+		if n-k == 1 { // no empty last element
+			k--
+		}
+		elems = append(elems, strings.Repeat(string(rune('a'+len(elems)%26)), k))
+		n -= k + 1
+	}
+	return strings.Join(elems, "/")
 }

@@ -1,12 +1,14 @@
 package generator
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
 )
 
 // vcsDirs are version-control folders, never published even when dotfiles
@@ -18,10 +20,14 @@ type excluder struct {
 	patterns   []string // configured excludes
 	dotfilesIn []string // dotfile patterns that are published anyway
 	ownPaths   []string // the state folder and config file, when inside the source
+	resBase    string   // the base URL of the resources, to measure their URIs
+	// unpublishable, when set, is told of a path left out because it
+	// cannot be published, rather than by the configuration.
+	unpublishable func(path, reason string)
 }
 
-func newExcluder(cfg *config.Config, configFile string) *excluder {
-	e := &excluder{patterns: cfg.Exclude, dotfilesIn: cfg.IncludeDotfiles}
+func newExcluder(cfg *config.Config, configFile, resBase string) *excluder {
+	e := &excluder{patterns: cfg.Exclude, dotfilesIn: cfg.IncludeDotfiles, resBase: resBase}
 	for _, own := range []string{cfg.State, configFile} {
 		if own == "" {
 			continue
@@ -33,11 +39,17 @@ func newExcluder(cfg *config.Config, configFile string) *excluder {
 	return e
 }
 
-// Exclude reports whether p is left out, and why.
+// Exclude reports whether p is left out.
 func (e *excluder) Exclude(p string, isDir bool) bool {
-	_, excluded := e.reason(p, isDir)
+	reason, excluded := e.reason(p, isDir)
+	if excluded && reason == uriTooLong && e.unpublishable != nil {
+		e.unpublishable(p, reason)
+	}
 	return excluded
 }
+
+// uriTooLong is why a resource whose URI no list can hold is left out.
+var uriTooLong = fmt.Sprintf("its URI would be longer than the %d characters a <loc> may have: not published (rename it or a folder above it)", rs.MaxLocLength)
 
 func (e *excluder) reason(p string, isDir bool) (string, bool) {
 	name := p[strings.LastIndexByte(p, '/')+1:]
@@ -55,6 +67,11 @@ func (e *excluder) reason(p string, isDir bool) (string, bool) {
 		if layout.MatchGlob(pat, p) {
 			return "matches exclude pattern " + pat, true
 		}
+	}
+	// A folder is left out when even its own URI is too long: everything
+	// below it is longer still.
+	if len(e.resBase)+len(layout.AppendEscapedPath(nil, p)) > rs.MaxLocLength {
+		return uriTooLong, true
 	}
 	return "", false
 }

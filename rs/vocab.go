@@ -62,6 +62,10 @@ const (
 	MaxBytes   = 50 * 1000 * 1000
 )
 
+// MaxLocLength is the longest <loc> the Sitemap schemas accept, in
+// characters (bytes, for the ASCII of a percent-encoded URI).
+const MaxLocLength = 2048
+
 // TimeLayout is the W3C Datetime form rsgen writes: complete UTC date and
 // time in whole seconds.
 const TimeLayout = "2006-01-02T15:04:05Z"

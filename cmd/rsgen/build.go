@@ -272,8 +272,12 @@ func runBuild(ctx context.Context, cio cliIO, args []string) int {
 		return exitFailure
 	}
 	if !f.quiet && !f.json {
-		fmt.Fprintf(cio.stdout, "rsgen: %d resources (%d created, %d updated, %d deleted); read %d files (%s); %d documents written, %d unchanged; %d resources placed, %d removed in %s\n",
-			sum.Files, sum.Created, sum.Updated, sum.Deleted, sum.Hashed, formatBytes(sum.HashedBytes),
+		leftOut := ""
+		if sum.LeftOut > 0 {
+			leftOut = fmt.Sprintf(", %d left out (see the warnings)", sum.LeftOut)
+		}
+		fmt.Fprintf(cio.stdout, "rsgen: %d resources (%d created, %d updated, %d deleted%s); read %d files (%s); %d documents written, %d unchanged; %d resources placed, %d removed in %s\n",
+			sum.Files, sum.Created, sum.Updated, sum.Deleted, leftOut, sum.Hashed, formatBytes(sum.HashedBytes),
 			sum.DocumentsWritten, sum.DocumentsUnchanged, sum.ResourcesPlaced, sum.ResourcesRemoved,
 			time.Since(start).Round(time.Millisecond))
 	}
@@ -293,6 +297,7 @@ type jsonSummary struct {
 		Deleted int `json:"deleted"`
 		Placed  int `json:"placed"`
 		Removed int `json:"removed"`
+		LeftOut int `json:"left_out"` // cannot be published: see the warnings
 	} `json:"resources"`
 	Read struct {
 		Files int   `json:"files"`
@@ -329,7 +334,7 @@ func writeJSONSummary(w io.Writer, p *progress, sum *generator.Summary, err erro
 		j.OK = true
 		j.Time = sum.Now.UTC().Format(time.RFC3339)
 		j.Resources.Total, j.Resources.Created, j.Resources.Updated, j.Resources.Deleted = sum.Files, sum.Created, sum.Updated, sum.Deleted
-		j.Resources.Placed, j.Resources.Removed = sum.ResourcesPlaced, sum.ResourcesRemoved
+		j.Resources.Placed, j.Resources.Removed, j.Resources.LeftOut = sum.ResourcesPlaced, sum.ResourcesRemoved, sum.LeftOut
 		j.Read.Files, j.Read.Bytes = sum.Hashed, sum.HashedBytes
 		j.Documents.Written, j.Documents.Unchanged, j.Documents.Removed = sum.DocumentsWritten, sum.DocumentsUnchanged, sum.DocumentsRemoved
 		j.Durations.ScanMS = sum.ScanTime.Milliseconds()
