@@ -165,6 +165,9 @@ type hashJob struct {
 }
 
 func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) error {
+	if err != nil && p != "." && errors.Is(err, fs.ErrNotExist) {
+		return nil // removed since its folder was read, like a file before its read
+	}
 	if err != nil {
 		if s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) && p != "." {
 			s.skip(p, "unreadable, skipped: "+unwrapPathError(err).Error())

@@ -300,3 +300,33 @@ func TestDirFSOpensNamesThatAreNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestScanToleratesAFolderRemovedDuringTheScan: a folder removed between
+// the listing of its parent and its own listing is left out, as a file
+// removed before its read is. The Exclude hook removes it at that moment.
+func TestScanToleratesAFolderRemovedDuringTheScan(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.txt", "gone/b.txt", "gone/sub/c.txt", "z.txt"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(p), 0o644)
+	}
+	exclude := func(p string, isDir bool) bool {
+		if p == "gone" {
+			if err := os.RemoveAll(filepath.Join(dir, "gone")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return false
+	}
+	files, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: DirFS(dir), Algorithms: []Algorithm{SHA256}, Exclude: exclude})
+	if err != nil {
+		t.Fatalf("a folder removed during the scan failed it: %v", err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Path)
+	}
+	if !slices.Equal(got, []string{"a.txt", "z.txt"}) {
+		t.Errorf("scanned %v, want a.txt and z.txt", got)
+	}
+}
