@@ -150,6 +150,7 @@ type builder struct {
 
 	recovered *recovery // the state rebuilt from the output, if it was
 	published sync.Map  // source path -> published: rewritten resources (htmllink.go)
+	headless  sync.Map  // source paths of rewritten resources without a <head> (htmllink.go)
 	arch      archiveState
 	rel       relations
 }
@@ -257,6 +258,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 	}
 	b.applyRewrites(files)
 	events := snapshot.Diff(b.prev.Files, files, b.now)
+	b.warnHeadless(events)
 	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, Files: files,
 		Segments: slices.Clone(b.prev.Segments), SetChanged: map[string]int64{}}
 	s := b.sum

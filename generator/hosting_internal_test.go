@@ -5,13 +5,22 @@ import (
 	"testing"
 )
 
+// TestHeadInjectorAcrossWrites: the link goes right after the document's
+// own <head> start tag, found as a browser finds it: never inside a
+// comment, a script or an attribute, and never after content has begun.
 func TestHeadInjectorAcrossWrites(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"<html><head><title>", "<html><head>TAG<title>"},
 		{"<HEAD\n  profile=x>x", "<HEAD\n  profile=x>TAGx"},
-		{"<header><head>", "<header><head>TAG"},
+		{"<header><head>", "<header><head>"}, // <header> starts the body: a later <head> is not the head
 		{"<p>no head</p>", "<p>no head</p>"},
 		{"<head", "<head"},
+		{"\ufeff<!DOCTYPE html>\n<!-- <head> --><html>\n <head>", "\ufeff<!DOCTYPE html>\n<!-- <head> --><html>\n <head>TAG"},
+		{"<!-- <head> -->", "<!-- <head> -->"},
+		{"<script>document.write('<head>')</script><head>", "<script>document.write('<head>')</script><head>"},
+		{"<html lang='<head>'><head>", "<html lang='<head>'><head>TAG"},
+		{"<html><title>x</title><head>", "<html><title>x</title><head>"},
+		{"<!doctype html><head/>x", "<!doctype html><head/>TAGx"},
 	} {
 		// One byte at a time: the start tag arrives in pieces.
 		var out bytes.Buffer

@@ -244,7 +244,7 @@ func testHTMLLink(t *testing.T, srcRoot string) {
 	s.write("pages/no-head.html", "<p>fragment</p>")
 	s.write("pages/p.txt", "<head>")
 	s.write("outside.html", "<html><head></head></html>")
-	s.build(t0) // CheckPublished verifies every length and hash against the output's bytes
+	s.buildExpecting(t0, "pages/no-head.html: html_link: no <head> start tag") // CheckPublished verifies every length and hash against the output's bytes
 
 	tag := `<link rel="resourcesync" href="` + testBaseURL + `resourcesync/pages/capabilitylist.xml">`
 	want := strings.Replace(page, `<Head lang="en">`, `<Head lang="en">`+tag, 1)

@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"hash"
 	"html"
+
 	"io"
 	"strings"
+
+	xhtml "golang.org/x/net/html"
 
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/snapshot"
@@ -110,6 +113,9 @@ func (b *builder) rewriter(r *snapshot.Record, dst *lazyFile) (io.Writer, func()
 		if err := inj.Close(); err != nil {
 			return err
 		}
+		if !inj.inserted {
+			b.headless.Store(r.Path, true)
+		}
 		pairs := make([]string, len(b.algs))
 		for i, a := range b.algs {
 			pairs[i] = a.String() + ":" + hex.EncodeToString(hashes[i].Sum(nil))
@@ -124,6 +130,17 @@ func (b *builder) rewriter(r *snapshot.Record, dst *lazyFile) (io.Writer, func()
 	return inj, finish
 }
 
+// warnHeadless warns about the HTML resources of this build's events that
+// have no <head> start tag to put the link in: once per version, not on
+// every build that reads them.
+func (b *builder) warnHeadless(events []snapshot.Event) {
+	for _, ev := range events {
+		if _, ok := b.headless.Load(ev.Record.Path); ok && ev.Change != snapshot.Deleted {
+			b.warn(ev.Record.Path, fmt.Sprintf("html_link: no <head> start tag before the content (within the first %d KiB): published without its <link rel=\"resourcesync\">", headSearchLimit>>10))
+		}
+	}
+}
+
 // applyRewrites gives the records of rewritten resources the length and
 // digests of their published bytes, as the scan's tee recorded them.
 func (b *builder) applyRewrites(files []snapshot.Record) {
@@ -136,14 +153,16 @@ func (b *builder) applyRewrites(files []snapshot.Record) {
 }
 
 // headInjector copies an HTML document to dst with tags inserted right
-// after its <head> start tag. It holds back bytes only until that tag has
-// been seen, or headSearchLimit bytes have passed without it; from then on
-// bytes pass straight through. Close writes what is still held back.
+// after its own <head> start tag. It holds back bytes only until it knows
+// where that tag is, or that the document has none (see headStart), or
+// headSearchLimit bytes have passed; from then on bytes pass straight
+// through. Close writes what is still held back.
 type headInjector struct {
-	dst  io.Writer
-	tags []byte
-	held []byte
-	done bool // inserted, or given up: pass through
+	dst      io.Writer
+	tags     []byte
+	held     []byte
+	done     bool // decided: pass through
+	inserted bool // the tags went in
 }
 
 func (h *headInjector) Write(p []byte) (int, error) {
@@ -151,18 +170,25 @@ func (h *headInjector) Write(p []byte) (int, error) {
 		return h.dst.Write(p)
 	}
 	h.held = append(h.held, p...)
-	at := headEnd(h.held[:min(len(h.held), headSearchLimit)])
-	switch {
-	case at >= 0:
-		if err := h.flush(h.held[:at], h.tags, h.held[at:]); err != nil {
-			return 0, err
-		}
-	case len(h.held) > headSearchLimit:
-		if err := h.flush(h.held); err != nil {
-			return 0, err
-		}
+	if err := h.decide(len(h.held) >= headSearchLimit); err != nil {
+		return 0, err
 	}
 	return len(p), nil
+}
+
+// decide inserts the tags once headStart knows where, or passes the held
+// bytes on unchanged once it knows there is no place (or final says no
+// more bytes will help).
+func (h *headInjector) decide(final bool) error {
+	at, known := headStart(h.held[:min(len(h.held), headSearchLimit)], final)
+	switch {
+	case known && at >= 0:
+		h.inserted = true
+		return h.flush(h.held[:at], h.tags, h.held[at:])
+	case known || final:
+		return h.flush(h.held)
+	}
+	return nil
 }
 
 func (h *headInjector) flush(parts ...[]byte) error {
@@ -176,44 +202,53 @@ func (h *headInjector) flush(parts ...[]byte) error {
 	return nil
 }
 
-// Close writes the bytes still held back: a document without a <head>
-// start tag is published unchanged.
+// Close writes the bytes still held back: a document without its own
+// <head> start tag is published unchanged.
 func (h *headInjector) Close() error {
 	if h.done {
 		return nil
 	}
-	return h.flush(h.held)
+	return h.decide(true)
 }
 
-// headEnd returns the offset just past the <head ...> start tag in b, or
-// -1 when b holds no complete one. Tag names are case-insensitive; <header>
-// is not <head>.
-func headEnd(b []byte) int {
-	for from := 0; ; {
-		i := indexFold(b[from:], []byte("<head"))
-		if i < 0 {
-			return -1
+// headStart returns the offset just past the document's own <head> start
+// tag in b, the first bytes of an HTML document, with known true; -1 and
+// known true when the document has no such tag (HTML lets content start
+// without one, and a <head> after it is not the head); and known false
+// when b ends before that is decided, unless complete says b is all there
+// is. It reads b as a browser does (golang.org/x/net/html's tokenizer), so
+// "<head" inside a comment, a script or an attribute is not the tag: only
+// a doctype, comments, whitespace and <html> may come before it.
+func headStart(b []byte, complete bool) (at int, known bool) {
+	z := xhtml.NewTokenizer(bytes.NewReader(b))
+	off := 0
+	for {
+		tt := z.Next()
+		raw := len(z.Raw())
+		if tt != xhtml.ErrorToken && off+raw == len(b) && !complete {
+			return -1, false // the token may go on in the bytes to come ("<" may start a tag)
 		}
-		i += from + len("<head")
-		if i == len(b) {
-			return -1 // the next byte decides
-		}
-		if c := b[i]; c == '>' || c == '/' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' {
-			if j := bytes.IndexByte(b[i:], '>'); j >= 0 {
-				return i + j + 1
+		switch tt {
+		case xhtml.ErrorToken:
+			return -1, complete // the end of b, possibly inside a token
+		case xhtml.DoctypeToken, xhtml.CommentToken:
+		case xhtml.TextToken:
+			text := bytes.TrimPrefix(z.Raw(), []byte("\ufeff"))
+			if len(bytes.Trim(text, " \t\n\f\r")) > 0 {
+				return -1, true
 			}
-			return -1
+		case xhtml.StartTagToken, xhtml.SelfClosingTagToken:
+			name, _ := z.TagName()
+			switch string(name) {
+			case "html":
+			case "head":
+				return off + raw, true
+			default:
+				return -1, true
+			}
+		default:
+			return -1, true
 		}
-		from = i
+		off += raw
 	}
-}
-
-// indexFold is bytes.Index for an ASCII lowercase sep, ignoring case.
-func indexFold(b, sep []byte) int {
-	for i := 0; i+len(sep) <= len(b); i++ {
-		if bytes.EqualFold(b[i:i+len(sep)], sep) {
-			return i
-		}
-	}
-	return -1
 }

@@ -113,6 +113,36 @@ func (s *site) buildWith(opts generator.Options) *generator.Summary {
 	return sum
 }
 
+// buildExpecting runs one build at time now, like build, except that it
+// expects exactly the given warnings, each named by a prefix of
+// "path: message".
+func (s *site) buildExpecting(now time.Time, warnings ...string) *generator.Summary {
+	s.t.Helper()
+	var notes []string
+	var mu sync.Mutex
+	sum, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: now, Notify: func(n generator.Note) {
+		if n.Kind == generator.NoteWarning {
+			mu.Lock()
+			notes = append(notes, n.Path+": "+n.Msg)
+			mu.Unlock()
+		}
+	}})
+	if err != nil {
+		s.t.Fatalf("build at %s: %v", now.Format(time.RFC3339), err)
+	}
+	slices.Sort(notes)
+	slices.Sort(warnings)
+	ok := len(notes) == len(warnings)
+	for i := 0; ok && i < len(notes); i++ {
+		ok = strings.HasPrefix(notes[i], warnings[i])
+	}
+	if !ok {
+		s.t.Errorf("build at %s warned\n  %s\nwant\n  %s", now.Format(time.RFC3339), strings.Join(notes, "\n  "), strings.Join(warnings, "\n  "))
+	}
+	generator.CheckPublished(s.t, s.Cfg)
+	return sum
+}
+
 // otherDeviceDir returns a new temporary folder on another file system
 // than t.TempDir's, so that a build must copy resources instead of
 // hard-linking them; "" when there is none. RSGEN_OTHER_FS names one,
