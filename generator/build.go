@@ -329,7 +329,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	closed := b.advanceJournal(events)
 	b.retain()
 	b.recordSetChanges(events)
-	if err := b.keepVersions(); err != nil {
+	if err := b.keepVersions(ctx); err != nil {
 		return nil, err
 	}
 	if err := b.writeDocuments(ctx, events, closed); err != nil {

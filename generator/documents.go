@@ -29,7 +29,7 @@ func (b *builder) writeDocuments(ctx context.Context, events []snapshot.Event, c
 		}
 		if s.WantsChangeDump(&b.cfg.Dumps) {
 			b.carryChangePackages(s)
-			if err := b.writeChangePackages(s, events); err != nil {
+			if err := b.writeChangePackages(ctx, s, events); err != nil {
 				return err
 			}
 		}
@@ -47,7 +47,7 @@ func (b *builder) writeDocuments(ctx context.Context, events []snapshot.Event, c
 			return err
 		}
 		if s.WantsResourceDump(&b.cfg.Dumps) {
-			if err := b.writeResourceDump(s); err != nil {
+			if err := b.writeResourceDump(ctx, s); err != nil {
 				return err
 			}
 		}

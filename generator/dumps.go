@@ -2,6 +2,7 @@ package generator
 
 import (
 	"archive/zip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -40,7 +41,7 @@ func manifestPath(p string) string { return "/" + p }
 // ZIP packages that cover stable ranges of paths, and the document listing
 // them. A package whose contents did not change since the last build is
 // kept as it is: its name is a digest of everything that goes into it.
-func (b *builder) writeResourceDump(s *set) error {
+func (b *builder) writeResourceDump(ctx context.Context, s *set) error {
 	members := b.members(s)
 	items := make([]zippkg.Item, len(members))
 	for k, i := range members {
@@ -52,7 +53,7 @@ func (b *builder) writeResourceDump(s *set) error {
 	}
 	var pkgs []snapshot.Package
 	for _, r := range ranges {
-		pkg, err := b.resourcePackage(s, members[r.Start:r.End])
+		pkg, err := b.resourcePackage(ctx, s, members[r.Start:r.End])
 		if err != nil {
 			return err
 		}
@@ -73,7 +74,7 @@ func (b *builder) writeResourceDump(s *set) error {
 
 // resourcePackage returns the package of the files at the given indexes,
 // writing it unless the last build wrote the same one.
-func (b *builder) resourcePackage(s *set, files []int) (snapshot.Package, error) {
+func (b *builder) resourcePackage(ctx context.Context, s *set, files []int) (snapshot.Package, error) {
 	m := &zippkg.Manifest{Kind: zippkg.ResourceDump, Up: b.docURL(layout.CapabilityList(s.Name)), At: b.sum.Now}
 	fromMtime := b.cfg.Lastmod == "mtime"
 	for _, i := range files {
@@ -91,7 +92,7 @@ func (b *builder) resourcePackage(s *set, files []int) (snapshot.Package, error)
 		return old, b.writeManifestCopy(rel, m)
 	}
 	pkg := snapshot.Package{Set: s.Name, Path: rel, At: b.now}
-	return pkg, b.writePackage(&pkg, m)
+	return pkg, b.writePackage(ctx, &pkg, m)
 }
 
 // packageID is a digest of everything that makes up a package's bytes
@@ -126,7 +127,7 @@ func (b *builder) keptPackage(rel string) (snapshot.Package, bool) {
 // writePackage writes the package of manifest m at pkg.Path, staged (see
 // stage), reading each bitstream from the source and checking it against the
 // manifest, and fills in pkg's length and digest.
-func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error {
+func (b *builder) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest) error {
 	dst := b.outPath(pkg.Path)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("dump package %s: %w", dst, err)
@@ -136,7 +137,7 @@ func (b *builder) writePackage(pkg *snapshot.Package, m *zippkg.Manifest) error 
 		return fmt.Errorf("dump package %s: %w", dst, err)
 	}
 	sum := sha256.New()
-	err = zippkg.Write(io.MultiWriter(tmp, sum), m, b.zipOptions(), b.openBitstream)
+	err = zippkg.Write(ctx, io.MultiWriter(tmp, sum), m, b.zipOptions(), b.openBitstream)
 	var info os.FileInfo
 	if err == nil {
 		info, err = tmp.Stat()
@@ -212,7 +213,7 @@ func (b *builder) packageEntry(p *snapshot.Package) rs.Entry {
 // Changes beyond what one package holds (50,000 entries, package_size
 // bytes) go into further packages with the same from and until, split in
 // path order like Resource Dump packages.
-func (b *builder) writeChangePackages(s *set, events []snapshot.Event) error {
+func (b *builder) writeChangePackages(ctx context.Context, s *set, events []snapshot.Event) error {
 	var mine []*snapshot.Event
 	var items []zippkg.Item
 	for i := range events {
@@ -237,7 +238,7 @@ func (b *builder) writeChangePackages(s *set, events []snapshot.Event) error {
 			s.Name, len(mine), len(ranges)))
 	}
 	for _, r := range ranges {
-		if err := b.writeChangePackage(s, mine[r.Start:r.End]); err != nil {
+		if err := b.writeChangePackage(ctx, s, mine[r.Start:r.End]); err != nil {
 			return err
 		}
 	}
@@ -245,7 +246,7 @@ func (b *builder) writeChangePackages(s *set, events []snapshot.Event) error {
 }
 
 // writeChangePackage writes one Change Dump package of the given events.
-func (b *builder) writeChangePackage(s *set, events []*snapshot.Event) error {
+func (b *builder) writeChangePackage(ctx context.Context, s *set, events []*snapshot.Event) error {
 	m := &zippkg.Manifest{Kind: zippkg.ChangeDump, Up: b.docURL(layout.CapabilityList(s.Name)),
 		From: unixTime(b.prev.LastBuild), Until: b.sum.Now}
 	var paths zippkg.Paths
@@ -266,7 +267,7 @@ func (b *builder) writeChangePackage(s *set, events []*snapshot.Event) error {
 	}
 	pkg := snapshot.Package{Set: s.Name, Change: true, From: b.prev.LastBuild, Until: b.now,
 		Path: layout.ChangeDumpPackage(s.Name, b.sum.Now, b.packageID(m))}
-	return b.writePackage(&pkg, m)
+	return b.writePackage(ctx, &pkg, m)
 }
 
 // carryChangePackages keeps the records of the Change Dump packages of

@@ -34,11 +34,15 @@ type LockError struct {
 }
 
 func (e *LockError) Error() string {
-	holder := "a process that has not written its PID yet"
+	return fmt.Sprintf("%v: %s is held by %s (wait for it with --wait, or stop it)", ErrLocked, e.Path, e.holder())
+}
+
+// holder names the process that holds the lock.
+func (e *LockError) holder() string {
 	if e.PID > 0 {
-		holder = "process " + strconv.Itoa(e.PID)
+		return "process " + strconv.Itoa(e.PID)
 	}
-	return fmt.Sprintf("%v: %s is held by %s (wait for it with --wait, or stop it)", ErrLocked, e.Path, holder)
+	return "a process that has not written its PID yet"
 }
 
 func (e *LockError) Unwrap() error { return ErrLocked }
@@ -68,7 +72,7 @@ func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) 
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
 	path := filepath.Join(dir, LockFileName)
-	for {
+	for said := false; ; {
 		l, stalePID, err := tryLock(path)
 		if err == nil {
 			l.createdDir = created
@@ -84,6 +88,10 @@ func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) 
 				os.Remove(dir)
 			}
 			return nil, err
+		}
+		if !said && notify != nil {
+			said = true
+			notify(Note{Kind: NoteInfo, Path: path, Msg: "waiting for " + le.holder() + " to finish its build (it holds " + path + ")"})
 		}
 		select {
 		case <-ctx.Done():

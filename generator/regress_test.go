@@ -6,6 +6,8 @@ package generator_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -132,4 +134,47 @@ func pathOfLength(n int) string {
 		n -= k + 1
 	}
 	return strings.Join(elems, "/")
+}
+
+// TestInterruptDuringPackaging: an interrupt while dump packages are
+// written stops the build with the context's error, before the next
+// package, and leaves the output and the state of the last complete build;
+// the next build completes the work.
+func TestInterruptDuringPackaging(t *testing.T) {
+	s := newSite(t, testBaseURL, func(c *config.Config) {
+		c.Dumps.ResourceDump, c.Dumps.ChangeDump = true, true
+		c.Dumps.PackageSize = 64 << 10
+	})
+	for i := range 20 {
+		s.write(fmt.Sprintf("f%02d.bin", i), randomBytes(40<<10))
+	}
+	s.build(t0)
+	for i := range 20 {
+		s.write(fmt.Sprintf("f%02d.bin", i), "v2"+randomBytes(40<<10))
+	}
+	out, state := statTree(t, s.Out), statTree(t, s.State)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	packages := 0
+	_, err := generator.Build(ctx, s.Cfg, generator.Options{Now: t0.Add(time.Minute), Notify: func(n generator.Note) {
+		if n.Kind == generator.NoteWritten && strings.HasSuffix(n.Path, ".zip") {
+			packages++
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted build returned %v, want context.Canceled", err)
+	}
+	if packages != 1 {
+		t.Errorf("%d packages written after the interrupt, want 1", packages)
+	}
+	if d := diffTrees(out, statTree(t, s.Out), true); len(d) > 0 {
+		t.Errorf("the interrupted build changed the output:\n%v", d)
+	}
+	if d := diffTrees(state, statTree(t, s.State), true); len(d) > 0 {
+		t.Errorf("the interrupted build changed the state:\n%v", d)
+	}
+	if sum := s.buildExpecting(t0.Add(2*time.Minute), ": set default: 20 changes need 20 Change Dump packages"); sum.Updated != 20 {
+		t.Errorf("the build after the interrupt published %d updates, want 20", sum.Updated)
+	}
 }

@@ -13,6 +13,7 @@ package generator
 // and patches are never removed: closed Change Lists link to them forever.
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -49,7 +50,7 @@ func (b *builder) versioned(p string) (keep, patches bool) {
 // keepVersions keeps the versions of this build's resources, carries over
 // those of earlier builds, and writes the TimeMaps and patches. It runs
 // before the documents that link to them are written.
-func (b *builder) keepVersions() error {
+func (b *builder) keepVersions(ctx context.Context) error {
 	if !slices.ContainsFunc(b.sets, func(s *set) bool { return s.KeepVersions }) {
 		return nil
 	}
@@ -74,6 +75,9 @@ func (b *builder) keepVersions() error {
 		r := &b.next.Files[i]
 		if keep, _ := b.versioned(r.Path); !keep || have[version{r.Path, r.Seen}] {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		if err := b.writeMemento(r); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -75,7 +76,7 @@ func TestFileReplacedByFIFO(t *testing.T) {
 		t.Fatalf("stat: %v, %v; want a named pipe", info, err)
 	}
 	r := Record{Path: "pipe"}
-	err = newHasher([]Algorithm{SHA256}).hashFile(DirFS(dir), &r, true, nil)
+	err = newHasher([]Algorithm{SHA256}).hashFile(context.Background(), DirFS(dir), &r, true, nil)
 	if !errors.Is(err, ErrChangedWhileReading) {
 		t.Errorf("hashFile on a FIFO: %v, want ErrChangedWhileReading", err)
 	}

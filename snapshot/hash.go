@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -60,7 +61,7 @@ type Tee func(r *Record, isNew bool) (w io.Writer, done func(ok bool) error, err
 // hashFile reads the file at r.Path in fsys, filling in r's fingerprint,
 // digests and, when the name says nothing, its media type. r.Size must
 // hold the size from stat.
-func (h *hasher) hashFile(fsys fs.FS, r *Record, isNew bool, tee Tee) (err error) {
+func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool, tee Tee) (err error) {
 	f, err := fsys.Open(r.Path)
 	if err != nil {
 		return err
@@ -98,6 +99,9 @@ func (h *hasher) hashFile(fsys fs.FS, r *Record, isNew bool, tee Tee) (err error
 	var n int64
 	var head []byte
 	for n <= r.Size {
+		if err := ctx.Err(); err != nil {
+			return err // a file of gigabytes is no reason to ignore an interrupt
+		}
 		k, rerr := f.Read(h.buf[:min(int64(len(h.buf)), r.Size-n+1)])
 		if k > 0 {
 			chunk := h.buf[:k]

@@ -269,9 +269,9 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 		if ctx.Err() != nil {
 			continue
 		}
-		err := h.hashFile(s.opts.FS, &job.rec, job.isNew, s.opts.Tee)
+		err := h.hashFile(ctx, s.opts.FS, &job.rec, job.isNew, s.opts.Tee)
 		for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
-			err = h.hashFile(s.opts.FS, &job.rec, job.isNew, s.opts.Tee)
+			err = h.hashFile(ctx, s.opts.FS, &job.rec, job.isNew, s.opts.Tee)
 		}
 		if errors.Is(err, ErrChangedWhileReading) {
 			err = fmt.Errorf("%w (read %d times)", err, MaxReads)

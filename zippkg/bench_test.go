@@ -1,6 +1,7 @@
 package zippkg
 
 import (
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -80,7 +81,7 @@ func BenchmarkPackage(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(benchFiles * benchFileSize)
 			for b.Loop() {
-				writeBenchPackage(b, dir, func(w io.Writer) error { return Write(w, &mc, c.opts, open) })
+				writeBenchPackage(b, dir, func(w io.Writer) error { return Write(context.Background(), w, &mc, c.opts, open) })
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package zippkg
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -77,7 +78,7 @@ func buildDump(t *testing.T, dir, out string, at time.Time) map[string][]byte {
 	for _, r := range ranges {
 		m := &Manifest{Kind: ResourceDump, Up: testUp, At: at, Entries: entries[r.Start:r.End]}
 		var buf bytes.Buffer
-		err := Write(&buf, m, nil, func(e *Entry) (io.ReadCloser, error) {
+		err := Write(context.Background(), &buf, m, nil, func(e *Entry) (io.ReadCloser, error) {
 			return os.Open(filepath.Join(dir, filepath.FromSlash(e.Path[len("/resources/"):])))
 		})
 		if err != nil {

@@ -3,6 +3,7 @@ package zippkg
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/binary"
@@ -104,7 +105,7 @@ func memOpen(tree map[string]testFile) func(e *Entry) (io.ReadCloser, error) {
 func writePackage(t testing.TB, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := Write(&buf, m, opts, open); err != nil {
+	if err := Write(context.Background(), &buf, m, opts, open); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

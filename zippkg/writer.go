@@ -2,6 +2,7 @@ package zippkg
 
 import (
 	"archive/zip"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -148,8 +149,10 @@ func (w *Writer) Close() error {
 
 // Write writes the whole package of m to w, opening each bitstream with
 // open, in manifest order, and closing it after use. It is NewWriter, Add
-// and Close in one call.
-func Write(w io.Writer, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) error {
+// and Close in one call. It stops with ctx's error within one read of a
+// bitstream once ctx is done: a package of gigabytes is no reason to
+// ignore an interrupt.
+func Write(ctx context.Context, w io.Writer, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) error {
 	pw, err := NewWriter(w, m, opts)
 	if err != nil {
 		return err
@@ -159,19 +162,22 @@ func Write(w io.Writer, m *Manifest, opts *Options, open func(e *Entry) (io.Read
 		if !e.hasBitstream() {
 			continue
 		}
-		if err := addOpened(pw, e, open); err != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := addOpened(ctx, pw, e, open); err != nil {
 			return err
 		}
 	}
 	return pw.Close()
 }
 
-func addOpened(pw *Writer, e *Entry, open func(e *Entry) (io.ReadCloser, error)) error {
+func addOpened(ctx context.Context, pw *Writer, e *Entry, open func(e *Entry) (io.ReadCloser, error)) error {
 	r, err := open(e)
 	if err != nil {
 		return fmt.Errorf("zippkg: open %s: %w", e.Path, err)
 	}
-	err = pw.Add(e.Path, r)
+	err = pw.Add(e.Path, ctxReader{ctx, r})
 	if cerr := r.Close(); err == nil && cerr != nil {
 		return fmt.Errorf("zippkg: close %s: %w", e.Path, cerr)
 	}
@@ -347,4 +353,18 @@ type teeWriter struct {
 func (t teeWriter) Write(p []byte) (int, error) {
 	t.v.Write(p)
 	return t.c.Write(p)
+}
+
+// ctxReader is a reader that fails with its context's error once the
+// context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -3,6 +3,7 @@ package zippkg
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -135,7 +136,7 @@ func TestCompressionMethod(t *testing.T) {
 		t.Error("level 42 accepted")
 	}
 	bad := &Options{Method: func(string) uint16 { return 99 }}
-	if err := Write(io.Discard, m, bad, memOpen(tree)); err == nil || !strings.Contains(err.Error(), "method 99") {
+	if err := Write(context.Background(), io.Discard, m, bad, memOpen(tree)); err == nil || !strings.Contains(err.Error(), "method 99") {
 		t.Errorf("method 99: %v", err)
 	}
 }
@@ -169,7 +170,7 @@ func TestChangedWhilePackaging(t *testing.T) {
 			if name == "hash missing" {
 				m.Entries[0].Hash = ""
 			}
-			err := Write(io.Discard, m, nil, memOpen(map[string]testFile{"/a.txt": {[]byte(data), "text/plain"}}))
+			err := Write(context.Background(), io.Discard, m, nil, memOpen(map[string]testFile{"/a.txt": {[]byte(data), "text/plain"}}))
 			var ce *ChangedError
 			if name == "hash missing" {
 				if err != nil {
@@ -195,7 +196,7 @@ func TestFileChangesDuringRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := resourceManifest(map[string]testFile{"/big.bin": {data, "application/octet-stream"}})
-	err := Write(io.Discard, m, nil, func(e *Entry) (io.ReadCloser, error) {
+	err := Write(context.Background(), io.Discard, m, nil, func(e *Entry) (io.ReadCloser, error) {
 		f, err := os.Open(file)
 		return &rewriteAfterFirstRead{File: f, name: file}, err
 	})
@@ -254,7 +255,7 @@ func TestWriterOrder(t *testing.T) {
 
 func TestWriteReportsOpenError(t *testing.T) {
 	m := resourceManifest(sampleTree())
-	err := Write(io.Discard, m, nil, func(e *Entry) (io.ReadCloser, error) { return nil, os.ErrNotExist })
+	err := Write(context.Background(), io.Discard, m, nil, func(e *Entry) (io.ReadCloser, error) { return nil, os.ErrNotExist })
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), m.Entries[0].Path) {
 		t.Errorf("got %v", err)
 	}
@@ -267,7 +268,7 @@ func TestMemoryDoesNotGrowWithFileSize(t *testing.T) {
 		}}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		err := Write(io.Discard, m, nil, func(e *Entry) (io.ReadCloser, error) {
+		err := Write(context.Background(), io.Discard, m, nil, func(e *Entry) (io.ReadCloser, error) {
 			return io.NopCloser(io.LimitReader(zeros{}, size)), nil
 		})
 		runtime.ReadMemStats(&after)
@@ -288,3 +289,30 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// TestWriteStopsWhenCancelled: an interrupt during a bitstream stops
+// Write within one read, with the context's error, instead of packaging
+// the rest.
+func TestWriteStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manifest{Kind: ResourceDump, Up: "https://example.org/cl.xml", At: time.Unix(1700000000, 0),
+		Entries: []Entry{{Loc: "https://example.org/a", Path: "/a", Length: 1 << 30, Hash: "md5:00000000000000000000000000000000"}}}
+	reads := 0
+	err := Write(ctx, io.Discard, m, nil, func(e *Entry) (io.ReadCloser, error) {
+		return io.NopCloser(readFunc(func(p []byte) (int, error) {
+			reads++
+			cancel() // the interrupt arrives during the first read
+			return len(p), nil
+		})), nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write returned %v, want context.Canceled", err)
+	}
+	if reads != 1 {
+		t.Errorf("%d reads after the interrupt, want 1", reads)
+	}
+}
+
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }

@@ -2,6 +2,7 @@ package zippkg
 
 import (
 	"archive/zip"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func writeZip64Package(t *testing.T, pkgFile string, m *Manifest, big string) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	err = Write(out, m, nil, func(e *Entry) (io.ReadCloser, error) {
+	err = Write(context.Background(), out, m, nil, func(e *Entry) (io.ReadCloser, error) {
 		if e.Path == "/small.txt" {
 			return io.NopCloser(strings.NewReader("small")), nil
 		}

@@ -241,6 +241,18 @@ func prepare(name, usage string, cio cliIO, args []string) (cfg *config.Config, 
 	return cfg, opts, f, exitOK
 }
 
+// failed reports the error of a command that ran a build or a scan, and
+// returns its exit code: an interrupt is said in plain words, with what it
+// leaves (exit 130); anything else is a failure (exit 1).
+func failed(ctx context.Context, cio cliIO, name string, err error) int {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		fmt.Fprintf(cio.stderr, "rsgen %s: interrupted; the output and the state are those of the last complete build\n", name)
+		return exitInterrupted
+	}
+	fmt.Fprintf(cio.stderr, "rsgen %s: %v\n", name, err)
+	return exitFailure
+}
+
 // exitCodeOf maps an error to the exit code: configuration errors are
 // usage errors.
 func exitCodeOf(err error) int {
@@ -268,8 +280,7 @@ func runBuild(ctx context.Context, cio cliIO, args []string) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(cio.stderr, "rsgen build: %v\n", err)
-		return exitFailure
+		return failed(ctx, cio, "build", err)
 	}
 	if !f.quiet && !f.json {
 		leftOut := ""
@@ -361,8 +372,7 @@ func runStatus(ctx context.Context, cio cliIO, args []string) int {
 	}
 	sum, err := generator.Plan(ctx, cfg, opts)
 	if err != nil {
-		fmt.Fprintf(cio.stderr, "rsgen status: %v\n", err)
-		return exitFailure
+		return failed(ctx, cio, "status", err)
 	}
 	for _, ev := range sum.Events {
 		fmt.Fprintf(cio.stdout, "%-8s %s\n", ev.Change, ev.Record.Path)
