@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/rsgen/rsgen/config"
@@ -116,15 +115,25 @@ func (b *builder) snapshotDue(s *set, dump bool) bool {
 // snapshot keeps a copy of set s's Resource List (or Resource Dump, whose
 // packages are given) when one is due: the same entries as the live
 // document, written with writeSplit into the state archive, with
-// completed set to this build's time.
-func (b *builder) snapshot(s *set, dump bool, md rs.MD, n int, size int64, entry func(int, *rs.Entry), packages ...string) error {
+// completed set to this build's time. The packages of an archived
+// Resource Dump are kept in the state archive too: once the set changes,
+// no build could make them again.
+func (b *builder) snapshot(s *set, dump bool, md rs.MD, n int, size int64, entry func(int, *rs.Entry), packages ...snapshot.Package) error {
 	if !b.snapshotDue(s, dump) {
 		return nil
 	}
 	a := snapshot.Archived{Set: s.Name, Dump: dump, At: b.next.SetChanged[s.Name], Completed: b.now, Packages: packages}
 	md.Completed = unixTime(b.now)
-	if err := b.writeSplit(s, archivedPath(&a), md, nil, n, size, entry, b.writeArchivedDoc); err != nil {
+	write := func(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) error {
+		k, err := b.writeArchivedDoc(rel, root, md, links, fill)
+		a.Docs = append(a.Docs, k)
 		return err
+	}
+	if err := b.writeSplit(s, archivedPath(&a), md, nil, n, size, entry, write); err != nil {
+		return err
+	}
+	for _, p := range packages {
+		b.keepPublished(p.Path)
 	}
 	b.next.Archived = append(b.next.Archived, a)
 	return nil
@@ -132,19 +141,20 @@ func (b *builder) snapshot(s *set, dump bool, md rs.MD, n int, size int64, entry
 
 // writeArchivedDoc writes a document into the state archive, which keeps
 // it for later builds, and publishes it from there.
-func (b *builder) writeArchivedDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) error {
+func (b *builder) writeArchivedDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (snapshot.Kept, error) {
 	if _, err := b.writeXML(b.archivePath(rel), root, md, links, fill); err != nil {
-		return err
+		return snapshot.Kept{}, err
 	}
-	if ok, err := b.publishArchived(rel); err != nil || !ok {
-		return errors.Join(err, fmt.Errorf("publish %s: missing from the state archive", rel))
+	written, err := measure(b.archivePath(rel))
+	if err != nil {
+		return snapshot.Kept{}, fmt.Errorf("archived document %s: %w", b.archivePath(rel), err)
 	}
-	return nil
-}
-
-// archivePath returns the file, in the state archive, of output path rel.
-func (b *builder) archivePath(rel string) string {
-	return filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(rel))
+	_, ok, changed, err := b.publishKept(rel, written)
+	if err != nil || !ok {
+		return snapshot.Kept{}, errors.Join(err, fmt.Errorf("publish %s: missing from the state archive", rel))
+	}
+	b.recordOutput(rel, changed)
+	return snapshot.Kept{Path: rel, Size: written.size, SHA256: written.sha256}, nil
 }
 
 // writeArchives publishes the archived documents of set s that earlier
@@ -199,65 +209,109 @@ func (b *builder) writeSnapshotArchive(s *set, dump bool) error {
 // publishSnapshot publishes an archived Resource List or Resource Dump
 // that an earlier build kept, with its parts, and keeps the packages of an
 // archived Resource Dump published. It reports false, after a warning,
-// when the state archive has lost the document.
+// when it cannot be published whole: a document or a package lost or
+// damaged in both the state folder and the output; it then leaves its
+// archive.
 func (b *builder) publishSnapshot(a *snapshot.Archived) (bool, error) {
-	rel := archivedPath(a)
-	ok, err := b.publishArchived(rel)
-	if err != nil || !ok {
-		if err == nil {
-			b.warn(rel, "archived document missing from the state folder; it is no longer listed in its archive")
-		}
-		return false, err
+	docs := a.Docs
+	if len(docs) == 0 {
+		docs = b.legacyArchivedDocs(a)
 	}
-	for n := 1; ok; n++ {
-		if ok, err = b.publishArchived(layout.Part(rel, n)); err != nil {
+	type published struct {
+		rel     string
+		changed bool
+	}
+	var done []published
+	for i, k := range docs {
+		got, ok, changed, err := b.publishKept(k.Path, keptSums(k))
+		if err != nil {
 			return false, err
 		}
+		if !ok {
+			b.warn(k.Path, "archived document lost or damaged in both the state folder and the output folder; it leaves its archive")
+			return false, nil
+		}
+		docs[i] = snapshot.Kept{Path: k.Path, Size: got.size, SHA256: got.sha256}
+		if got.sha256 == ([32]byte{}) {
+			docs[i].SHA256 = k.SHA256
+		}
+		done = append(done, published{k.Path, changed})
 	}
+	var pkgs []carriedPackage
 	for _, p := range a.Packages {
-		b.keepArchivedPackage(p)
+		pkg, ok, err := b.keepArchivedPackage(p)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			b.warn(archivedPath(a), fmt.Sprintf("package %s of this archived Resource Dump is lost or damaged in both the state folder and the output folder; the archived Resource Dump leaves its archive", p.Path))
+			return false, nil
+		}
+		pkgs = append(pkgs, pkg)
+	}
+	for _, d := range done {
+		b.recordOutput(d.rel, d.changed)
+	}
+	a.Docs = docs
+	for i, p := range pkgs {
+		a.Packages[i] = p.Package
+		if slices.ContainsFunc(b.next.Packages, func(q snapshot.Package) bool { return q.Path == p.Path }) {
+			continue // the live Resource Dump, or another archived one, lists it too
+		}
+		b.recordPackage(p.Package, p.changed)
+		if err := b.ensureManifestCopy(p.Path); err != nil {
+			return false, err
+		}
 	}
 	return true, nil
 }
 
-// keepArchivedPackage keeps published a Resource Dump package that an
-// archived Resource Dump lists, unless the live dump already does.
-func (b *builder) keepArchivedPackage(path string) {
-	found := func(p snapshot.Package) bool { return p.Path == path }
-	if slices.ContainsFunc(b.next.Packages, found) {
-		return
+// legacyArchivedDocs returns the documents of an archived Resource List or
+// Resource Dump of a state written before format 3, which did not record
+// them: the document, and its parts as far as the state archive has them.
+func (b *builder) legacyArchivedDocs(a *snapshot.Archived) []snapshot.Kept {
+	rel := archivedPath(a)
+	docs := []snapshot.Kept{{Path: rel}}
+	for n := 1; ; n++ {
+		part := layout.Part(rel, n)
+		if _, err := os.Stat(b.archivePath(part)); err != nil {
+			return docs
+		}
+		docs = append(docs, snapshot.Kept{Path: part})
 	}
-	i := slices.IndexFunc(b.prev.Packages, found)
-	if i < 0 {
-		b.warn(path, "package of an archived Resource Dump unknown to the state; it cannot be made again")
-		return
+}
+
+// keepArchivedPackage finds whole a Resource Dump package that an archived
+// Resource Dump lists, in the output or the state archive. A package
+// recorded by a state written before format 3 has only its path; the rest
+// comes from the state's package records.
+func (b *builder) keepArchivedPackage(p snapshot.Package) (carriedPackage, bool, error) {
+	if p.Length == 0 && p.SHA256 == ([32]byte{}) {
+		i := slices.IndexFunc(b.prev.Packages, func(q snapshot.Package) bool { return q.Path == p.Path })
+		if i < 0 {
+			return carriedPackage{}, false, nil
+		}
+		p = b.prev.Packages[i]
 	}
-	if _, err := os.Stat(b.outPath(path)); err != nil {
-		b.warn(path, "package of an archived Resource Dump missing from the output; it cannot be made again")
-		return
-	}
-	b.recordPackage(b.prev.Packages[i], false)
-	b.recordOutput(layout.ManifestCopy(path), false)
+	_, ok, changed, err := b.publishKept(p.Path, sums{size: p.Length, sha256: p.SHA256})
+	return carriedPackage{p, changed}, ok, err
 }
 
 // writeSegmentArchive writes set s's archive of closed Change Lists (or
 // Change Dumps), in forward chronological order with from and until.
 func (b *builder) writeSegmentArchive(s *set, kind segmentKind) error {
-	var listed []*snapshot.Segment
-	for i := range b.next.Segments {
-		seg := &b.next.Segments[i]
-		if seg.Until == 0 {
-			continue
-		}
-		if _, err := os.Stat(b.archivePath(segmentPath(kind, s, seg))); err == nil {
-			listed = append(listed, seg)
+	var segs []*snapshot.Segment
+	journal := b.next.Journals[s.Name]
+	for i := range journal {
+		if seg := &journal[i]; seg.Until != 0 && listed(seg, segmentPath(kind, s.Name, seg)) {
+			segs = append(segs, seg)
 		}
 	}
-	size := int64(len(listed)) * int64(len(b.base)+len(layout.SetDir(s.Name))+80+archiveEntryBound)
+	size := int64(len(segs)) * int64(len(b.base)+len(layout.SetDir(s.Name))+80+archiveEntryBound)
 	md := rs.MD{Capability: kind.capability + "-archive"}
-	return b.writeSplit(s, layout.Archive(s.Name, kind.capability), md, nil, len(listed), size, func(i int, e *rs.Entry) {
-		seg := listed[i]
-		*e = rs.Entry{Loc: b.docURL(segmentPath(kind, s, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
+	return b.writeSplit(s, layout.Archive(s.Name, kind.capability), md, nil, len(segs), size, func(i int, e *rs.Entry) {
+		seg := segs[i]
+		*e = rs.Entry{Loc: b.docURL(segmentPath(kind, s.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
 	}, b.writeDoc)
 }
 
@@ -314,48 +368,46 @@ func expired(keep config.Retention, t int64, n, count int, now int64) bool {
 	return t < now-int64(keep.Age.Seconds())
 }
 
-// retainSegments drops the oldest closed segments that retention lets go:
-// never the newest closed one, and never one whose changes the oldest
-// archived Resource List needs to be brought up to date. What is dropped
-// is always a prefix, so that the remaining lists cover one span without
-// gaps.
+// retainSegments drops, in each set's journal, the oldest closed segments
+// that retention lets go: never the newest closed one, and never one whose
+// changes the set's oldest archived Resource List needs to be brought up
+// to date. What is dropped is always a prefix, so that the remaining lists
+// cover one span without gaps.
 func (b *builder) retainSegments(keep config.Retention) {
-	segs := b.next.Segments
-	closed := len(segs)
-	if segs[closed-1].Until == 0 {
-		closed--
-	}
-	oldestList := int64(-1)
-	for _, a := range b.next.Archived {
-		if !a.Dump && (oldestList < 0 || a.At < oldestList) {
-			oldestList = a.At
+	for _, s := range b.sets {
+		segs := b.next.Journals[s.Name]
+		closed := len(segs)
+		if segs[closed-1].Until == 0 {
+			closed--
 		}
-	}
-	n := 0
-	for n < closed && expired(keep, segs[n].Until, n, closed, b.now) && (oldestList < 0 || segs[n].Until <= oldestList) {
-		n++
-	}
-	for i := range n {
-		for _, s := range b.sets {
-			for _, kind := range []segmentKind{changeLists, changeDumps} {
-				b.arch.prune = append(b.arch.prune, segmentPath(kind, s, &segs[i]))
+		oldestList := int64(-1)
+		for _, a := range b.next.Archived {
+			if a.Set == s.Name && !a.Dump && (oldestList < 0 || a.At < oldestList) {
+				oldestList = a.At
 			}
 		}
+		n := 0
+		for n < closed && expired(keep, segs[n].Until, n, closed, b.now) && (oldestList < 0 || segs[n].Until <= oldestList) {
+			n++
+		}
+		for i := range n {
+			for _, kind := range []segmentKind{changeLists, changeDumps} {
+				b.arch.prune = append(b.arch.prune, segmentPath(kind, s.Name, &segs[i]))
+			}
+		}
+		b.next.Journals[s.Name] = slices.Clone(segs[n:])
 	}
-	b.next.Segments = slices.Clone(segs[n:])
 }
 
 // pruneSnapshot marks an archived Resource List or Resource Dump, with
 // its parts, for deletion from the state archive.
 func (b *builder) pruneSnapshot(a *snapshot.Archived) {
-	rel := archivedPath(a)
-	b.arch.prune = append(b.arch.prune, rel)
-	for n := 1; ; n++ {
-		part := layout.Part(rel, n)
-		if _, err := os.Stat(b.archivePath(part)); err != nil {
-			return
-		}
-		b.arch.prune = append(b.arch.prune, part)
+	docs := a.Docs
+	if len(docs) == 0 {
+		docs = b.legacyArchivedDocs(a)
+	}
+	for _, k := range docs {
+		b.arch.prune = append(b.arch.prune, k.Path)
 	}
 }
 

@@ -153,6 +153,12 @@ type builder struct {
 	headless  sync.Map  // source paths of rewritten resources without a <head> (htmllink.go)
 	arch      archiveState
 	rel       relations
+
+	setEvents    map[string][]snapshot.Event // this build's events, per set whose journal takes them
+	lostPackages map[string]int64            // per set, the until of its newest lost Change Dump package
+	carried      map[string][]carriedPackage // per set, the Change Dump packages of earlier builds
+	toKeep       []string                    // output paths to keep in the state archive once published (kept.go)
+	prevPackages map[string]snapshot.Package // the previous build\'s packages by output path, once needed
 }
 
 func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
@@ -176,10 +182,11 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
 	}
 	b := &builder{cfg: cfg, opts: opts, algs: algs, sets: newSets(cfg),
-		base: base, resBase: resBase, sum: &Summary{}}
+		base: base, resBase: resBase, sum: &Summary{}, carried: map[string][]carriedPackage{}}
 	if b.prev, err = b.loadState(); err != nil {
 		return nil, err
 	}
+	b.migrateShared(b.prev)
 	if err := b.loadIntent(); err != nil {
 		return nil, err
 	}
@@ -229,7 +236,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 		Algorithms: b.algs,
 		Exclude:    b.excluder().Exclude,
 		Verify:     b.opts.Verify,
-		Reread:     b.rewrites,
+		Reread:     func(old *snapshot.Record) bool { return old.Rewritten || b.rewrites(old.Path) },
 		Tee:        tee,
 		Notify:     b.scanNote,
 
@@ -259,8 +266,8 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 	b.applyRewrites(files)
 	events := snapshot.Diff(b.prev.Files, files, b.now)
 	b.warnHeadless(events)
-	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, Files: files,
-		Segments: slices.Clone(b.prev.Segments), SetChanged: map[string]int64{}}
+	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, Files: files,
+		SetChanged: map[string]int64{}}
 	s := b.sum
 	s.ScanTime = time.Duration(time.Now().UnixNano() - scanStart)
 	s.Files, s.Hashed, s.HashedBytes, s.Skipped = stats.Files, stats.Hashed, stats.HashedBytes, stats.Skipped
@@ -326,13 +333,16 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.writeViewer(); err != nil {
 		return nil, err
 	}
-	closed := b.advanceJournal(events)
+	closed, err := b.advanceJournals(events)
+	if err != nil {
+		return nil, err
+	}
 	b.retain()
 	b.recordSetChanges(events)
 	if err := b.keepVersions(ctx); err != nil {
 		return nil, err
 	}
-	if err := b.writeDocuments(ctx, events, closed); err != nil {
+	if err := b.writeDocuments(ctx, closed); err != nil {
 		return nil, err
 	}
 	if err := b.writeHosting(); err != nil {
@@ -344,11 +354,15 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.commitStaged(); err != nil {
 		return nil, err
 	}
+	if err := b.keepCommitted(); err != nil {
+		return nil, err
+	}
 	out.keepAdded()
 	if err := b.removeObsolete(out); err != nil {
 		return nil, err
 	}
 	b.next.Outputs = b.outputs
+	b.pruneUnkept()
 	if err := snapshot.Save(b.cfg.State, b.next); err != nil {
 		return nil, err
 	}

@@ -25,17 +25,28 @@
 // datetime. The Resource List's "at" is the time of the last build that
 // changed its set, so a build without changes writes the same bytes.
 //
-// # Change List segments
+// # Journals
 //
-// Change events are kept in segments of time shared by all sets. The open
-// segment collects events; it is closed (given "until") when it is older
-// than the configured rotation period or would pass 50,000 events or the
-// byte limit, and a new one opens at the same instant. Each set gets one
-// Change List per segment holding the events of its own resources. A closed
-// list is written once, into the state folder and from there into the
-// output, and never rewritten, so its URI can be cached forever. The Change
-// List Index always exists, even with one list, so that the Capability List
-// never has to change the URI it points at.
+// Each set keeps a journal of Change List segments (journal.go). The open
+// segment collects the set's events; it is closed (given "until") when it
+// is older than the configured rotation period and holds events, or would
+// pass 50,000 events or the byte limit, and a new one opens at the same
+// instant. A segment without events is never closed: an open Change List
+// may be empty, a closed one never is. A closed segment's Change List (and
+// Change Dump) is written once, into the state folder's archive, and never
+// rewritten, so its URI can be cached forever. The Change List Index
+// always exists, even with one list, so that the Capability List never has
+// to change the URI it points at.
+//
+// # What cannot be made again
+//
+// The state folder keeps, with their checksums, every output no later
+// build could make again: closed documents, archived documents, Change
+// Dump packages, packages of archived Resource Dumps and kept versions
+// (kept.go). A wiped output folder is rebuilt whole from it, a lost state
+// folder is rebuilt from the output (recover.go), a damaged copy on one
+// side is repaired from the other, and a file whose copies are both lost
+// is never published: the documents that need it leave the output.
 //
 // # Writing
 //

@@ -2,10 +2,8 @@ package generator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -14,34 +12,16 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// archiveDir is the folder, inside the state folder, that keeps the closed
-// Change Lists and Change Dumps: they are written once and cannot be
-// derived again, so an output folder built afresh (as CI runners do) gets
-// them from here.
-const archiveDir = "closed"
-
 // writeDocuments writes every document of every set, leaves first, then
-// the Source Description. events are the events this build publishes.
-func (b *builder) writeDocuments(ctx context.Context, events []snapshot.Event, closed []snapshot.Segment) error {
+// the Source Description. closed holds, per set, the segments this build
+// closed.
+func (b *builder) writeDocuments(ctx context.Context, closed map[string][]snapshot.Segment) error {
 	for _, s := range b.sets {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if s.WantsChangeDump(&b.cfg.Dumps) {
-			b.carryChangePackages(s)
-			if err := b.writeChangePackages(ctx, s, events); err != nil {
-				return err
-			}
-		}
-		for i := range closed {
-			if err := b.archiveSegment(s, &closed[i]); err != nil {
-				return err
-			}
-		}
-		for _, kind := range b.segmentKinds(s) {
-			if err := b.writeSegmentDocs(s, kind); err != nil {
-				return err
-			}
+		if err := b.writeJournalDocs(ctx, s, closed[s.Name]); err != nil {
+			return err
 		}
 		if err := b.writeResourceList(s); err != nil {
 			return err
@@ -148,46 +128,6 @@ func (b *builder) upLink(s *set) rs.Link {
 	return rs.Link{Rel: rs.RelUp, Href: b.docURL(layout.CapabilityList(s.Name))}
 }
 
-// segmentKind is a kind of document written once per Change List segment:
-// the Change List itself and, when enabled, the Change Dump.
-type segmentKind struct {
-	capability string
-	index      func(set string) string
-	path       func(set string, from time.Time, seq int) string
-	write      func(b *builder, path string, s *set, seg *snapshot.Segment) (bool, error)
-}
-
-var (
-	changeLists = segmentKind{rs.CapChangeList, layout.ChangeListIndex, layout.ChangeList, (*builder).writeChangeList}
-	changeDumps = segmentKind{rs.CapChangeDump, layout.ChangeDumpIndex, layout.ChangeDump, (*builder).writeChangeDump}
-)
-
-// segmentKinds returns the kinds of segment documents set s publishes.
-func (b *builder) segmentKinds(s *set) []segmentKind {
-	if s.WantsChangeDump(&b.cfg.Dumps) {
-		return []segmentKind{changeLists, changeDumps}
-	}
-	return []segmentKind{changeLists}
-}
-
-// segmentPath returns the output path of set s's document of a kind for
-// segment seg.
-func segmentPath(kind segmentKind, s *set, seg *snapshot.Segment) string {
-	return kind.path(s.Name, unixTime(seg.From), seg.Seq)
-}
-
-// archiveSegment writes the documents of a segment that this build closed
-// into the state folder's archive, from which they are published.
-func (b *builder) archiveSegment(s *set, seg *snapshot.Segment) error {
-	for _, kind := range b.segmentKinds(s) {
-		path := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(segmentPath(kind, s, seg)))
-		if _, err := kind.write(b, path, s, seg); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // writeChangeList writes the Change List of set s for segment seg at path.
 func (b *builder) writeChangeList(path string, s *set, seg *snapshot.Segment) (bool, error) {
 	md := rs.MD{Capability: rs.CapChangeList, From: unixTime(seg.From), Until: unixTime(seg.Until)}
@@ -195,9 +135,6 @@ func (b *builder) writeChangeList(path string, s *set, seg *snapshot.Segment) (b
 	return b.writeXML(path, rs.URLSet, md, links, func(w *rs.Writer) error {
 		for i := range seg.Events {
 			ev := &seg.Events[i]
-			if !s.Contains(ev.Record.Path) {
-				continue
-			}
 			e := b.changeEntry(ev)
 			e.Links = b.links(s, &ev.Record, ev)
 			if err := w.Entry(e); err != nil {
@@ -267,75 +204,4 @@ func schemaSafeType(t string) bool {
 		}
 	}
 	return slash == 1
-}
-
-// writeSegmentDocs publishes the set's closed documents of one kind from
-// the archive, writes the open one, and the index over all of them.
-func (b *builder) writeSegmentDocs(s *set, kind segmentKind) error {
-	var listed []snapshot.Segment
-	for i := range b.next.Segments {
-		seg := &b.next.Segments[i]
-		rel := segmentPath(kind, s, seg)
-		if seg.Until == 0 {
-			changed, err := kind.write(b, b.outPath(rel), s, seg)
-			if err != nil {
-				return err
-			}
-			b.recordOutput(rel, changed)
-			listed = append(listed, *seg)
-			continue
-		}
-		ok, err := b.publishArchived(rel)
-		if err != nil {
-			return err
-		}
-		if ok {
-			listed = append(listed, *seg)
-		}
-	}
-	md := rs.MD{Capability: kind.capability, From: unixTime(listed[0].From)}
-	links := append([]rs.Link{b.upLink(s)}, b.archivesLink(s, kind.capability)...)
-	return b.writeDoc(kind.index(s.Name), rs.SitemapIndex, md, links, func(w *rs.Writer) error {
-		for i := range listed {
-			seg := &listed[i]
-			e := rs.Entry{Loc: b.docURL(segmentPath(kind, s, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
-			if err := w.Entry(&e); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// publishArchived copies a closed segment document from the state archive
-// into the output unless an equal-sized copy is there. It reports false
-// when the archive has no such document: the set did not exist, or did not
-// publish that kind, when the segment closed.
-func (b *builder) publishArchived(rel string) (bool, error) {
-	src := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(rel))
-	dst := b.outPath(rel)
-	si, err := os.Stat(src)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("closed segment document: %w", err)
-	}
-	changed := false
-	// Size and mtime: a killed build may have published a version of the
-	// same size (another "until") that the archive has replaced since.
-	if di, err := os.Stat(dst); err != nil || di.Size() != si.Size() || !di.ModTime().Equal(si.ModTime()) {
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return false, fmt.Errorf("publish %s: %w", dst, err)
-		}
-		r := &snapshot.Record{ModTime: si.ModTime().UnixNano()}
-		tmp, err := copyToTemp(src, dst, r)
-		if err != nil {
-			return false, fmt.Errorf("publish %s: %w", dst, err)
-		}
-		b.stage(tmp, dst)
-		changed = true
-	}
-	b.recordOutput(rel, changed)
-	return true, nil
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
@@ -65,11 +64,7 @@ func (b *builder) writeResourceDump(ctx context.Context, s *set) error {
 	if err := b.writeSplit(s, layout.ResourceDump(s.Name), md, b.archivesLink(s, rs.CapResourceDump), len(pkgs), size, entry, b.writeDoc); err != nil {
 		return err
 	}
-	paths := make([]string, len(pkgs))
-	for i := range pkgs {
-		paths[i] = pkgs[i].Path
-	}
-	return b.snapshot(s, true, md, len(pkgs), size, entry, paths...)
+	return b.snapshot(s, true, md, len(pkgs), size, entry, pkgs...)
 }
 
 // resourcePackage returns the package of the files at the given indexes,
@@ -87,12 +82,31 @@ func (b *builder) resourcePackage(ctx context.Context, s *set, files []int) (sna
 		m.Entries = append(m.Entries, e)
 	}
 	rel := layout.ResourceDumpPackage(s.Name, b.packageID(m))
-	if old, ok := b.keptPackage(rel); ok {
-		m.At = unixTime(old.At) // the copy of the manifest must match the kept package
-		return old, b.writeManifestCopy(rel, m)
-	}
 	pkg := snapshot.Package{Set: s.Name, Path: rel, At: b.now}
+	if old, ok := b.previousPackage(rel); ok {
+		// A package's bytes depend on its at: kept, or made again with the
+		// same at (an output folder built afresh), it keeps its bytes, as
+		// its URI, named by its contents, promises to caches.
+		m.At, pkg.At = unixTime(old.At), old.At
+		if info, err := os.Stat(b.outPath(rel)); err == nil && info.Size() == old.Length {
+			b.recordPackage(old, false)
+			return old, b.writeManifestCopy(rel, m)
+		}
+	}
 	return pkg, b.writePackage(ctx, &pkg, m)
+}
+
+// previousPackage returns the record of the package the last build
+// published at rel, if any.
+func (b *builder) previousPackage(rel string) (snapshot.Package, bool) {
+	if b.prevPackages == nil {
+		b.prevPackages = make(map[string]snapshot.Package, len(b.prev.Packages))
+		for _, p := range b.prev.Packages {
+			b.prevPackages[p.Path] = p
+		}
+	}
+	p, ok := b.prevPackages[rel]
+	return p, ok
 }
 
 // packageID is a digest of everything that makes up a package's bytes
@@ -106,22 +120,6 @@ func (b *builder) packageID(m *zippkg.Manifest) string {
 			e.Path, e.Length, e.Hash, e.Type, e.Datetime.Unix())
 	}
 	return hex.EncodeToString(h.Sum(nil)[:10])
-}
-
-// keptPackage returns the record of a package the last build published at
-// rel, if its file is still there as it was written.
-func (b *builder) keptPackage(rel string) (snapshot.Package, bool) {
-	i := slices.IndexFunc(b.prev.Packages, func(p snapshot.Package) bool { return p.Path == rel })
-	if i < 0 {
-		return snapshot.Package{}, false
-	}
-	old := b.prev.Packages[i]
-	info, err := os.Stat(b.outPath(rel))
-	if err != nil || info.Size() != old.Length {
-		return snapshot.Package{}, false
-	}
-	b.recordPackage(old, false)
-	return old, true
 }
 
 // writePackage writes the package of manifest m at pkg.Path, staged (see
@@ -247,8 +245,12 @@ func (b *builder) writeChangePackages(ctx context.Context, s *set, events []snap
 
 // writeChangePackage writes one Change Dump package of the given events.
 func (b *builder) writeChangePackage(ctx context.Context, s *set, events []*snapshot.Event) error {
+	// The package covers the changes since the previous build, but no
+	// earlier than the open segment, whose Change Dump lists it.
+	journal := b.next.Journals[s.Name]
+	from := max(b.prev.LastBuild, journal[len(journal)-1].From)
 	m := &zippkg.Manifest{Kind: zippkg.ChangeDump, Up: b.docURL(layout.CapabilityList(s.Name)),
-		From: unixTime(b.prev.LastBuild), Until: b.sum.Now}
+		From: unixTime(from), Until: b.sum.Now}
 	var paths zippkg.Paths
 	for _, ev := range events {
 		t := unixTime(ev.Time)
@@ -265,26 +267,87 @@ func (b *builder) writeChangePackage(ctx context.Context, s *set, events []*snap
 		}
 		m.Entries = append(m.Entries, e)
 	}
-	pkg := snapshot.Package{Set: s.Name, Change: true, From: b.prev.LastBuild, Until: b.now,
+	pkg := snapshot.Package{Set: s.Name, Change: true, From: from, Until: b.now,
 		Path: layout.ChangeDumpPackage(s.Name, b.sum.Now, b.packageID(m))}
-	return b.writePackage(ctx, &pkg, m)
+	if err := b.writePackage(ctx, &pkg, m); err != nil {
+		return err
+	}
+	b.keepPublished(pkg.Path) // it cannot be made again
+	return nil
 }
 
-// carryChangePackages keeps the records of the Change Dump packages of
-// earlier builds, which stay published.
-func (b *builder) carryChangePackages(s *set) {
+// carriedPackage is a Change Dump package of an earlier build that this
+// build found whole and lists again.
+type carriedPackage struct {
+	snapshot.Package
+	changed bool // its output copy was restored from the state's
+}
+
+// carryChangePackages finds the Change Dump packages of earlier builds of
+// set s that its journal still covers, whole in the output or the state
+// archive (see publishKept), and returns the until of the newest one that
+// is lost, or 0.
+func (b *builder) carryChangePackages(s *set, journal []snapshot.Segment) (lost int64, err error) {
 	for _, p := range b.prev.Packages {
 		// A package older than the oldest segment left the archive with
 		// its Change Dump (see retain).
-		if p.Change && p.Set == s.Name && p.Until >= b.next.Segments[0].From {
-			if _, err := os.Stat(b.outPath(p.Path)); err != nil {
-				b.warn(p.Path, "change dump package missing from the output; it cannot be made again and is no longer listed")
-				continue
-			}
-			b.recordPackage(p, false)
-			b.recordOutput(layout.ManifestCopy(p.Path), false)
+		if !p.Change || p.Set != s.Name || len(journal) == 0 || p.Until < journal[0].From {
+			continue
+		}
+		_, ok, changed, err := b.publishKept(p.Path, sums{size: p.Length, sha256: p.SHA256})
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			b.warn(p.Path, "Change Dump package lost or damaged in both the state folder and the output folder; it cannot be made again")
+			lost = max(lost, p.Until)
+			continue
+		}
+		b.carried[s.Name] = append(b.carried[s.Name], carriedPackage{p, changed})
+	}
+	return lost, nil
+}
+
+// listCarriedPackages lists again the carried Change Dump packages of set
+// s that its journal still covers after retention, with the copies of
+// their manifests.
+func (b *builder) listCarriedPackages(s *set) error {
+	journal := b.next.Journals[s.Name]
+	for _, p := range b.carried[s.Name] {
+		if p.Until < journal[0].From {
+			continue // left with its segment
+		}
+		b.recordPackage(p.Package, p.changed)
+		if err := b.ensureManifestCopy(p.Path); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// ensureManifestCopy keeps the published copy of a kept package's
+// manifest, or writes it again from the manifest.xml inside the package
+// (the two are byte-equal) when the output lost it.
+func (b *builder) ensureManifestCopy(pkg string) error {
+	rel := layout.ManifestCopy(pkg)
+	if _, err := os.Stat(b.outPath(rel)); err == nil {
+		b.recordOutput(rel, false)
+		return nil
+	}
+	zr, err := zip.OpenReader(b.current(b.outPath(pkg)))
+	if err != nil {
+		return fmt.Errorf("manifest of %s: %w", pkg, err)
+	}
+	defer zr.Close()
+	return b.writeOutput(rel, func(w io.Writer) error {
+		f, err := zr.Open(zippkg.ManifestName)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, io.LimitReader(f, maxPublishedBytes))
+		return err
+	})
 }
 
 // changePackagesOf returns the set's Change Dump packages written while

@@ -162,9 +162,10 @@ func (b *builder) hostPlan(files []string) *hostPlan {
 	var dumpDirs []string
 	for _, s := range b.sets {
 		for _, kind := range b.segmentKinds(s) {
-			for i := range b.next.Segments {
-				if seg := &b.next.Segments[i]; seg.Until != 0 {
-					closed[segmentPath(kind, s, seg)] = seg.From
+			journal := b.next.Journals[s.Name]
+			for i := range journal {
+				if seg := &journal[i]; seg.Until != 0 {
+					closed[segmentPath(kind, s.Name, seg)] = seg.From
 				}
 			}
 		}

@@ -96,7 +96,9 @@ func TestHeadersFileCachePolicyAndLinks(t *testing.T) {
 	s := hostingSite(t, testBaseURL, nil)
 	s.build(t0)
 	s.write("books/c.txt", "c")
-	s.build(t0.Add(90 * time.Minute)) // closes the first Change List
+	s.build(t0.Add(time.Minute))
+	s.write("books/d.txt", "d")
+	s.build(t0.Add(90 * time.Minute)) // closes the books' first Change List, which holds an event
 	rules := parseHeaders(t, string(s.outFile("_headers")))
 
 	capURL := func(set string) string {

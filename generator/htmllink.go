@@ -147,7 +147,7 @@ func (b *builder) applyRewrites(files []snapshot.Record) {
 	for i := range files {
 		if v, ok := b.published.Load(files[i].Path); ok {
 			p := v.(published)
-			files[i].Size, files[i].Digests = p.size, p.digests
+			files[i].Size, files[i].Digests, files[i].Rewritten = p.size, p.digests, true
 		}
 	}
 }

@@ -29,19 +29,20 @@ type seqStep struct {
 	noWrite bool // the build must leave every output file as it was
 }
 
-// The sequence: Change Lists rotate hourly; builds 2h apart close the open
-// list, builds 10 minutes apart append to it.
+// The sequence: Change Lists rotate hourly: a build more than an hour after
+// the open list opened closes it, if it holds events (an empty list stays
+// open: a closed list is never empty); builds 10 minutes apart append to it.
 var sequence = []seqStep{
 	{name: "first build", at: 0, do: func(s *site) {
 		s.write("a.txt", "alpha\n")
 		s.write("b/c.html", "<p>c</p>\n")
 		s.write("d.json", `{"d":1}`+"\n")
 	}},
-	{name: "add", at: 2 * time.Hour, newList: true, do: func(s *site) {
+	{name: "add (the empty first list stays open)", at: 2 * time.Hour, do: func(s *site) {
 		s.write("e.txt", "echo\n")
 		s.write("f/g.txt", "golf\n")
 	}, events: []seqEvent{{"created", "e.txt"}, {"created", "f/g.txt"}}},
-	{name: "modify", at: 2*time.Hour + 10*time.Minute, do: func(s *site) {
+	{name: "modify", at: 2*time.Hour + 10*time.Minute, newList: true, do: func(s *site) {
 		s.write("a.txt", "alpha, modified\n")
 	}, events: []seqEvent{{"updated", "a.txt"}}},
 	{name: "no change", at: 2*time.Hour + 20*time.Minute, noWrite: true},
@@ -51,10 +52,10 @@ var sequence = []seqStep{
 		s.replace("e.txt", "echo\n")      // new inode
 	}},
 	{name: "no change after touch", at: 4*time.Hour + 30*time.Minute, noWrite: true},
-	{name: "delete", at: 6*time.Hour + 30*time.Minute, newList: true, do: func(s *site) {
+	{name: "delete", at: 6*time.Hour + 30*time.Minute, do: func(s *site) {
 		s.remove("f/g.txt")
 	}, events: []seqEvent{{"deleted", "f/g.txt"}}},
-	{name: "re-add", at: 6*time.Hour + 40*time.Minute, do: func(s *site) {
+	{name: "re-add", at: 6*time.Hour + 40*time.Minute, newList: true, do: func(s *site) {
 		s.write("f/g.txt", "golf\n")
 	}, events: []seqEvent{{"created", "f/g.txt"}}},
 	{name: "delete, create and modify (same size) at once", at: 6*time.Hour + 50*time.Minute, do: func(s *site) {

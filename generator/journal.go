@@ -1,19 +1,72 @@
 package generator
 
-import "github.com/rsgen/rsgen/snapshot"
+import (
+	"slices"
+
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// Journals
+//
+// Each set keeps its own journal: the Change List segments of its changes,
+// oldest first. A set's open segment takes the events of its resources;
+// it is closed (given "until") when it is older than the rotation period
+// and holds events, or when the next event would take its lists past
+// 50,000 entries or the byte limit, and a new one opens at the same
+// instant. A segment without events is never closed: a closed document is
+// immutable and cached for a year, and an empty one is of no use to a
+// Destination (and fails the 2008 Sitemap schema). So an open Change List
+// may be empty, from the set's first build, or since its last rotation,
+// until the set's next change.
 
 // eventBytesBound bounds the bytes one event adds to a Change List beyond
 // its URI: the element markup, lastmod, datetime, three digests, length and
 // type. It keeps a segment's lists under rs.MaxBytes without rendering them.
 const eventBytesBound = 420
 
-// advanceJournal brings the Change List segments up to this build: it
-// closes the open segment when its period is over, appends the build's
-// events, closing and opening segments at the size limits, and returns the
-// segments it closed, with their events, so that their lists can be
-// written once.
-func (b *builder) advanceJournal(events []snapshot.Event) []snapshot.Segment {
-	segs := b.next.Segments
+// advanceJournals brings every set's journal up to this build and returns,
+// per set name, the segments this build closed, with their events, so
+// that their documents can be written once. A set published for the first
+// time starts a journal of its own at this build, whose Resource List is
+// its baseline: its events are not replayed. The Change Dump packages of
+// earlier builds are carried over first: a lost one closes the open
+// segment, which then leaves the journal (see publishJournal).
+func (b *builder) advanceJournals(events []snapshot.Event) (map[string][]snapshot.Segment, error) {
+	closed := map[string][]snapshot.Segment{}
+	b.next.Journals = map[string][]snapshot.Segment{}
+	b.setEvents = map[string][]snapshot.Event{}
+	b.lostPackages = map[string]int64{}
+	for _, s := range b.sets {
+		journal, known := b.prev.Journals[s.Name]
+		journal = slices.Clone(journal)
+		if known {
+			for _, ev := range events {
+				if s.Contains(ev.Record.Path) {
+					b.setEvents[s.Name] = append(b.setEvents[s.Name], ev)
+				}
+			}
+		}
+		force := false
+		if known && s.WantsChangeDump(&b.cfg.Dumps) {
+			lost, err := b.carryChangePackages(s, journal)
+			if err != nil {
+				return nil, err
+			}
+			b.lostPackages[s.Name] = lost
+			open := snapshot.Open(journal)
+			force = lost > 0 && open != nil && lost >= open.From
+		}
+		journal, closed[s.Name] = b.advanceJournal(journal, b.setEvents[s.Name], force)
+		b.next.Journals[s.Name] = journal
+	}
+	return closed, nil
+}
+
+// advanceJournal brings one set's journal up to this build: it closes the
+// open segment when its period is over and it holds events (or force says
+// so), appends the set's events, closing and opening segments at the size
+// limits, and returns the journal and the segments it closed.
+func (b *builder) advanceJournal(segs []snapshot.Segment, events []snapshot.Event, force bool) ([]snapshot.Segment, []snapshot.Segment) {
 	var closed []snapshot.Segment
 	closeOpen := func() {
 		open := &segs[len(segs)-1]
@@ -26,25 +79,26 @@ func (b *builder) advanceJournal(events []snapshot.Event) []snapshot.Segment {
 		}
 		segs = append(segs, snapshot.Segment{From: b.now, Seq: seq})
 	}
-	if len(segs) == 0 || segs[len(segs)-1].Until != 0 {
+	if snapshot.Open(segs) == nil {
 		segs = append(segs, snapshot.Segment{From: b.now})
 	}
-	if rotate := int64(b.cfg.ChangeList.Rotate.Seconds()); rotate > 0 && b.now-segs[len(segs)-1].From >= rotate {
+	open := snapshot.Open(segs)
+	rotate := int64(b.cfg.ChangeList.Rotate.Seconds())
+	if force || rotate > 0 && b.now-open.From >= rotate && len(open.Events) > 0 {
 		closeOpen()
 	}
-	size := b.segmentBytes(segs[len(segs)-1].Events)
+	size := b.segmentBytes(snapshot.Open(segs).Events)
 	for _, ev := range events {
-		open := &segs[len(segs)-1]
+		open := snapshot.Open(segs)
 		add := b.eventBytes(&ev)
-		if len(open.Events) >= b.opts.limits.entries || size+add > b.opts.limits.bytes-4096 {
+		if len(open.Events) > 0 && (len(open.Events) >= b.opts.limits.entries || size+add > b.opts.limits.bytes-4096) {
 			closeOpen()
-			open, size = &segs[len(segs)-1], 0
+			open, size = snapshot.Open(segs), 0
 		}
 		open.Events = append(open.Events, ev)
 		size += add
 	}
-	b.next.Segments = segs
-	return closed
+	return segs, closed
 }
 
 // eventBytes bounds the bytes ev adds to a Change List.
@@ -59,4 +113,28 @@ func (b *builder) segmentBytes(events []snapshot.Event) int64 {
 		n += b.eventBytes(&events[i])
 	}
 	return n
+}
+
+// migrateShared turns the segments of a state written before format 3,
+// shared by all sets, into one journal per set that state published, each
+// with the events of its own resources: the journals every later build
+// keeps. The closed documents stay as they were written, in the state's
+// archive; their checksums are learnt the first time they are published.
+func (b *builder) migrateShared(st *snapshot.State) {
+	if st.Shared == nil {
+		return
+	}
+	st.Journals = map[string][]snapshot.Segment{}
+	for _, s := range b.sets {
+		if _, published := st.SetChanged[s.Name]; !published {
+			continue
+		}
+		journal := make([]snapshot.Segment, len(st.Shared))
+		for i, seg := range st.Shared {
+			seg.Events = slices.DeleteFunc(slices.Clone(seg.Events), func(ev snapshot.Event) bool { return !s.Contains(ev.Record.Path) })
+			journal[i] = seg
+		}
+		st.Journals[s.Name] = journal
+	}
+	st.Shared = nil
 }

@@ -135,7 +135,9 @@ func TestNginxServesWithTheSnippet(t *testing.T) {
 	s.write("books/a b#1.txt", "odd name")
 	s.build(t0)
 	s.write("books/c.txt", "c")
-	s.build(t0.Add(90 * time.Minute)) // closes the first Change List
+	s.build(t0.Add(time.Minute))
+	s.write("books/d.txt", "d")
+	s.build(t0.Add(90 * time.Minute)) // closes the books' first Change List, which holds an event
 
 	startNginx(t, bin, s.Out, port)
 	client := &http.Client{Timeout: 5 * time.Second}

@@ -182,20 +182,16 @@ func (b *builder) restoreRecovered() error {
 	for _, rel := range rec.archive {
 		// The output is the truth the state was rebuilt from: an archived
 		// copy that differs (left by a killed build) is replaced.
-		dst := filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(rel))
-		src := b.outPath(rel)
+		dst, src := b.archivePath(rel), b.outPath(rel)
 		si, err := os.Stat(src)
 		if err != nil {
-			return fmt.Errorf("restore closed document: %w", err)
+			return fmt.Errorf("restore kept file: %w", err)
 		}
-		if di, err := os.Stat(dst); err == nil && di.Size() == si.Size() && di.ModTime().Equal(si.ModTime()) {
+		if di, err := os.Stat(dst); err == nil && (os.SameFile(si, di) || di.Size() == si.Size() && di.ModTime().Equal(si.ModTime())) {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("restore closed document: %w", err)
-		}
-		if err := copyInto(src, dst, &snapshot.Record{ModTime: si.ModTime().UnixNano()}); err != nil {
-			return fmt.Errorf("restore closed document %s: %w", dst, err)
+		if err := keepCopy(src, dst); err != nil {
+			return fmt.Errorf("restore kept file: %w", err)
 		}
 	}
 	return nil
@@ -235,23 +231,19 @@ func (b *builder) outputHoldsBuild() bool {
 	return err == nil
 }
 
-type segKey struct {
-	from int64
-	seq  int
-}
-
-// recoverFromOutput rebuilds the state from the documents in the output.
+// recoverFromOutput rebuilds the state from the documents in the output:
+// per set, its files from the Resource List, its journal from the Change
+// Lists and Change Dumps, its dump packages and its archives; and the kept
+// versions from the mementos.
 func (b *builder) recoverFromOutput() (*recovery, error) {
 	names, err := b.publishedSets()
 	if err != nil {
 		return nil, err
 	}
 	rec := &recovery{}
-	st := &snapshot.State{SetChanged: map[string]int64{}}
+	st := &snapshot.State{SetChanged: map[string]int64{}, Journals: map[string][]snapshot.Segment{}, BaseURL: b.base}
 	outputs := []string{layout.SourceDescription}
 	files := map[string]snapshot.Record{}
-	segs := map[segKey]*snapshot.Segment{}
-	openEvents := map[eventKey]snapshot.Event{}
 	for _, name := range names {
 		outputs = append(outputs, layout.CapabilityList(name))
 		setFiles := map[string]snapshot.Record{}
@@ -262,58 +254,28 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 		outputs = append(outputs, rlDocs...)
 		st.SetChanged[name] = at
 		st.LastBuild = max(st.LastBuild, at)
-
-		lists, err := b.changeListsOf(name)
+		journal, late, listDocs, err := b.recoverJournal(name, at, setFiles, rec)
 		if err != nil {
 			return nil, err
 		}
-		outputs = append(outputs, layout.ChangeListIndex(name))
-		var late []snapshot.Event // events newer than the Resource List
-		// With lastmod from content, every listed file first seen after the
-		// baseline has its event at that time in the lists; see unexplained.
-		check := b.cfg.Lastmod == "content" && len(lists) > 0
-		evented := map[eventKey]bool{}
-		for _, l := range lists {
-			rec.lists++
-			outputs = append(outputs, l.rel)
-			k := segKey{l.from, l.seq}
-			seg := segs[k]
-			if seg == nil {
-				seg = &snapshot.Segment{From: l.from, Until: l.until, Seq: l.seq}
-				segs[k] = seg
-			}
-			seg.Until = max(seg.Until, l.until)
-			st.LastBuild = max(st.LastBuild, l.from, l.until)
-			if l.until != 0 {
-				rec.archive = append(rec.archive, l.rel)
-				if l.until <= at && !check {
-					continue
-				}
-			}
-			evs, err := b.readEvents(l.rel)
-			if err != nil {
-				return nil, err
-			}
-			for _, ev := range evs {
-				evented[eventKey{ev.Time, ev.Change, ev.Record.Path}] = true
-				st.LastBuild = max(st.LastBuild, ev.Time)
-				if l.until == 0 {
-					openEvents[eventKey{ev.Time, ev.Change, ev.Record.Path}] = ev
-				}
-				if ev.Time > at {
-					late = append(late, ev)
-				}
-			}
+		outputs = append(outputs, listDocs...)
+		for _, seg := range journal {
+			st.LastBuild = max(st.LastBuild, seg.From, seg.Until)
 		}
-		if check {
-			b.dropUnexplained(setFiles, evented, lists[0].from)
+		for _, ev := range late {
+			st.LastBuild = max(st.LastBuild, ev.Time)
 		}
+		st.Journals[name] = journal
 		dumpOutputs, err := b.recoverDumps(name, st, rec)
 		if err != nil {
 			return nil, err
 		}
 		outputs = append(outputs, dumpOutputs...)
-		slices.SortStableFunc(late, func(x, y snapshot.Event) int { return cmp.Compare(x.Time, y.Time) })
+		archiveOutputs, err := b.recoverArchived(name, st, rec)
+		if err != nil {
+			return nil, err
+		}
+		outputs = append(outputs, archiveOutputs...)
 		for _, ev := range late {
 			if ev.Change == snapshot.Deleted {
 				delete(setFiles, ev.Record.Path)
@@ -331,28 +293,90 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 		st.Files = append(st.Files, r)
 	}
 	slices.SortFunc(st.Files, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
-	for _, seg := range segs {
-		st.Segments = append(st.Segments, *seg)
+	versionOutputs, err := b.recoverVersions(st, rec)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(st.Segments, func(x, y snapshot.Segment) int {
-		return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.Seq, y.Seq))
-	})
-	for i, seg := range st.Segments {
-		if seg.Until == 0 && i != len(st.Segments)-1 {
-			return nil, fmt.Errorf("the Change List opened at %s is open but not the last", unixTime(seg.From).Format(time.RFC3339))
-		}
-	}
-	if open := st.Open(); open != nil {
-		for _, ev := range openEvents {
-			open.Events = append(open.Events, ev)
-		}
-		slices.SortFunc(open.Events, func(x, y snapshot.Event) int {
-			return cmp.Or(cmp.Compare(x.Time, y.Time), layout.ComparePaths(x.Record.Path, y.Record.Path))
-		})
-	}
+	outputs = append(outputs, versionOutputs...)
 	st.Outputs = sortedPaths(outputs)
 	rec.state = st
 	return rec, nil
+}
+
+// recoverJournal rebuilds set name's journal from its Change List Index and
+// Change Lists: a segment per list, the open one with its events, each
+// closed one with the sums of its copy in the output, which goes back into
+// the state archive. It returns the journal, the events newer than the
+// Resource List's at (a build killed between the two), oldest first, and
+// the output paths it read.
+func (b *builder) recoverJournal(name string, at int64, setFiles map[string]snapshot.Record, rec *recovery) ([]snapshot.Segment, []snapshot.Event, []string, error) {
+	lists, err := b.changeListsOf(name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	outputs := []string{layout.ChangeListIndex(name)}
+	var journal []snapshot.Segment
+	var late []snapshot.Event
+	// With lastmod from content, every listed file first seen after the
+	// baseline has its event at that time in the lists; see dropUnexplained.
+	check := b.cfg.Lastmod == "content" && len(lists) > 0
+	evented := map[eventKey]bool{}
+	for _, l := range lists {
+		rec.lists++
+		outputs = append(outputs, l.rel)
+		seg := snapshot.Segment{From: l.from, Until: l.until, Seq: l.seq}
+		if l.until != 0 {
+			k, err := b.recoverKept(l.rel, rec)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			seg.Kept = append(seg.Kept, k)
+		}
+		if l.until == 0 || l.until > at || check {
+			evs, err := b.readEvents(l.rel)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			for _, ev := range evs {
+				evented[eventKey{ev.Time, ev.Change, ev.Record.Path}] = true
+				if l.until == 0 {
+					seg.Events = append(seg.Events, ev)
+				}
+				if ev.Time > at {
+					late = append(late, ev)
+				}
+			}
+		}
+		journal = append(journal, seg)
+	}
+	if check {
+		b.dropUnexplained(setFiles, evented, lists[0].from)
+	}
+	slices.SortFunc(journal, func(x, y snapshot.Segment) int {
+		return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.Seq, y.Seq))
+	})
+	for i, seg := range journal {
+		if seg.Until == 0 && i != len(journal)-1 {
+			return nil, nil, nil, fmt.Errorf("set %s: the Change List opened at %s is open but not the last", name, unixTime(seg.From).Format(time.RFC3339))
+		}
+	}
+	if open := snapshot.Open(journal); open != nil {
+		slices.SortStableFunc(open.Events, func(x, y snapshot.Event) int { return cmp.Compare(x.Time, y.Time) })
+	}
+	slices.SortStableFunc(late, func(x, y snapshot.Event) int { return cmp.Compare(x.Time, y.Time) })
+	return journal, late, outputs, nil
+}
+
+// recoverKept returns the record of a file kept in the state archive, as
+// its copy in the output has it, and puts that copy back into the state
+// archive (see restoreRecovered).
+func (b *builder) recoverKept(rel string, rec *recovery) (snapshot.Kept, error) {
+	sum, err := measure(b.outPath(rel))
+	if err != nil {
+		return snapshot.Kept{}, fmt.Errorf("recover %s: %w", rel, err)
+	}
+	rec.archive = append(rec.archive, rel)
+	return snapshot.Kept{Path: rel, Size: sum.size, SHA256: sum.sha256}, nil
 }
 
 // sortedPaths sorts paths in walk order and drops repeats.
@@ -558,6 +582,7 @@ type pubMD struct {
 	Change     string `xml:"change,attr"`
 	Datetime   string `xml:"datetime,attr"`
 	At         string `xml:"at,attr"`
+	Completed  string `xml:"completed,attr"`
 	From       string `xml:"from,attr"`
 	Until      string `xml:"until,attr"`
 	Hash       string `xml:"hash,attr"`

@@ -22,7 +22,7 @@ import (
 // recovery's archive. A set without dumps has none of these documents.
 func (b *builder) recoverDumps(name string, st *snapshot.State, rec *recovery) ([]string, error) {
 	var outputs []string
-	docs, err := b.readPackageDocs(layout.ResourceDump(name), rs.CapResourceDump, func(e *pubEntry) error {
+	docs, err := b.readSplitDoc(layout.ResourceDump(name), rs.CapResourceDump, func(e *pubEntry) error {
 		p, err := b.pubPackage(name, false, e)
 		if err == nil {
 			st.Packages = append(st.Packages, p)
@@ -42,8 +42,18 @@ func (b *builder) recoverDumps(name string, st *snapshot.State, rec *recovery) (
 			return fmt.Errorf("%s: change dump %s is not under %s", index, e.Loc, b.base)
 		}
 		dumps = append(dumps, rel)
-		if e.MD.Until != "" {
-			rec.archive = append(rec.archive, rel)
+		if e.MD.Until == "" {
+			return nil
+		}
+		k, err := b.recoverKept(rel, rec)
+		if err != nil {
+			return err
+		}
+		journal := st.Journals[name]
+		for i := range journal {
+			if segmentPath(changeDumps, name, &journal[i]) == rel {
+				journal[i].Kept = append(journal[i].Kept, k)
+			}
 		}
 		return nil
 	})
@@ -55,11 +65,12 @@ func (b *builder) recoverDumps(name string, st *snapshot.State, rec *recovery) (
 	}
 	outputs = append(outputs, index)
 	for _, rel := range dumps {
-		_, err := b.readPackageDocs(rel, rs.CapChangeDump, func(e *pubEntry) error {
+		_, err := b.readSplitDoc(rel, rs.CapChangeDump, func(e *pubEntry) error {
 			p, err := b.pubPackage(name, true, e)
 			if err == nil {
 				st.Packages = append(st.Packages, p)
 				outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
+				rec.archive = append(rec.archive, p.Path) // it cannot be made again
 			}
 			return err
 		})
@@ -71,10 +82,10 @@ func (b *builder) recoverDumps(name string, st *snapshot.State, rec *recovery) (
 	return outputs, nil
 }
 
-// readPackageDocs reads the dump document at rel, or its index and parts,
+// readSplitDoc reads the dump document at rel, or its index and parts,
 // calling pkg for each package entry, and returns the documents read; none
 // when rel does not exist.
-func (b *builder) readPackageDocs(rel, capability string, pkg func(*pubEntry) error) ([]string, error) {
+func (b *builder) readSplitDoc(rel, capability string, pkg func(*pubEntry) error) ([]string, error) {
 	var parts []string
 	head, err := readPublished(b.outPath(rel), func(e *pubEntry) error {
 		if !e.sitemap {

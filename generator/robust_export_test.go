@@ -18,3 +18,6 @@ func HoldLock(dir string) (release func(), err error) {
 	}
 	return l.release, nil
 }
+
+// CheckReferences is checkReferences for the black-box tests.
+var CheckReferences = checkReferences

@@ -64,8 +64,12 @@ func (b *builder) keepVersions(ctx context.Context) error {
 		if keep, _ := b.versioned(v.Path); !keep {
 			continue // no longer published: removed with the obsolete outputs
 		}
-		if _, err := os.Stat(b.outPath(layout.Memento(unixTime(v.Seen), v.Path))); err != nil {
-			b.warn(v.Path, "kept version missing from the output; it cannot be made again and is no longer listed")
+		_, ok, _, err := b.publishKept(layout.Memento(unixTime(v.Seen), v.Path), sums{size: v.Size, blake3: v.Fingerprint})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			b.warn(v.Path, "kept version lost or damaged in both the state folder and the output folder; it cannot be made again and is no longer listed")
 			continue
 		}
 		have[version{v.Path, v.Seen}] = true
@@ -146,6 +150,7 @@ func (b *builder) writeMemento(r *snapshot.Record) error {
 	if err != nil {
 		return fmt.Errorf("keep version %s: %w", dst, err)
 	}
+	b.keepPublished(rel) // it cannot be made again
 	b.notify(Note{Kind: NoteWritten, Path: rel})
 	return nil
 }

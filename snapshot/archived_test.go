@@ -2,44 +2,101 @@ package snapshot
 
 import (
 	"bytes"
-	"reflect"
+	"flag"
+	"os"
 	"testing"
 )
 
-// TestFormat2 checks that the archive and version records survive a round
-// trip as format 2, and that a state without them is still written as
-// format 1, which older rsgens read.
-func TestFormat2(t *testing.T) {
+var update = flag.Bool("update", false, "rewrite testdata/state-format3 with the current encoder")
+
+// fullState is sampleState with archives, versions, a rewritten record
+// and a base URL: every field format 3 writes.
+func fullState() *State {
 	st := sampleState()
-	var v1 bytes.Buffer
-	if err := Encode(&v1, st); err != nil {
-		t.Fatal(err)
-	}
-	if got := v1.Bytes()[len(magic)]; got != 1 {
-		t.Errorf("a state without archives is written as format %d, want 1", got)
-	}
+	st.BaseURL = "https://data.example.org/"
+	st.Files[1].Rewritten = true
 	st.Archived = []Archived{
-		{Set: "default", At: 100, Completed: 150, Packages: []string{}},
-		{Set: "default", Dump: true, At: 100, Completed: 150, Packages: []string{"resourcesync/default/resourcedump/a.zip"}},
+		{Set: "default", At: 100, Completed: 150},
+		{Set: "default", Dump: true, At: 100, Completed: 150,
+			Packages: []Package{{Set: "default", Path: "resourcesync/default/resourcedump/a.zip", At: 100, Length: 1234, SHA256: [32]byte{1, 2}}},
+			Docs:     []Kept{{Path: "resourcesync/default/resourcedumps/resourcedump-19700101T000140Z.xml", Size: 900, SHA256: [32]byte{7}}}},
 	}
 	st.Versions = []Record{st.Files[0], st.Files[0], st.Files[2]}
 	st.Versions[1].Seen++
-	var v2 bytes.Buffer
-	if err := Encode(&v2, st); err != nil {
+	return st
+}
+
+// TestFormat3Fixture: the state of fullState encodes to the bytes of
+// testdata/state-format3 (run with -update after a deliberate change of
+// the format, which also needs a new Version) and decodes back equal.
+func TestFormat3Fixture(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Encode(&buf, fullState()); err != nil {
 		t.Fatal(err)
 	}
-	if got := v2.Bytes()[len(magic)]; got != 2 {
-		t.Errorf("a state with archives is written as format %d, want 2", got)
+	if *update {
+		if err := os.WriteFile("testdata/state-format3", buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	got, err := Decode(bytes.NewReader(v2.Bytes()))
+	want, err := os.ReadFile("testdata/state-format3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalStates(got, st) || !reflect.DeepEqual(got.Archived, st.Archived) || !reflect.DeepEqual(got.Versions, st.Versions) {
-		t.Errorf("decoded %+v\nwant %+v", got, st)
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Error("format 3 encodes to other bytes than testdata/state-format3: a changed format needs a new Version and a migration")
 	}
-	old, err := Decode(bytes.NewReader(v1.Bytes()))
-	if err != nil || len(old.Archived) != 0 || len(old.Versions) != 0 {
-		t.Errorf("format 1: %+v, %v", old, err)
+	got, err := Decode(bytes.NewReader(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalStates(got, fullState()) {
+		t.Errorf("decoded %+v\nwant %+v", got, fullState())
+	}
+}
+
+// TestOlderFormatsDecode reads states that rsgen wrote in formats 1 and 2
+// (byte fixtures written by those encoders): their shared segments come
+// back in Shared for the generator to turn into journals, their archived
+// packages with their paths.
+func TestOlderFormatsDecode(t *testing.T) {
+	for _, tc := range []struct {
+		file      string
+		archived  int
+		versions  int
+		packageOf string
+	}{
+		{"testdata/state-format1", 0, 0, ""},
+		{"testdata/state-format2", 2, 3, "resourcesync/default/resourcedump/a.zip"},
+	} {
+		data, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		want := sampleState()
+		if st.LastBuild != want.LastBuild || len(st.Files) != len(want.Files) || st.Files[2].Path != "ü/x y#.txt" ||
+			st.BaseURL != "" || st.Journals != nil || len(st.Shared) != 2 || len(st.Shared[1].Events) != 2 ||
+			st.Shared[1].Events[1].Record.Path != "gone" || len(st.Packages) != 2 || st.SetChanged["default"] != 250 {
+			t.Errorf("%s decoded as %+v", tc.file, st)
+		}
+		if len(st.Archived) != tc.archived || len(st.Versions) != tc.versions {
+			t.Errorf("%s: %d archived, %d versions; want %d, %d", tc.file, len(st.Archived), len(st.Versions), tc.archived, tc.versions)
+		}
+		if tc.packageOf != "" && (len(st.Archived[1].Packages) != 1 || st.Archived[1].Packages[0].Path != tc.packageOf) {
+			t.Errorf("%s: archived packages %+v", tc.file, st.Archived[1].Packages)
+		}
+		// Written again, the state is format 3 and holds the same.
+		var buf bytes.Buffer
+		if err := Encode(&buf, st); err != nil {
+			t.Fatal(err)
+		}
+		again, err := Decode(bytes.NewReader(buf.Bytes()))
+		if err != nil || buf.Bytes()[len(magic)] != Version || len(again.Files) != len(st.Files) {
+			t.Errorf("%s written again: %v", tc.file, err)
+		}
 	}
 }

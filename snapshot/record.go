@@ -16,6 +16,10 @@ type Record struct {
 	Digests     Digests
 	Type        string // media type, without parameters
 	Seen        int64  // Unix seconds when this content was first seen
+	// Rewritten marks a file published with other bytes than its source's
+	// (html_link): its Size and Digests describe the published bytes, and
+	// a later build that no longer rewrites it must read it again.
+	Rewritten bool
 	// Recovered marks a record rebuilt from the published output, without
 	// a fingerprint (see SameContent). It is never saved: the build that
 	// recovers a state re-reads every file.

@@ -14,20 +14,24 @@ import (
 // published digests instead of its fingerprint (SameContent), so that
 // recovering the state does not turn every resource into an update.
 
-// SameContent reports whether cur, a file as just scanned, holds the
-// content that prev, its previous record, describes: equal fingerprints,
-// or, for a recovered prev, equal length and every published digest the
-// two have in common (there must be at least one).
+// SameContent reports whether cur, a file as just scanned, publishes the
+// content that prev, its previous record, describes: equal fingerprints
+// and equal published length and digests (a file rewritten for publishing,
+// see Record.Rewritten, can publish other bytes from the same content);
+// or, for a recovered prev, which has no fingerprint, equal length and
+// every published digest the two have in common (there must be at least
+// one). Digests of algorithms only one of them has are not compared, so
+// that adding an algorithm changes nothing.
 func SameContent(prev, cur *Record) bool {
-	if !prev.Recovered {
-		return prev.Fingerprint == cur.Fingerprint
+	if !prev.Recovered && prev.Fingerprint != cur.Fingerprint {
+		return false
 	}
 	if prev.Size != cur.Size {
 		return false
 	}
 	common := prev.Digests.Has & cur.Digests.Has
 	if common == 0 {
-		return false
+		return !prev.Recovered
 	}
 	for a := Algorithm(0); a < numAlgorithms; a++ {
 		if common&(1<<a) != 0 && string(prev.Digests.sum(a)) != string(cur.Digests.sum(a)) {

@@ -31,9 +31,9 @@ type ScanOptions struct {
 	// Verify re-reads every file, trusting no record.
 	Verify bool
 	// Reread, when set, names files that are read on every scan, whatever
-	// their stat: files whose published bytes are derived from their
-	// content by settings the stat cannot see.
-	Reread func(path string) bool
+	// their stat, by their previous record: files whose published bytes
+	// are derived from their content by settings the stat cannot see.
+	Reread func(old *Record) bool
 	// Workers is how many files are read at once; 0 means GOMAXPROCS.
 	Workers int
 	// Tee, when set, receives the bytes of every file that is read.
@@ -257,7 +257,7 @@ func (s *scan) previous(p string) *Record {
 // trusted reports whether old still describes the file whose stat is in
 // cur, so that the file need not be read.
 func (s *scan) trusted(old, cur *Record) bool {
-	return !s.opts.Verify && (s.opts.Reread == nil || !s.opts.Reread(old.Path)) &&
+	return !s.opts.Verify && (s.opts.Reread == nil || !s.opts.Reread(old)) &&
 		old.Size == cur.Size && old.ModTime == cur.ModTime && old.Inode == cur.Inode &&
 		old.ModTime < s.trustBefore &&
 		old.Digests.HasAll(s.opts.Algorithms)

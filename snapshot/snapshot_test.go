@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"syscall"
 	"testing"
@@ -26,10 +27,12 @@ func sampleState() *State {
 	return &State{
 		LastBuild: 1767225600, ScanStart: 1767225600000000001,
 		Files: []Record{rec("a/b.txt", 1), rec("a/bc.txt", 2), rec("ü/x y#.txt", 3)},
-		Segments: []Segment{{From: 100, Until: 200}, {From: 200, Seq: 1, Events: []Event{
-			{Change: Created, Time: 250, Record: rec("a/b.txt", 1)},
-			{Change: Deleted, Time: 260, Record: rec("gone", 0)},
-		}}},
+		Journals: map[string][]Segment{"default": {
+			{From: 100, Until: 200, Kept: []Kept{{Path: "resourcesync/default/changelists/changelist-19700101T000140Z.xml", Size: 700, SHA256: [32]byte{3}}}},
+			{From: 200, Seq: 1, Events: []Event{
+				{Change: Created, Time: 250, Record: rec("a/b.txt", 1)},
+				{Change: Deleted, Time: 260, Record: rec("gone", 0)},
+			}}}},
 		Outputs:    []string{".well-known/resourcesync", "resourcesync/default/resourcelist.xml"},
 		SetChanged: map[string]int64{"default": 250, "other": 100},
 		Packages: []Package{
@@ -55,22 +58,47 @@ func TestStateRoundTrip(t *testing.T) {
 }
 
 func equalStates(a, b *State) bool {
-	if a.LastBuild != b.LastBuild || a.ScanStart != b.ScanStart || !slices.Equal(a.Files, b.Files) ||
-		!slices.Equal(a.Outputs, b.Outputs) || !slices.Equal(a.Packages, b.Packages) || len(a.Segments) != len(b.Segments) || len(a.SetChanged) != len(b.SetChanged) {
-		return false
+	return reflect.DeepEqual(normalized(a), normalized(b))
+}
+
+// normalized returns st with empty slices and maps as nil, which Decode
+// and a literal may spell differently.
+func normalized(st *State) State {
+	n := *st
+	n.Files, n.Versions, n.Outputs, n.Packages, n.Shared = nilIfEmpty(n.Files), nilIfEmpty(n.Versions), nilIfEmpty(n.Outputs), nilIfEmpty(n.Packages), nilIfEmpty(n.Shared)
+	n.Archived = nil
+	for _, a := range st.Archived {
+		a.Packages, a.Docs = nilIfEmpty(a.Packages), nilIfEmpty(a.Docs)
+		n.Archived = append(n.Archived, a)
 	}
-	for k, v := range a.SetChanged {
-		if b.SetChanged[k] != v {
-			return false
+	if len(n.SetChanged) == 0 {
+		n.SetChanged = nil
+	}
+	n.Journals = nil
+	for name, segs := range st.Journals {
+		if n.Journals == nil {
+			n.Journals = map[string][]Segment{}
 		}
+		n.Journals[name] = normalSegments(segs)
 	}
-	for i := range a.Segments {
-		x, y := a.Segments[i], b.Segments[i]
-		if x.From != y.From || x.Until != y.Until || x.Seq != y.Seq || !slices.Equal(x.Events, y.Events) {
-			return false
-		}
+	n.Shared = normalSegments(n.Shared)
+	return n
+}
+
+func normalSegments(segs []Segment) []Segment {
+	var out []Segment
+	for _, seg := range segs {
+		seg.Events, seg.Kept = nilIfEmpty(seg.Events), nilIfEmpty(seg.Kept)
+		out = append(out, seg)
 	}
-	return true
+	return out
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 func TestDecodeDetectsCorruption(t *testing.T) {

@@ -23,12 +23,20 @@ type State struct {
 	// ScanStart is the wall-clock time, in nanoseconds, at which the last
 	// build's scan started; records modified after it are not trusted.
 	ScanStart int64
+	// BaseURL is the base URL of the documents the last build published
+	// ("" in a state written before format 3).
+	BaseURL string
 	// Files are the published files in walk order.
 	Files []Record
-	// Segments are the Change List segments, oldest first. Only the last
-	// may be open (Until == 0), and only it keeps its events: a closed
-	// segment's lists are written once and kept as files.
-	Segments []Segment
+	// Journals holds, per set name, the set's Change List segments, oldest
+	// first. Only the last may be open (Until == 0), and only it keeps its
+	// events: a closed segment's documents are written once and kept as
+	// files, with their checksums in Kept.
+	Journals map[string][]Segment
+	// Shared holds the segments of a state written before format 3, when
+	// all sets shared them; the generator, which knows the sets, turns
+	// them into Journals. It is never written.
+	Shared []Segment
 	// Outputs are the output paths of the documents the last build wrote,
 	// so that the next build can remove those it no longer writes.
 	Outputs []string
@@ -45,6 +53,17 @@ type State struct {
 	Versions []Record
 }
 
+// Kept is a file the state folder keeps because no later build could make
+// it again (a closed Change List, an archived Resource List, ...), by its
+// output path, with the length and SHA-256 of its bytes, so that a damaged
+// copy is never published. A zero SHA256 is unknown: a file kept by a
+// state written before format 3.
+type Kept struct {
+	Path   string
+	Size   int64
+	SHA256 [32]byte
+}
+
 // Archived records a Resource List or Resource Dump kept under a
 // timestamped name in its set's archive.
 type Archived struct {
@@ -52,9 +71,12 @@ type Archived struct {
 	Dump      bool  // a Resource Dump; otherwise a Resource List
 	At        int64 // the archived document's at
 	Completed int64 // the build that archived it
-	// Packages are the output paths of the packages an archived Resource
-	// Dump lists: they stay published while it is archived.
-	Packages []string
+	// Packages are the packages an archived Resource Dump lists: they stay
+	// published while it is archived. (A state written before format 3
+	// knows only their paths.)
+	Packages []Package
+	// Docs are the archived document and its parts, when it is split.
+	Docs []Kept
 }
 
 // Package records one published dump package, so that later builds can
@@ -70,18 +92,21 @@ type Package struct {
 	SHA256 [32]byte
 }
 
-// Segment is the span of time covered by one Change List of every set.
+// Segment is the span of time covered by one Change List of a set (and its
+// Change Dump).
 type Segment struct {
 	From   int64 // Unix seconds
 	Until  int64 // Unix seconds; 0 while open
 	Seq    int   // distinguishes segments that open in the same second
 	Events []Event
+	// Kept are the segment's closed documents, once it is closed.
+	Kept []Kept
 }
 
-// Open returns the open segment, or nil.
-func (s *State) Open() *Segment {
-	if n := len(s.Segments); n > 0 && s.Segments[n-1].Until == 0 {
-		return &s.Segments[n-1]
+// Open returns the open segment of a journal, or nil.
+func Open(journal []Segment) *Segment {
+	if n := len(journal); n > 0 && journal[n-1].Until == 0 {
+		return &journal[n-1]
 	}
 	return nil
 }
@@ -91,10 +116,12 @@ const FileName = "state"
 
 const (
 	magic = "rsgen-state\n"
-	// Version is the newest state format this rsgen reads and writes.
-	// Format 2 adds Archived and Versions at the end; a state without
-	// them is still written as format 1, which older rsgens read.
-	Version = 2
+	// Version is the state format this rsgen writes; it reads every
+	// earlier one. Format 2 added Archived and Versions at the end.
+	// Format 3 gives each set a journal of its own, records the base URL,
+	// a flags byte per record, the checksums of the files kept in the
+	// state folder and the whole records of archived packages.
+	Version = 3
 )
 
 // Errors Load returns, wrapped with the file's path.
@@ -175,24 +202,63 @@ type encoder struct {
 	prev    string // the previous path, for prefix compression
 }
 
-// Encode writes st in the state format.
+// Encode writes st in the state format, the newest version.
 func Encode(w io.Writer, st *State) error {
 	sum := crc32.New(crcTable)
 	e := &encoder{w: bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10), sum: sum}
 	e.w.WriteString(magic)
-	version := 1
-	if len(st.Archived) > 0 || len(st.Versions) > 0 {
-		version = 2
-	}
-	e.uvarint(uint64(version))
+	e.uvarint(Version)
 	e.varint(st.LastBuild)
 	e.varint(st.ScanStart)
-	e.uvarint(uint64(len(st.Files)))
-	for i := range st.Files {
-		e.record(&st.Files[i])
+	e.str(st.BaseURL)
+	e.records(st.Files)
+	names := slices.Sorted(maps.Keys(st.Journals))
+	e.uvarint(uint64(len(names)))
+	for _, n := range names {
+		e.str(n)
+		e.segments(st.Journals[n])
 	}
-	e.uvarint(uint64(len(st.Segments)))
-	for _, seg := range st.Segments {
+	e.uvarint(uint64(len(st.Outputs)))
+	for _, o := range st.Outputs {
+		e.str(o)
+	}
+	names = slices.Sorted(maps.Keys(st.SetChanged))
+	e.uvarint(uint64(len(names)))
+	for _, n := range names {
+		e.str(n)
+		e.varint(st.SetChanged[n])
+	}
+	e.packages(st.Packages)
+	e.uvarint(uint64(len(st.Archived)))
+	for _, a := range st.Archived {
+		e.str(a.Set)
+		e.bool(a.Dump)
+		e.varint(a.At)
+		e.varint(a.Completed)
+		e.packages(a.Packages)
+		e.kept(a.Docs)
+	}
+	e.records(st.Versions)
+	if err := e.w.Flush(); err != nil {
+		return err
+	}
+	var tail [4]byte
+	binary.LittleEndian.PutUint32(tail[:], sum.Sum32())
+	_, err := w.Write(tail[:])
+	return err
+}
+
+func (e *encoder) records(rs []Record) {
+	e.uvarint(uint64(len(rs)))
+	e.prev = ""
+	for i := range rs {
+		e.record(&rs[i])
+	}
+}
+
+func (e *encoder) segments(segs []Segment) {
+	e.uvarint(uint64(len(segs)))
+	for _, seg := range segs {
 		e.varint(seg.From)
 		e.varint(seg.Until)
 		e.uvarint(uint64(seg.Seq))
@@ -203,19 +269,13 @@ func Encode(w io.Writer, st *State) error {
 			e.varint(seg.Events[i].Time)
 			e.record(&seg.Events[i].Record)
 		}
+		e.kept(seg.Kept)
 	}
-	e.uvarint(uint64(len(st.Outputs)))
-	for _, o := range st.Outputs {
-		e.str(o)
-	}
-	names := slices.Sorted(maps.Keys(st.SetChanged))
-	e.uvarint(uint64(len(names)))
-	for _, n := range names {
-		e.str(n)
-		e.varint(st.SetChanged[n])
-	}
-	e.uvarint(uint64(len(st.Packages)))
-	for _, p := range st.Packages {
+}
+
+func (e *encoder) packages(ps []Package) {
+	e.uvarint(uint64(len(ps)))
+	for _, p := range ps {
 		e.str(p.Set)
 		e.bool(p.Change)
 		e.str(p.Path)
@@ -225,35 +285,14 @@ func Encode(w io.Writer, st *State) error {
 		e.varint(p.Length)
 		e.w.Write(p.SHA256[:])
 	}
-	if version >= 2 {
-		e.archived(st)
-	}
-	if err := e.w.Flush(); err != nil {
-		return err
-	}
-	var tail [4]byte
-	binary.LittleEndian.PutUint32(tail[:], sum.Sum32())
-	_, err := w.Write(tail[:])
-	return err
 }
 
-// archived writes the fields format 2 adds.
-func (e *encoder) archived(st *State) {
-	e.uvarint(uint64(len(st.Archived)))
-	for _, a := range st.Archived {
-		e.str(a.Set)
-		e.bool(a.Dump)
-		e.varint(a.At)
-		e.varint(a.Completed)
-		e.uvarint(uint64(len(a.Packages)))
-		for _, p := range a.Packages {
-			e.str(p)
-		}
-	}
-	e.uvarint(uint64(len(st.Versions)))
-	e.prev = ""
-	for i := range st.Versions {
-		e.record(&st.Versions[i])
+func (e *encoder) kept(ks []Kept) {
+	e.uvarint(uint64(len(ks)))
+	for _, k := range ks {
+		e.str(k.Path)
+		e.varint(k.Size)
+		e.w.Write(k.SHA256[:])
 	}
 }
 
@@ -298,15 +337,27 @@ func (e *encoder) record(r *Record) {
 	}
 	e.str(r.Type)
 	e.varint(r.Seen)
+	e.w.WriteByte(r.flags())
+}
+
+// The bits of a record's flags byte (format 3).
+const flagRewritten = 1
+
+func (r *Record) flags() byte {
+	if r.Rewritten {
+		return flagRewritten
+	}
+	return 0
 }
 
 // decoder reads a state body from memory. The whole file is read first so
 // that its checksum is verified before anything in it is believed.
 type decoder struct {
-	b     []byte
-	err   error
-	prev  string
-	types map[string]string // interned media types
+	version uint64
+	b       []byte
+	err     error
+	prev    string
+	types   map[string]string // interned media types
 }
 
 // Decode reads a state written by Encode.
@@ -340,14 +391,53 @@ func Decode(r io.Reader) (*State, error) {
 }
 
 func (d *decoder) state(version uint64) *State {
-	st := &State{LastBuild: d.varint(), ScanStart: d.varint()}
-	st.Files = make([]Record, d.count())
-	for i := range st.Files {
-		d.record(&st.Files[i])
+	d.version = version
+	st := &State{LastBuild: d.varint(), ScanStart: d.varint(), SetChanged: map[string]int64{}}
+	if version >= 3 {
+		st.BaseURL = d.str()
 	}
-	st.Segments = make([]Segment, d.count())
-	for i := range st.Segments {
-		seg := &st.Segments[i]
+	st.Files = d.records()
+	if version >= 3 {
+		st.Journals = map[string][]Segment{}
+		for n := d.count(); n > 0; n-- {
+			name := d.str()
+			st.Journals[name] = d.segments()
+		}
+	} else {
+		st.Shared = d.segments()
+	}
+	st.Outputs = make([]string, d.count())
+	for i := range st.Outputs {
+		st.Outputs[i] = d.str()
+	}
+	for n := d.count(); n > 0; n-- {
+		name := d.str()
+		st.SetChanged[name] = d.varint()
+	}
+	st.Packages = d.packages()
+	if version >= 2 {
+		st.Archived = make([]Archived, d.count())
+		for i := range st.Archived {
+			d.archived(&st.Archived[i])
+		}
+		st.Versions = d.records()
+	}
+	return st
+}
+
+func (d *decoder) records() []Record {
+	rs := make([]Record, d.count())
+	d.prev = ""
+	for i := range rs {
+		d.record(&rs[i])
+	}
+	return rs
+}
+
+func (d *decoder) segments() []Segment {
+	segs := make([]Segment, d.count())
+	for i := range segs {
+		seg := &segs[i]
 		seg.From, seg.Until, seg.Seq = d.varint(), d.varint(), int(d.uvarint())
 		seg.Events = make([]Event, d.count())
 		d.prev = ""
@@ -360,48 +450,50 @@ func (d *decoder) state(version uint64) *State {
 			ev.Time = d.varint()
 			d.record(&ev.Record)
 		}
+		if d.version >= 3 {
+			seg.Kept = d.kept()
+		}
 	}
-	st.Outputs = make([]string, d.count())
-	for i := range st.Outputs {
-		st.Outputs[i] = d.str()
-	}
-	st.SetChanged = map[string]int64{}
-	for n := d.count(); n > 0; n-- {
-		name := d.str()
-		st.SetChanged[name] = d.varint()
-	}
-	st.Packages = make([]Package, d.count())
-	for i := range st.Packages {
-		p := &st.Packages[i]
+	return segs
+}
+
+func (d *decoder) packages() []Package {
+	ps := make([]Package, d.count())
+	for i := range ps {
+		p := &ps[i]
 		p.Set = d.str()
 		p.Change = d.byte() == 1
 		p.Path = d.str()
 		p.At, p.From, p.Until, p.Length = d.varint(), d.varint(), d.varint(), d.varint()
 		copy(p.SHA256[:], d.bytes(32))
 	}
-	if version >= 2 {
-		d.archived(st)
-	}
-	return st
+	return ps
 }
 
-// archived reads the fields format 2 adds.
-func (d *decoder) archived(st *State) {
-	st.Archived = make([]Archived, d.count())
-	for i := range st.Archived {
-		a := &st.Archived[i]
-		a.Set = d.str()
-		a.Dump = d.byte() == 1
-		a.At, a.Completed = d.varint(), d.varint()
-		a.Packages = make([]string, d.count())
-		for j := range a.Packages {
-			a.Packages[j] = d.str()
-		}
+func (d *decoder) kept() []Kept {
+	ks := make([]Kept, d.count())
+	for i := range ks {
+		ks[i].Path = d.str()
+		ks[i].Size = d.varint()
+		copy(ks[i].SHA256[:], d.bytes(32))
 	}
-	st.Versions = make([]Record, d.count())
-	d.prev = ""
-	for i := range st.Versions {
-		d.record(&st.Versions[i])
+	return ks
+}
+
+// archived reads one archived document: format 3 has whole package records
+// and the documents' checksums, format 2 the packages' paths alone.
+func (d *decoder) archived(a *Archived) {
+	a.Set = d.str()
+	a.Dump = d.byte() == 1
+	a.At, a.Completed = d.varint(), d.varint()
+	if d.version >= 3 {
+		a.Packages = d.packages()
+		a.Docs = d.kept()
+		return
+	}
+	a.Packages = make([]Package, d.count())
+	for j := range a.Packages {
+		a.Packages[j] = Package{Set: a.Set, Path: d.str()}
 	}
 }
 
@@ -497,4 +589,11 @@ func (d *decoder) record(r *Record) {
 		r.Type = t
 	}
 	r.Seen = d.varint()
+	if d.version >= 3 {
+		flags := d.byte()
+		if flags&^flagRewritten != 0 {
+			d.fail("unknown record flags %#x", flags)
+		}
+		r.Rewritten = flags&flagRewritten != 0
+	}
 }

@@ -1,0 +1,218 @@
+package generator
+
+// Kept files
+//
+// The state folder keeps, under closed/ at their output paths, the files
+// no later build could make again: closed Change Lists and Change Dumps,
+// archived Resource Lists and Resource Dumps with their parts, the
+// packages of Change Dumps and of archived Resource Dumps, and kept
+// versions. Each is kept with its length and a checksum in the state, and
+// hard-linked to its published copy where the two folders share a file
+// system (copied otherwise). So an output folder built afresh (a CI
+// runner) gets them back whole, a damaged or missing copy on either side is
+// repaired from the other, and a file whose copies are both lost or
+// damaged is never published: the documents that need it leave the
+// output, with a warning (see the callers of publishKept).
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
+	"github.com/zeebo/blake3"
+)
+
+// archiveDir is the folder, inside the state folder, of the kept files.
+const archiveDir = "closed"
+
+// archivePath returns the file, in the state archive, of output path rel.
+func (b *builder) archivePath(rel string) string {
+	return filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(rel))
+}
+
+// sums identify the bytes of a kept file: its length (-1: unknown) and a
+// SHA-256 or a BLAKE3 digest (zero: unknown, as in states written before
+// format 3, or not the digest this kind of file is kept with).
+type sums struct {
+	size    int64
+	sha256  [32]byte
+	blake3  [32]byte
+	checked bool // the bytes were read and found to match
+}
+
+// keptSums returns the sums of a kept document or package.
+func keptSums(k snapshot.Kept) sums {
+	if k.SHA256 == ([32]byte{}) && k.Size == 0 {
+		return sums{size: -1}
+	}
+	return sums{size: k.Size, sha256: k.SHA256}
+}
+
+// match reports whether got, measured from a file, has the bytes want
+// describes.
+func (want sums) match(got sums) bool {
+	return (want.size < 0 || want.size == got.size) &&
+		(want.sha256 == [32]byte{} || want.sha256 == got.sha256) &&
+		(want.blake3 == [32]byte{} || want.blake3 == got.blake3)
+}
+
+// measure reads the file at path and returns its sums.
+func measure(path string) (sums, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sums{}, err
+	}
+	defer f.Close()
+	h, b3 := sha256.New(), blake3.New()
+	n, err := io.Copy(io.MultiWriter(h, b3), f)
+	if err != nil {
+		return sums{}, err
+	}
+	s := sums{size: n, checked: true}
+	h.Sum(s.sha256[:0])
+	b3.Sum(s.blake3[:0])
+	return s, nil
+}
+
+// publishKept makes sure that the output and the state archive both hold
+// the kept file at output path rel whole, as want describes it; the
+// caller records rel as an output (keptOutput). Two copies that are the same
+// file, or have the same length and modification time, are trusted
+// without being read, as resources are; otherwise each copy is read, and a
+// whole one replaces the other. It returns the sums of the file, its
+// digests known when it was read, whether the output's copy changes, and
+// ok false when neither copy is whole.
+func (b *builder) publishKept(rel string, want sums) (got sums, ok, changed bool, err error) {
+	src, dst := b.archivePath(rel), b.outPath(rel)
+	si, serr := os.Stat(src)
+	di, derr := os.Lstat(dst)
+	if serr == nil && derr == nil && (want.size < 0 || si.Size() == want.size) &&
+		(os.SameFile(si, di) || si.Size() == di.Size() && si.ModTime().Equal(di.ModTime())) {
+		want.size = si.Size()
+		return want, true, false, nil
+	}
+	if serr == nil {
+		if got, err = measure(src); err != nil {
+			return want, false, false, fmt.Errorf("kept file %s: %w", src, err)
+		}
+		if want.match(got) {
+			tmp, err := placeTemp(src, dst)
+			if err != nil {
+				return want, false, false, fmt.Errorf("publish %s: %w", dst, err)
+			}
+			b.stage(tmp, dst)
+			return got, true, true, nil
+		}
+	}
+	if derr == nil {
+		if got, err = measure(dst); err != nil {
+			return want, false, false, fmt.Errorf("published file %s: %w", dst, err)
+		}
+		if want.match(got) {
+			return got, true, false, keepCopy(dst, src)
+		}
+	}
+	return want, false, false, nil
+}
+
+// keepPublished keeps in the state archive the output file rel that this
+// build published (a package, a version), once it is in place: see
+// keepCommitted.
+func (b *builder) keepPublished(rel string) {
+	b.toKeep = append(b.toKeep, rel)
+}
+
+// keepCommitted links into the state archive the files keepPublished
+// named, after the build's files were renamed into place. A build killed
+// before it leaves them to the next build, which restores the state's copy
+// from the output's (publishKept).
+func (b *builder) keepCommitted() error {
+	for _, rel := range b.toKeep {
+		if _, err := os.Stat(b.archivePath(rel)); err == nil {
+			continue
+		}
+		if err := keepCopy(b.outPath(rel), b.archivePath(rel)); err != nil {
+			return err
+		}
+	}
+	b.toKeep = nil
+	return nil
+}
+
+// keepCopy puts a copy of the file src at dst, atomically: a hard link
+// where the two share a file system, else a copy with src's mtime.
+func keepCopy(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("keep %s: %w", dst, err)
+	}
+	tmp, err := placeTemp(src, dst)
+	if err == nil {
+		if err = os.Rename(tmp, dst); err != nil {
+			os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("keep %s: %w", dst, err)
+	}
+	return nil
+}
+
+// placeTemp puts the bytes of src into a new temporary file beside dst and
+// returns its name: a hard link to src where possible, else a copy with
+// src's mtime.
+func placeTemp(src, dst string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", layout.TempPrefix, os.Getpid(), filepath.Base(dst)))
+	os.Remove(tmp)
+	if err := os.Link(src, tmp); err == nil {
+		return tmp, nil
+	}
+	info, err := os.Stat(src)
+	if err != nil {
+		return "", err
+	}
+	return copyToTemp(src, dst, &snapshot.Record{ModTime: info.ModTime().UnixNano()})
+}
+
+// pruneUnkept marks for deletion from the state archive the packages and
+// versions it kept for the previous build and keeps no more: a Change Dump
+// package whose segment left the journal, a package no archived Resource
+// Dump lists any longer, a version of a set that stopped keeping them.
+// (Documents leave with their segments and archives, see retain.)
+func (b *builder) pruneUnkept() {
+	keep := map[string]bool{}
+	for _, p := range b.next.Packages {
+		keep[p.Path] = p.Change
+	}
+	for _, a := range b.next.Archived {
+		for _, p := range a.Packages {
+			keep[p.Path] = true
+		}
+	}
+	for _, v := range b.next.Versions {
+		keep[layout.Memento(unixTime(v.Seen), v.Path)] = true
+	}
+	var kept []string
+	for _, p := range b.prev.Packages {
+		kept = append(kept, p.Path)
+	}
+	for _, a := range b.prev.Archived {
+		for _, p := range a.Packages {
+			kept = append(kept, p.Path)
+		}
+	}
+	for _, v := range b.prev.Versions {
+		kept = append(kept, layout.Memento(unixTime(v.Seen), v.Path))
+	}
+	for _, rel := range kept {
+		if !keep[rel] {
+			b.arch.prune = append(b.arch.prune, rel)
+		}
+	}
+}

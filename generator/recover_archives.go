@@ -1,0 +1,110 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// recoverArchived adds to st the archived Resource Lists and Resource
+// Dumps of set name that its archives in the output list, with their
+// documents and, for Resource Dumps, their packages, all of which go back
+// into the state archive. It returns the output paths it read.
+func (b *builder) recoverArchived(name string, st *snapshot.State, rec *recovery) ([]string, error) {
+	var outputs []string
+	for _, dump := range []bool{false, true} {
+		capability := archivedCapability(&snapshot.Archived{Dump: dump})
+		var found []snapshot.Archived
+		docs, err := b.readSplitDoc(layout.Archive(name, capability), capability+"-archive", func(e *pubEntry) error {
+			a := snapshot.Archived{Set: name, Dump: dump}
+			var err error
+			if a.At, err = parsePubTime(e.MD.At); err == nil {
+				a.Completed, err = parsePubTime(e.MD.Completed)
+			}
+			if err != nil || a.At == 0 {
+				return fmt.Errorf("%s: archived %s with a bad at or completed", e.Loc, capability)
+			}
+			if rel, ok := layout.PathFromURL(b.base, e.Loc); !ok || rel != archivedPath(&a) {
+				return fmt.Errorf("%s lists %s, not the archived %s rsgen writes", layout.Archive(name, capability), e.Loc, capability)
+			}
+			found = append(found, a)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		outputs = append(outputs, docs...)
+		for _, a := range found {
+			read, err := b.readSplitDoc(archivedPath(&a), capability, func(e *pubEntry) error {
+				if !dump {
+					return nil
+				}
+				p, err := b.pubPackage(name, false, e)
+				if err == nil {
+					a.Packages = append(a.Packages, p)
+					rec.archive = append(rec.archive, p.Path)
+					outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
+				}
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			for _, rel := range read {
+				k, err := b.recoverKept(rel, rec)
+				if err != nil {
+					return nil, err
+				}
+				a.Docs = append(a.Docs, k)
+			}
+			outputs = append(outputs, read...)
+			st.Archived = append(st.Archived, a)
+		}
+	}
+	return outputs, nil
+}
+
+// recoverVersions adds to st the kept versions the output holds under
+// resourcesync/mementos/TIME/PATH, read once as the scan reads a source
+// file (fingerprint, published digests, media type), which go back into
+// the state archive. Their TimeMaps and patches are derived from them
+// again by the build.
+func (b *builder) recoverVersions(st *snapshot.State, rec *recovery) ([]string, error) {
+	dir := filepath.Join(b.cfg.Out, filepath.FromSlash(layout.DocumentsDir), "mementos")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	files, _, err := snapshot.Scan(context.Background(), &snapshot.State{}, snapshot.ScanOptions{FS: snapshot.DirFS(dir), Algorithms: b.algs})
+	if err != nil {
+		return nil, fmt.Errorf("recover kept versions: %w", err)
+	}
+	var outputs []string
+	for _, r := range files {
+		stamp, p, ok := strings.Cut(r.Path, "/")
+		t, err := time.Parse("20060102150405", stamp)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("recover kept versions: %s is not a memento rsgen writes", r.Path)
+		}
+		rel := layout.Memento(t, p)
+		r.Path, r.Seen = p, t.Unix()
+		st.Versions = append(st.Versions, r)
+		rec.archive = append(rec.archive, rel)
+		outputs = append(outputs, rel)
+	}
+	slices.SortStableFunc(st.Versions, func(x, y snapshot.Record) int {
+		if c := layout.ComparePaths(x.Path, y.Path); c != 0 {
+			return c
+		}
+		return int(x.Seen - y.Seen)
+	})
+	return outputs, nil
+}
