@@ -62,7 +62,12 @@
 // of the specification, testdata/spec-examples/ex-26.xml, has base64url
 // ones) is the warning hash-encoding, not an error, and an
 // empty <urlset> is accepted although sitemap.xsd requires one <url>: an open
-// Change List may well be empty. The schema's media type pattern
+// Change List may well be empty. A closed one (with until) may not
+// (empty-closed): it is never rewritten, so it would stay invalid for good.
+// Others are stricter, because clients are: algorithm names and hex digits
+// in lower case, each algorithm once in a hash attribute, a resource once
+// in a Resource List (the reference client rejects the whole list), and
+// consecutive Change Lists of an index that meet without gap or overlap. The schema's media type pattern
 // [\w-]+/[\w-]+ is enforced as the schema has it, so types with a dot or
 // parameters, such as application/vnd.ms-excel, are errors.
 //

@@ -74,6 +74,8 @@ var ruleTable = []Rule{
 	{"datetime-range", Error, "§7", "an entry's datetime lies within the document's [from, until]"},
 	{"order", Error, "§12.1", "change entries, Change List Index entries and archive entries are in forward chronological order"},
 	{"dump-order", Warning, "§13.1", "Change Dump entries are in forward chronological order"},
+	{"interval-gap", Error, "§12.1", "consecutive Change Lists (Change Dumps) of an index or archive meet: each from is the previous until, and only the last is open"},
+	{"package-range", Error, "§13.1", "a Change Dump package's from and until lie within the dump's from and until"},
 
 	// Document kinds.
 	{"up-missing", Error, "§6.2", "every document but the Source Description links up (a warning for a lone document)"},
@@ -84,6 +86,8 @@ var ruleTable = []Rule{
 	{"capability-entry-unknown", Warning, "§9", "a Capability List's capabilities are ones a specification defines"},
 	{"capability-duplicate", Error, "§9", "a Capability List has at most one entry per capability"},
 	{"capabilitylist-index", Warning, "§9", "a Capability List is never a <sitemapindex>"},
+	{"empty-closed", Error, "§12.1", "a closed document (one with until) has at least one entry; only an open document may be empty"},
+	{"loc-duplicate", Error, "§10.1", "a resource is listed once in a Resource List or Resource Dump Manifest"},
 	{"path-missing", Error, "§11.2", "manifest entries have path (except deletions)"},
 	{"path-syntax", Error, "§11.2", "path starts with a slash and does not end with one"},
 	{"path-duplicate", Error, "§13.2", "paths in one manifest are distinct"},
