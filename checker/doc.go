@@ -38,9 +38,15 @@
 //
 // Sources are read through a Fetcher. A local output directory maps URLs to
 // files below a base URL, given or inferred from the Source Description's
-// entries; a live Source is fetched over HTTP with a bounded number of
-// requests, a bounded concurrency and a timeout per request, and the check
-// never leaves the Source's host unless Options.FollowExternal is set.
+// entries, and opens them through an os.Root: only regular files are read,
+// never through a symbolic link that leads out of the directory, and a
+// named pipe or a device is reported without being opened for reading. A
+// live Source is fetched over HTTP with a bounded number of requests and
+// bytes, a bounded concurrency and a timeout per request, body included;
+// a timeout is reported as one (http-timeout), never as bad XML. The check
+// never leaves the Source's host, by a link or by a redirect, unless
+// Options.FollowExternal is set: a Source cannot make the checker request
+// other addresses.
 //
 // # Limits
 //
@@ -49,6 +55,15 @@
 // Limits.MaxDepth levels of nesting, and after Limits.MaxToken bytes
 // without markup, and keeps at most Limits.MaxEntries entries. Packages are
 // copied to a temporary file, never held in memory.
+//
+// The whole check stops after Options.MaxTime (10 minutes by default) and
+// reports max-time: every read, local or remote, and every decompression
+// honours the context, so an interrupt stops it too. A package is examined
+// before anything in it is decompressed: overlapping entries (a zip bomb)
+// make it invalid, and what its entries declare they decompress to (a
+// bound archive/zip enforces) must stay within Options.MaxUnzipRatio times
+// its size and, for all packages, Options.MaxUnzipBytes. A limit reached
+// is an error: the check is incomplete.
 //
 // # Caveats
 //

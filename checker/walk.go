@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rsgen/rsgen/rs"
 )
@@ -17,6 +18,7 @@ import (
 // every capability document, index part and package.
 type walker struct {
 	opts   Options
+	start  string      // the URL the check started at, for findings about the whole check
 	local  *dirFetcher // nil over HTTP
 	remote *limiter
 	// inside reports whether a URL belongs to the Source being checked.
@@ -30,13 +32,15 @@ type walker struct {
 	firstErr error // the first fetch error, returned when nothing was read
 	limitHit bool
 	skipped  map[string]bool // hosts reported as external-skipped
+	unzipped atomic.Int64    // bytes the packages read so far may decompress to
 }
 
-func newWalker(opts Options, local *dirFetcher, inside func(string) bool) *walker {
+func newWalker(opts Options, start string, local *dirFetcher, inside func(string) bool) *walker {
 	return &walker{
 		opts:    opts,
+		start:   start,
 		local:   local,
-		remote:  newLimiter(opts.remote(), opts.MaxRequests, opts.Concurrency, opts.Timeout),
+		remote:  newLimiter(opts.remote(), opts),
 		inside:  inside,
 		seen:    map[string]string{},
 		skipped: map[string]bool{},
@@ -119,27 +123,47 @@ func (w *walker) skip(u string, from where) {
 	}
 }
 
+// fetchFailed reports why u, a link found at from, could not be fetched
+// or read to the end. The limits of the check are reported once; a
+// stopped check (interrupt, --max-time) is reported by finish.
 func (w *walker) fetchFailed(u string, from where, err error) {
+	limit := errors.Is(err, errRequestLimit) || errors.Is(err, errByteLimit)
 	w.mu.Lock()
 	if w.firstErr == nil {
 		w.firstErr = err
 	}
-	first := errors.Is(err, errRequestLimit) && !w.limitHit
-	if errors.Is(err, errRequestLimit) {
-		w.limitHit = true
-	}
+	first := limit && !w.limitHit
+	w.limitHit = w.limitHit || limit
 	w.mu.Unlock()
+	var timeout *timeoutError
+	var redirect *redirectError
+	var broken *zipError
 	switch {
-	case errors.Is(err, errRequestLimit):
+	case limit:
 		if first {
 			w.report(from, "http-limit", "stopped at %s: %v; the check is incomplete", u, err)
 		}
+	case stopped(err):
+	case errors.As(err, &timeout):
+		w.report(from, "http-timeout", "%v", timeout)
+	case errors.As(err, &redirect):
+		w.report(from, "redirect-external", "%v", redirect)
+	case errors.As(err, &broken):
+		w.report(from, "zip-invalid", "%v", broken)
 	case errors.Is(err, ErrNotFound):
 		w.report(from, "document-missing", "%s does not exist", u)
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, ErrNotRegular):
+		w.report(from, "document-missing", "%s cannot be read: %v", u, err)
 	default:
 		w.report(from, "http-fetch", "%v", err)
 	}
+}
+
+// stopped reports whether err is the check being stopped, by an interrupt
+// or by --max-time, rather than a fault of what was read.
+func stopped(err error) bool {
+	var tl *timeLimitError
+	return errors.Is(err, context.Canceled) || errors.As(err, &tl)
 }
 
 // visit reads the document at u, reached from `from` as a document of
@@ -173,6 +197,10 @@ func (w *walker) read(res *Resource, u, want string) *Document {
 	}
 	doc := readDocument(res.Body, u, w.opts.Limits, rep)
 	doc.File = res.File
+	if doc.readErr != nil {
+		w.fetchFailed(u, where{url: u, file: res.File}, doc.readErr)
+		return nil
+	}
 	w.mu.Lock()
 	w.docs++
 	w.mu.Unlock()
@@ -214,10 +242,13 @@ func (w *walker) walkSite(ctx context.Context, u string) bool {
 	}
 	res, err := f.Fetch(ctx, u)
 	if err != nil {
-		if !errors.Is(err, ErrNotFound) {
-			w.fetchFailed(u, where{url: u}, err)
+		if errors.Is(err, ErrNotFound) {
+			return false
 		}
-		return errors.Is(err, errRequestLimit)
+		// Something is there, or may be: a limit, a timeout or a
+		// refusal is reported, not taken for a missing document.
+		w.fetchFailed(u, where{url: u}, err)
+		return true
 	}
 	if res.Status != http.StatusOK {
 		res.Body.Close()
@@ -516,17 +547,24 @@ func (w *walker) walkFrom(ctx context.Context, u string) {
 }
 
 // finish runs the checks that need the whole walk and builds the report.
+// A check stopped by --max-time reports so and returns what it found; an
+// interrupted one returns the context's error.
 func (w *walker) finish(ctx context.Context) (Report, error) {
-	for _, s := range w.sets {
-		w.add(s.compare()...)
-	}
-	if w.opts.VerifyContent {
-		w.verifyContent(ctx)
+	if ctx.Err() == nil {
+		for _, s := range w.sets {
+			w.add(s.compare()...)
+		}
+		if w.opts.VerifyContent {
+			w.verifyContent(ctx)
+		}
 	}
 	if err := ctx.Err(); err != nil {
-		return Report{}, err
-	}
-	if w.docs == 0 && w.firstErr != nil {
+		var tl *timeLimitError
+		if !errors.As(context.Cause(ctx), &tl) {
+			return Report{}, err
+		}
+		w.rootReport("max-time", w.start, "stopped after %s (--max-time); the check is incomplete", tl.after)
+	} else if w.docs == 0 && w.firstErr != nil {
 		return Report{}, fmt.Errorf("nothing could be read: %w", w.firstErr)
 	}
 	sortFindings(w.findings)
