@@ -31,16 +31,12 @@ func (p *pkg) close() {
 }
 
 // checkPackage checks one package of the dump d (§11, §13): the package
-// itself, its manifest, its bitstreams and the contents link.
-func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capList string, set *resourceSet) {
-	resourceDump := d.Capability() == rs.CapResourceDump
-	if resourceDump {
-		set.hasDump = true
-	}
+// itself, its manifest, its bitstreams and the contents link. It returns
+// the manifest, or nil when the package could not be read whole.
+func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capList string) *Document {
 	p := w.loadPackage(ctx, e.Loc, e.MD, at(d, e.LocLine))
 	if p == nil {
-		set.dumpBroken = set.dumpBroken || resourceDump
-		return
+		return nil
 	}
 	defer p.close()
 	if e.MD != nil {
@@ -49,14 +45,12 @@ func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capLis
 	zr, err := zip.OpenReader(p.path)
 	if err != nil {
 		w.report(at(d, e.LocLine), "zip-invalid", "package %s is not a valid ZIP file: %v", e.Loc, err)
-		set.dumpBroken = set.dumpBroken || resourceDump
-		return
+		return nil
 	}
 	defer zr.Close()
 	if rule, msg := w.admitZip(&zr.Reader, p.size); rule != "" {
 		w.report(at(d, e.LocLine), rule, "package %s: %s; not read", e.Loc, msg)
-		set.dumpBroken = set.dumpBroken || resourceDump
-		return
+		return nil
 	}
 	file := ""
 	if !p.temp {
@@ -64,17 +58,35 @@ func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capLis
 	}
 	manifest, sum, size := w.readManifest(ctx, zr, d, e, file, capList)
 	if manifest == nil {
-		set.dumpBroken = set.dumpBroken || resourceDump
-		return
+		return nil
 	}
+	w.checkManifestRange(d, e, manifest)
 	w.checkBitstreams(ctx, zr, manifest)
 	for i := range e.Links {
 		if e.Links[i].Rel() == rs.RelContents {
 			w.checkContents(ctx, d, &e.Links[i], sum, size)
 		}
 	}
-	if resourceDump {
-		set.addDumped(manifest)
+	return manifest
+}
+
+// checkManifestRange checks the period of a Change Dump Manifest against
+// its dump's (§13.1). A time the dump's entry gives alike is checked with
+// the entry, by the document rules.
+func (w *walker) checkManifestRange(d *Document, e *Entry, m *Document) {
+	if d.Capability() != rs.CapChangeDump || m.MD == nil {
+		return
+	}
+	inner := period{}
+	if v := m.MD.Attrs["from"]; !sameTime(v, mdAttr(e.MD, "from")) {
+		inner.from = mdTime(m.MD, "from")
+	}
+	if v := m.MD.Attrs["until"]; !sameTime(v, mdAttr(e.MD, "until")) {
+		inner.until = mdTime(m.MD, "until")
+	}
+	dump := period{from: mdTime(d.MD, "from"), until: mdTime(d.MD, "until")}
+	if msg := dump.excess(inner, "Change Dump"); msg != "" {
+		w.report(at(m, m.MD.Line), "package-range", "the manifest's %s (%s)", msg, d.URL)
 	}
 }
 
@@ -255,6 +267,11 @@ func (w *walker) checkContents(ctx context.Context, d *Document, l *Link, sum []
 	if n != size || !bytes.Equal(sums["sha-256"], sum) {
 		w.report(at(d, l.Line), "contents-mismatch", "%s (%d bytes) differs from the package's %s (%d bytes)", u, n, manifestName, size)
 	}
+}
+
+func mdAttr(m *MD, name string) string {
+	v, _ := m.Attr(name)
+	return v
 }
 
 // entryReader reads a member of a package. It stops with the check and

@@ -91,3 +91,20 @@ func TestHTTPMaxBytes(t *testing.T) {
 		t.Errorf("the server saw %d requests; the limit is reached during the third", n)
 	}
 }
+
+// TestHTTPUpUnlisted checks a document whose up link leads to a Capability
+// List that does not list it: the walk from the Source Description never
+// reaches it, so the check reports the broken chain and checks it anyway.
+func TestHTTPUpUnlisted(t *testing.T) {
+	srv := serveSite(t, []edit{
+		{"capabilitylist.xml", "  <url>\n    <loc>http://example.org/changelist.xml</loc>\n    <rs:md capability=\"changelist\"/>\n  </url>\n", ""},
+		{"changelist.xml", `change="created" datetime="2025-12-01T11:00:00Z"`, `change="created" datetime="2025-12-01T09:00:00Z"`},
+	}, nil)
+	rep := checkURL(t, srv.URL+"/changelist.xml", Options{})
+	wantRules(t, rep, "order", "up-unlisted")
+	for _, f := range rep.Findings {
+		if f.URL != srv.URL+"/changelist.xml" {
+			t.Errorf("finding about %s; want both about the Change List", f.URL)
+		}
+	}
+}

@@ -75,7 +75,7 @@ var ruleTable = []Rule{
 	{"order", Error, "§12.1", "change entries, Change List Index entries and archive entries are in forward chronological order"},
 	{"dump-order", Warning, "§13.1", "Change Dump entries are in forward chronological order"},
 	{"interval-gap", Error, "§12.1", "consecutive Change Lists (Change Dumps) of an index or archive meet: each from is the previous until, and only the last is open"},
-	{"package-range", Error, "§13.1", "a Change Dump package's from and until lie within the dump's from and until"},
+	{"package-range", Error, "§13.1", "a Change Dump package's from and until, in its entry and in its manifest, lie within the dump's from and until"},
 
 	// Document kinds.
 	{"up-missing", Error, "§6.2", "every document but the Source Description links up (a warning for a lone document)"},
@@ -87,7 +87,7 @@ var ruleTable = []Rule{
 	{"capability-duplicate", Error, "§9", "a Capability List has at most one entry per capability"},
 	{"capabilitylist-index", Warning, "§9", "a Capability List is never a <sitemapindex>"},
 	{"empty-closed", Error, "§12.1", "a closed document (one with until) has at least one entry; only an open document may be empty"},
-	{"loc-duplicate", Error, "§10.1", "a resource is listed once in a Resource List or Resource Dump Manifest"},
+	{"loc-duplicate", Error, "§10.1", "a resource is listed once in a Resource List or Resource Dump Manifest, also across the parts of an index and the packages of a dump"},
 	{"path-missing", Error, "§11.2", "manifest entries have path (except deletions)"},
 	{"path-syntax", Error, "§11.2", "path starts with a slash and does not end with one"},
 	{"path-duplicate", Error, "§13.2", "paths in one manifest are distinct"},
@@ -106,6 +106,8 @@ var ruleTable = []Rule{
 	{"index-link-mismatch", Error, "§6.2", "rel=index leads to the index that lists the document"},
 	{"index-nested", Error, "§6.1", "an index lists <urlset> documents, not other indexes"},
 	{"index-child-time", Error, "§12.2", "an index entry's at, from and until match the listed document"},
+	{"index-part-time", Error, "§10.2", "a part's at is not before its index's at; a part's from and until lie within its index's"},
+	{"up-unlisted", Error, "§6.2", "the documents a document's up link leads to list it, so that a walk from the Source Description reaches it"},
 	{"set-dump-missing", Warning, "§9", "a resource in the Resource List is in the Resource Dump"},
 	{"set-dump-extra", Warning, "§9", "a resource in the Resource Dump is in the Resource List"},
 	{"set-change-unknown", Warning, "§9", "a changed resource that still exists is in the Resource List"},
