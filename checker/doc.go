@@ -91,14 +91,16 @@
 // Others are stricter, because clients are: algorithm names and hex digits
 // in lower case, each algorithm once in a hash attribute, a resource once
 // in a Resource List (the reference client rejects the whole list), and
-// consecutive Change Lists of an index that meet without gap or overlap.
-//
-// Packages of archived dumps are read only with Options.VerifyContent,
-// which reads everything a Source holds; without it an archived dump is
-// checked as a document only. The schema's media type pattern
-// [\w-]+/[\w-]+ is enforced as the schema has it, so types with a dot or
-// parameters, such as application/vnd.ms-excel, are errors.
+// consecutive Change Lists of an index that meet without gap or overlap
+// (compared as the index's entries give from and until). The schema's
+// media type pattern [\w-]+/[\w-]+ is enforced as the schema has it, so
+// types with a dot or parameters, such as application/vnd.ms-excel, are
+// errors.
 //
 // The resource set rules compare the last change of each resource with the
 // Resource List's at; changes without a datetime are not compared.
+//
+// Packages of archived dumps are read only with Options.VerifyContent,
+// which reads everything a Source holds; without it an archived dump is
+// checked as a document only.
 package checker
