@@ -36,7 +36,8 @@ type Options struct {
 	// Concurrency bounds the fetches in flight (default 4).
 	Concurrency int
 	// Client is the HTTP client (default: a client with no cookies that
-	// follows at most 10 redirects).
+	// follows at most 10 redirects). Whatever the client, redirects to
+	// other hosts are refused unless FollowExternal is set.
 	Client *http.Client
 	// Fetcher replaces the HTTP client altogether, for tests.
 	Fetcher Fetcher
