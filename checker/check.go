@@ -26,12 +26,18 @@ type Options struct {
 	FollowExternal bool
 	// MaxRequests bounds the number of fetches (default 10,000).
 	MaxRequests int
-	// Timeout bounds each fetch (default 30s).
+	// MaxBytes bounds the bytes read over HTTP in all (default 16 GiB).
+	MaxBytes int64
+	// Timeout bounds each fetch, body included (default 30s).
 	Timeout time.Duration
+	// MaxTime bounds the whole check (default 10 minutes): past it the
+	// check stops and reports max-time.
+	MaxTime time.Duration
 	// Concurrency bounds the fetches in flight (default 4).
 	Concurrency int
 	// Client is the HTTP client (default: a client with no cookies that
-	// follows at most 10 redirects).
+	// follows at most 10 redirects). Whatever the client, redirects to
+	// other hosts are refused unless FollowExternal is set.
 	Client *http.Client
 	// Fetcher replaces the HTTP client altogether, for tests.
 	Fetcher Fetcher
@@ -39,6 +45,12 @@ type Options struct {
 	Limits Limits
 	// MaxPackageBytes bounds the size of one dump package (default 4 GiB).
 	MaxPackageBytes int64
+	// MaxUnzipBytes bounds the bytes the packages of the check decompress
+	// to in all (default 16 GiB).
+	MaxUnzipBytes int64
+	// MaxUnzipRatio bounds what one package may decompress to: this many
+	// times its size, or 16 MiB if that is more (default 100).
+	MaxUnzipRatio int64
 }
 
 func (o Options) withDefaults() Options {
@@ -54,20 +66,49 @@ func (o Options) withDefaults() Options {
 	if o.MaxPackageBytes <= 0 {
 		o.MaxPackageBytes = 4 << 30
 	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 16 << 30
+	}
+	if o.MaxTime <= 0 {
+		o.MaxTime = 10 * time.Minute
+	}
+	if o.MaxUnzipBytes <= 0 {
+		o.MaxUnzipBytes = 16 << 30
+	}
+	if o.MaxUnzipRatio <= 0 {
+		o.MaxUnzipRatio = 100
+	}
 	o.Limits = o.Limits.withDefaults()
 	return o
 }
 
-// remote returns the fetcher for HTTP URLs.
+// remote returns the fetcher for HTTP URLs. Its client follows redirects
+// to other hosts only with FollowExternal, whatever client is given.
 func (o Options) remote() Fetcher {
 	if o.Fetcher != nil {
 		return o.Fetcher
 	}
-	c := o.Client
-	if c == nil {
-		c = &http.Client{}
+	c := http.Client{}
+	if o.Client != nil {
+		c = *o.Client
 	}
-	return httpFetcher{client: c}
+	c.CheckRedirect = redirectPolicy(o.FollowExternal, c.CheckRedirect)
+	return httpFetcher{client: &c}
+}
+
+// timeLimitError is the cause of the context of a check that ran out of
+// MaxTime.
+type timeLimitError struct {
+	after time.Duration
+}
+
+func (e *timeLimitError) Error() string {
+	return fmt.Sprintf("the check took longer than %s (--max-time)", e.after)
+}
+
+// deadline bounds ctx by MaxTime.
+func (o Options) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, o.MaxTime, &timeLimitError{after: o.MaxTime})
 }
 
 // ErrNoBaseURL is returned by CheckDir when the base URL is not given and
@@ -92,16 +133,22 @@ func Check(ctx context.Context, target string, opts Options) (Report, error) {
 // CheckFile checks one document on its own: the per-document rules, with
 // the rules about its place in a Source as warnings.
 func CheckFile(ctx context.Context, path string, opts Options) (Report, error) {
+	opts = opts.withDefaults()
+	ctx, cancel := opts.deadline(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return Report{}, err
 	}
-	f, err := os.Open(path)
+	f, err := openLocal(path)
 	if err != nil {
 		return Report{}, fmt.Errorf("check %s: %w", path, err)
 	}
 	defer f.Close()
 	rep := &reporter{url: path, file: path}
-	doc := readDocument(f, path, opts.Limits, rep)
+	doc := readDocument(ctxReader{ctx, f}, path, opts.Limits, rep)
+	if doc.readErr != nil {
+		return Report{}, fmt.Errorf("check %s: %w", path, doc.readErr)
+	}
 	if !doc.Fatal {
 		checkDocument(doc, rep, true)
 	}
@@ -120,9 +167,14 @@ func CheckDir(ctx context.Context, dir string, opts Options) (Report, error) {
 	if !st.IsDir() {
 		return Report{}, fmt.Errorf("check %s: not a directory", dir)
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return Report{}, fmt.Errorf("check %s: %w", dir, err)
+	}
+	defer root.Close()
 	base := opts.BaseURL
 	if base == "" {
-		if base, err = inferBase(dir, opts.Limits); err != nil {
+		if base, err = inferBase(root, dir, opts.Limits); err != nil {
 			return Report{}, fmt.Errorf("check %s: %w", dir, err)
 		}
 	}
@@ -133,7 +185,9 @@ func CheckDir(ctx context.Context, dir string, opts Options) (Report, error) {
 		return Report{}, fmt.Errorf("check %s: base URL %q is not an absolute URL", dir, base)
 	}
 	opts = opts.withDefaults()
-	w := newWalker(opts, &dirFetcher{base: base, dir: dir}, func(u string) bool { return strings.HasPrefix(u, base) })
+	ctx, cancel := opts.deadline(ctx)
+	defer cancel()
+	w := newWalker(opts, base+wellKnown, &dirFetcher{base: base, dir: dir, root: root}, func(u string) bool { return strings.HasPrefix(u, base) })
 	if !w.walkSite(ctx, base+wellKnown) {
 		w.rootReport("description-missing", base+wellKnown, "no Source Description at %s", filepath.Join(dir, filepath.FromSlash(wellKnown)))
 	}
@@ -154,8 +208,10 @@ func CheckURL(ctx context.Context, rawURL string, opts Options) (Report, error) 
 		return Report{}, fmt.Errorf("check %s: not an absolute http(s) URL", rawURL)
 	}
 	opts = opts.withDefaults()
+	ctx, cancel := opts.deadline(ctx)
+	defer cancel()
 	origin := u.Scheme + "://" + u.Host
-	w := newWalker(opts, nil, func(s string) bool { return sameHost(s, u.Host) })
+	w := newWalker(opts, rawURL, nil, func(s string) bool { return sameHost(s, u.Host) })
 	if u.Path == "" || u.Path == "/" {
 		w.discover(ctx, origin)
 	} else {
@@ -178,8 +234,8 @@ const wellKnown = ".well-known/resourcesync"
 // inferBase finds the base URL of an output directory from the Source
 // Description's entries: the shortest URL prefix such that the rest of
 // every entry's URL is a file under dir.
-func inferBase(dir string, lim Limits) (string, error) {
-	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(wellKnown)))
+func inferBase(root *os.Root, dir string, lim Limits) (string, error) {
+	f, err := openIn(root, filepath.Join(dir, filepath.FromSlash(wellKnown)), wellKnown)
 	if err != nil {
 		return "", fmt.Errorf("read the Source Description: %w", err)
 	}
@@ -187,7 +243,7 @@ func inferBase(dir string, lim Limits) (string, error) {
 	doc := readDocument(f, wellKnown, lim, &reporter{})
 	base := ""
 	for _, e := range doc.Entries {
-		b := baseOf(dir, e.Loc)
+		b := baseOf(root, e.Loc)
 		if b == "" || (base != "" && b != base) {
 			return "", ErrNoBaseURL
 		}
@@ -200,8 +256,8 @@ func inferBase(dir string, lim Limits) (string, error) {
 }
 
 // baseOf returns the shortest prefix of loc, ending in "/", whose rest is a
-// file under dir.
-func baseOf(dir, loc string) string {
+// file under root.
+func baseOf(root *os.Root, loc string) string {
 	u, err := url.Parse(loc)
 	if err != nil || u.Host == "" {
 		return ""
@@ -212,9 +268,9 @@ func baseOf(dir, loc string) string {
 		if p[i] != '/' {
 			continue
 		}
-		f := dirFetcher{base: origin + p[:i+1], dir: dir}
-		if path := f.path(loc); path != "" {
-			if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		f := dirFetcher{base: origin + p[:i+1]}
+		if rel := f.rel(loc); rel != "" {
+			if st, err := root.Stat(filepath.FromSlash(rel)); err == nil && st.Mode().IsRegular() {
 				return f.base
 			}
 		}

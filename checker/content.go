@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 )
@@ -47,6 +48,9 @@ func (w *walker) verify(ctx context.Context, loc string, l listing) {
 	case errors.Is(err, ErrNotFound):
 		w.report(l.pos, "content-missing", "%s does not exist", loc)
 		return
+	case errors.Is(err, ErrNotRegular):
+		w.report(l.pos, "content-missing", "%s cannot be read: %v", loc, err)
+		return
 	case err != nil:
 		w.fetchFailed(loc, l.pos, err)
 		return
@@ -62,7 +66,7 @@ func (w *walker) verify(ctx context.Context, loc string, l listing) {
 	ds, _ := parseHash(l.md.Attrs["hash"])
 	n, sums, err := digestsOf(res.Body, ds)
 	if err != nil {
-		w.report(l.pos, "http-fetch", "read %s: %v", loc, err)
+		w.fetchFailed(loc, l.pos, fmt.Errorf("read %s: %w", loc, err))
 		return
 	}
 	w.checkFixity(l.pos, l.md.Attrs, n, sums, "content-length", "content-hash", loc)

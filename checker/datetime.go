@@ -123,3 +123,25 @@ func validDate(y, m, d int) bool {
 	}
 	return d <= time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
+
+// period is a span of time with optional ends, as from and until give it.
+type period struct {
+	from, until *dateTime // nil: not given
+}
+
+// excess describes where inner leaves outer, a period of the document
+// called name, or returns "" when it does not, as far as the given ends
+// tell.
+func (outer period) excess(inner period, name string) string {
+	switch {
+	case inner.from != nil && outer.from != nil && inner.from.t.Before(outer.from.t):
+		return "from " + formatTime(inner.from) + " is before the " + name + "'s from " + formatTime(outer.from)
+	case inner.from != nil && outer.until != nil && inner.from.t.After(outer.until.t):
+		return "from " + formatTime(inner.from) + " is after the " + name + "'s until " + formatTime(outer.until)
+	case inner.until != nil && outer.until != nil && inner.until.t.After(outer.until.t):
+		return "until " + formatTime(inner.until) + " is after the " + name + "'s until " + formatTime(outer.until)
+	}
+	return ""
+}
+
+func formatTime(dt *dateTime) string { return dt.t.UTC().Format(time.RFC3339Nano) }

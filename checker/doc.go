@@ -31,16 +31,28 @@
 //     leads back to the parent and index to the index that lists the part.
 //     The documents under one Capability List must describe one set of
 //     resources: those rules are warnings, because the specification lets
-//     snapshots be taken at different times.
+//     snapshots be taken at different times. A snapshot spread over
+//     several documents (the parts of a Resource List Index, the packages
+//     of a Resource Dump) lists each resource once; archives are followed
+//     to the documents they list, and with Options.VerifyContent to the
+//     packages of archived dumps. A check that starts at a document climbs
+//     its up links to the Source Description; a document the walk from
+//     there does not reach is reported (up-unlisted) and checked anyway.
 //   - The content. With Options.VerifyContent every listed resource is read
 //     and its length and digests are compared with the newest listing: the
 //     Resource List, or a later change of the Change Lists.
 //
 // Sources are read through a Fetcher. A local output directory maps URLs to
 // files below a base URL, given or inferred from the Source Description's
-// entries; a live Source is fetched over HTTP with a bounded number of
-// requests, a bounded concurrency and a timeout per request, and the check
-// never leaves the Source's host unless Options.FollowExternal is set.
+// entries, and opens them through an os.Root: only regular files are read,
+// never through a symbolic link that leads out of the directory, and a
+// named pipe or a device is reported without being opened for reading. A
+// live Source is fetched over HTTP with a bounded number of requests and
+// bytes, a bounded concurrency and a timeout per request, body included;
+// a timeout is reported as one (http-timeout), never as bad XML. The check
+// never leaves the Source's host, by a link or by a redirect, unless
+// Options.FollowExternal is set: a Source cannot make the checker request
+// other addresses.
 //
 // # Limits
 //
@@ -48,7 +60,19 @@
 // reader stops after Limits.MaxBytes (the specification's 50 MB), at
 // Limits.MaxDepth levels of nesting, and after Limits.MaxToken bytes
 // without markup, and keeps at most Limits.MaxEntries entries. Packages are
-// copied to a temporary file, never held in memory.
+// copied to a temporary file, never held in memory. Finding a resource
+// listed twice across the documents of a snapshot costs about 56 bytes
+// per entry, whatever the length of its URI: only a 128-bit digest of each
+// loc is kept.
+//
+// The whole check stops after Options.MaxTime (10 minutes by default) and
+// reports max-time: every read, local or remote, and every decompression
+// honours the context, so an interrupt stops it too. A package is examined
+// before anything in it is decompressed: overlapping entries (a zip bomb)
+// make it invalid, and what its entries declare they decompress to (a
+// bound archive/zip enforces) must stay within Options.MaxUnzipRatio times
+// its size and, for all packages, Options.MaxUnzipBytes. A limit reached
+// is an error: the check is incomplete.
 //
 // # Caveats
 //
@@ -62,10 +86,21 @@
 // of the specification, testdata/spec-examples/ex-26.xml, has base64url
 // ones) is the warning hash-encoding, not an error, and an
 // empty <urlset> is accepted although sitemap.xsd requires one <url>: an open
-// Change List may well be empty. The schema's media type pattern
-// [\w-]+/[\w-]+ is enforced as the schema has it, so types with a dot or
-// parameters, such as application/vnd.ms-excel, are errors.
+// Change List may well be empty. A closed one (with until) may not
+// (empty-closed): it is never rewritten, so it would stay invalid for good.
+// Others are stricter, because clients are: algorithm names and hex digits
+// in lower case, each algorithm once in a hash attribute, a resource once
+// in a Resource List (the reference client rejects the whole list), and
+// consecutive Change Lists of an index that meet without gap or overlap
+// (compared as the index's entries give from and until). The schema's
+// media type pattern [\w-]+/[\w-]+ is enforced as the schema has it, so
+// types with a dot or parameters, such as application/vnd.ms-excel, are
+// errors.
 //
 // The resource set rules compare the last change of each resource with the
 // Resource List's at; changes without a datetime are not compared.
+//
+// Packages of archived dumps are read only with Options.VerifyContent,
+// which reads everything a Source holds; without it an archived dump is
+// checked as a document only.
 package checker

@@ -32,6 +32,7 @@ func checkDocument(d *Document, rep *reporter, standalone bool) {
 	c.root()
 	c.entries()
 	c.order()
+	c.continuity()
 }
 
 func (c *docChecker) root() {
@@ -48,6 +49,18 @@ func (c *docChecker) root() {
 		return
 	}
 	c.rootLinks()
+	c.emptyClosed()
+}
+
+// emptyClosed reports a closed document without entries. §7 lets a
+// <urlset> or <sitemapindex> be empty, and an open Change List with no
+// change yet is; but a closed document is never rewritten (§12.1), so an
+// empty one stays schema-invalid (sitemap.xsd and siteindex.xsd need one
+// entry) and useless for good, and validating Destinations stop at it.
+func (c *docChecker) emptyClosed() {
+	if _, closed := c.d.MD.Attr("until"); closed && c.d.EntryCount == 0 {
+		c.rep.add(c.d.MD.Line, "empty-closed", "a closed %s (with until) has no entries; only an open document may be empty", describe(c.d.Capability(), c.d.Index))
+	}
 }
 
 func (c *docChecker) rootMD(m *MD) {
@@ -63,8 +76,8 @@ func (c *docChecker) rootMD(m *MD) {
 		return
 	}
 	c.rootTimes(m)
-	c.from = c.validTime(m, "from")
-	c.until = c.validTime(m, "until")
+	c.from = mdTime(m, "from")
+	c.until = mdTime(m, "until")
 }
 
 // rootTimes applies Appendix A to the root rs:md.
@@ -98,15 +111,16 @@ func (c *docChecker) forbiddenTimes(m *MD) {
 // interval reports until before from and completed before at.
 func (c *docChecker) interval(m *MD) {
 	for _, p := range [][2]string{{"from", "until"}, {"at", "completed"}} {
-		a, b := c.validTime(m, p[0]), c.validTime(m, p[1])
+		a, b := mdTime(m, p[0]), mdTime(m, p[1])
 		if a != nil && b != nil && b.t.Before(a.t) {
 			c.rep.add(m.Line, "time-interval", "%s %s is before %s %s", p[1], m.Attrs[p[1]], p[0], m.Attrs[p[0]])
 		}
 	}
 }
 
-// validTime returns the parsed attribute, or nil when it is absent or bad.
-func (c *docChecker) validTime(m *MD, name string) *dateTime {
+// mdTime returns the datetime attribute name of m, or nil when m is nil
+// or the attribute is absent or bad.
+func mdTime(m *MD, name string) *dateTime {
 	v, ok := m.Attr(name)
 	if !ok {
 		return nil
@@ -254,6 +268,10 @@ func (c *docChecker) uri(line int, what, s string) {
 func (c *docChecker) entries() {
 	caps := map[string]int{}
 	paths := map[string]int{}
+	var locs map[string]int
+	if listsOnce(c.d) {
+		locs = make(map[string]int, len(c.d.Entries))
+	}
 	for i := range c.d.Entries {
 		e := &c.d.Entries[i]
 		c.entryValues(e)
@@ -263,7 +281,32 @@ func (c *docChecker) entries() {
 		c.entryKind(e, caps)
 		c.entryTimes(e)
 		c.entryPath(e, paths)
+		c.packageRange(e)
+		if locs != nil {
+			c.entryOnce(e, locs)
+		}
 	}
+}
+
+// listsOnce reports whether d lists each resource at most once: a
+// Resource List and a Resource Dump Manifest describe one snapshot, in
+// which a resource has one state (§10.1, §11.2). The reference client
+// rejects a Resource List that repeats a loc.
+func listsOnce(d *Document) bool {
+	capability := d.Capability()
+	return !d.Index && (capability == rs.CapResourceList || capability == rs.CapResourceDumpManifest)
+}
+
+// entryOnce reports an entry whose loc an earlier entry has.
+func (c *docChecker) entryOnce(e *Entry, locs map[string]int) {
+	if e.Loc == "" {
+		return
+	}
+	if first, dup := locs[e.Loc]; dup {
+		c.rep.add(e.LocLine, "loc-duplicate", "%s is listed twice in this %s (first on line %d)", e.Loc, describe(c.d.Capability(), false), first)
+		return
+	}
+	locs[e.Loc] = e.LocLine
 }
 
 func (c *docChecker) entryValues(e *Entry) {
@@ -373,7 +416,7 @@ func (c *docChecker) changeEntry(e *Entry) {
 
 // datetimeRange checks that the change's datetime is in [from, until].
 func (c *docChecker) datetimeRange(e *Entry) {
-	dt := c.validTime(e.MD, "datetime")
+	dt := mdTime(e.MD, "datetime")
 	if dt == nil {
 		return
 	}
@@ -444,7 +487,7 @@ func (c *docChecker) order() {
 	capability := c.d.Capability()
 	switch {
 	case c.k.change && !c.d.Index:
-		c.orderBy("order", c.k.section, func(e *Entry) *dateTime { return c.validTime(e.MD, "datetime") })
+		c.orderBy("order", c.k.section, func(e *Entry) *dateTime { return mdTime(e.MD, "datetime") })
 	case c.k.family.usesFrom() && c.d.Index:
 		c.orderBy("order", "§12.2", c.entryFrom)
 	case capability == rs.CapChangeListArchive || capability == rs.CapChangeDumpArchive:
@@ -457,7 +500,7 @@ func (c *docChecker) order() {
 // entryFrom is the time of an entry that stands for a period: its rs:md
 // from, else its lastmod.
 func (c *docChecker) entryFrom(e *Entry) *dateTime {
-	if dt := c.validTime(e.MD, "from"); dt != nil {
+	if dt := mdTime(e.MD, "from"); dt != nil {
 		return dt
 	}
 	if dt, err := parseDateTime(e.Lastmod, true); err == nil {
@@ -482,5 +525,59 @@ func (c *docChecker) orderBy(rule, section string, at func(*Entry) *dateTime) {
 			return
 		}
 		prev, prevLine = dt.t, e.Line
+	}
+}
+
+// packageRange reports a Change Dump package whose from or until lies
+// outside the dump's own (§13.1): the dump covers the period of each of
+// its packages.
+func (c *docChecker) packageRange(e *Entry) {
+	if c.d.Capability() != rs.CapChangeDump || c.d.Index || e.MD == nil {
+		return
+	}
+	dump := period{from: c.from, until: c.until}
+	pkg := period{from: mdTime(e.MD, "from"), until: mdTime(e.MD, "until")}
+	if msg := dump.excess(pkg, "Change Dump"); msg != "" {
+		c.rep.add(e.MD.Line, "package-range", "the package's %s", msg)
+	}
+}
+
+// continuity checks that the periods an index or an archive of change
+// documents lists meet. A Destination that has processed a closed Change
+// List continues with the one whose from is its until (§12.1): a gap
+// loses the changes in between, an overlap replays them, and an open
+// document followed by another is never left.
+func (c *docChecker) continuity() {
+	capability := c.d.Capability()
+	if !c.known || !(c.k.family.usesFrom() && c.d.Index) && capability != rs.CapChangeListArchive && capability != rs.CapChangeDumpArchive {
+		return
+	}
+	var prev *Entry
+	for i := range c.d.Entries {
+		e := &c.d.Entries[i]
+		from := mdTime(e.MD, "from")
+		if prev != nil && from != nil {
+			c.meets(prev, e, from)
+		}
+		prev = nil
+		if from != nil {
+			prev = e
+		}
+	}
+}
+
+// meets reports when e, which starts at from, does not start where prev
+// ends.
+func (c *docChecker) meets(prev, e *Entry, from *dateTime) {
+	until := mdTime(prev.MD, "until")
+	_, closed := prev.MD.Attr("until")
+	switch {
+	case !closed:
+		c.rep.add(e.MD.Line, "interval-gap", "the entry on line %d is open (no until) but another follows it; only the last may be open", prev.Line)
+	case until == nil:
+	case from.t.After(until.t):
+		c.rep.add(e.MD.Line, "interval-gap", "gap: from %s is after the until %s of the entry on line %d; changes in between are in no document", e.MD.Attrs["from"], prev.MD.Attrs["until"], prev.Line)
+	case from.t.Before(until.t):
+		c.rep.add(e.MD.Line, "interval-gap", "overlap: from %s is before the until %s of the entry on line %d", e.MD.Attrs["from"], prev.MD.Attrs["until"], prev.Line)
 	}
 }

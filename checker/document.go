@@ -20,9 +20,14 @@ type Document struct {
 	// counts them all.
 	Entries    []Entry
 	EntryCount int
-	// Fatal is set when reading stopped early (malformed XML, a limit): the
-	// document is incomplete and only the finding that stopped it counts.
+	// Fatal is set when reading stopped early (malformed XML, a limit, a
+	// failed read): the document is incomplete and only the finding that
+	// stopped it counts.
 	Fatal bool
+	// readErr is the error of the source that stopped reading (a timeout,
+	// a limit of the check, an interrupt), which is no fault of the XML:
+	// the caller reports it.
+	readErr error
 }
 
 // MD is an rs:md element: its unprefixed attributes by name.

@@ -31,16 +31,12 @@ func (p *pkg) close() {
 }
 
 // checkPackage checks one package of the dump d (§11, §13): the package
-// itself, its manifest, its bitstreams and the contents link.
-func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capList string, set *resourceSet) {
-	resourceDump := d.Capability() == rs.CapResourceDump
-	if resourceDump {
-		set.hasDump = true
-	}
+// itself, its manifest, its bitstreams and the contents link. It returns
+// the manifest, or nil when the package could not be read whole.
+func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capList string) *Document {
 	p := w.loadPackage(ctx, e.Loc, e.MD, at(d, e.LocLine))
 	if p == nil {
-		set.dumpBroken = set.dumpBroken || resourceDump
-		return
+		return nil
 	}
 	defer p.close()
 	if e.MD != nil {
@@ -49,27 +45,48 @@ func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capLis
 	zr, err := zip.OpenReader(p.path)
 	if err != nil {
 		w.report(at(d, e.LocLine), "zip-invalid", "package %s is not a valid ZIP file: %v", e.Loc, err)
-		set.dumpBroken = set.dumpBroken || resourceDump
-		return
+		return nil
 	}
 	defer zr.Close()
+	if rule, msg := w.admitZip(&zr.Reader, p.size); rule != "" {
+		w.report(at(d, e.LocLine), rule, "package %s: %s; not read", e.Loc, msg)
+		return nil
+	}
 	file := ""
 	if !p.temp {
 		file = p.path + "!/" + manifestName
 	}
-	manifest, sum, size := w.readManifest(zr, d, e, file, capList)
+	manifest, sum, size := w.readManifest(ctx, zr, d, e, file, capList)
 	if manifest == nil {
-		set.dumpBroken = set.dumpBroken || resourceDump
-		return
+		return nil
 	}
-	w.checkBitstreams(zr, manifest)
+	w.checkManifestRange(d, e, manifest)
+	w.checkBitstreams(ctx, zr, manifest)
 	for i := range e.Links {
 		if e.Links[i].Rel() == rs.RelContents {
 			w.checkContents(ctx, d, &e.Links[i], sum, size)
 		}
 	}
-	if resourceDump {
-		set.addDumped(manifest)
+	return manifest
+}
+
+// checkManifestRange checks the period of a Change Dump Manifest against
+// its dump's (§13.1). A time the dump's entry gives alike is checked with
+// the entry, by the document rules.
+func (w *walker) checkManifestRange(d *Document, e *Entry, m *Document) {
+	if d.Capability() != rs.CapChangeDump || m.MD == nil {
+		return
+	}
+	inner := period{}
+	if v := m.MD.Attrs["from"]; !sameTime(v, mdAttr(e.MD, "from")) {
+		inner.from = mdTime(m.MD, "from")
+	}
+	if v := m.MD.Attrs["until"]; !sameTime(v, mdAttr(e.MD, "until")) {
+		inner.until = mdTime(m.MD, "until")
+	}
+	dump := period{from: mdTime(d.MD, "from"), until: mdTime(d.MD, "until")}
+	if msg := dump.excess(inner, "Change Dump"); msg != "" {
+		w.report(at(m, m.MD.Line), "package-range", "the manifest's %s (%s)", msg, d.URL)
 	}
 }
 
@@ -98,7 +115,7 @@ func (w *walker) loadPackage(ctx context.Context, u string, md *MD, from where) 
 	n, sums, err := digestsOf(tee, ds)
 	if err != nil {
 		p.close()
-		w.report(from, "http-fetch", "read package %s: %v", u, err)
+		w.fetchFailed(u, from, fmt.Errorf("read package %s: %w", u, err))
 		return nil
 	}
 	if n > w.opts.MaxPackageBytes {
@@ -127,7 +144,7 @@ func (w *walker) checkFixity(pos where, attrs map[string]string, n int64, sums m
 
 // readManifest reads and checks the package's manifest.xml. It returns the
 // manifest with the SHA-256 and length of its bytes, or nil.
-func (w *walker) readManifest(zr *zip.ReadCloser, d *Document, e *Entry, file, capList string) (*Document, []byte, int64) {
+func (w *walker) readManifest(ctx context.Context, zr *zip.ReadCloser, d *Document, e *Entry, file, capList string) (*Document, []byte, int64) {
 	var mf *zip.File
 	for _, f := range zr.File {
 		if f.Name == manifestName {
@@ -147,13 +164,18 @@ func (w *walker) readManifest(zr *zip.ReadCloser, d *Document, e *Entry, file, c
 	u := e.Loc + "!/" + manifestName
 	h := sha256.New()
 	counter := &countWriter{w: h}
-	res := &Resource{Body: io.NopCloser(io.TeeReader(rc, counter)), URL: u, File: file}
+	body := io.TeeReader(entryReader{ctx: ctx, r: rc, name: manifestName}, counter)
+	res := &Resource{Body: io.NopCloser(body), URL: u, File: file}
 	want := rs.CapResourceDumpManifest
 	if d.Capability() == rs.CapChangeDump {
 		want = rs.CapChangeDumpManifest
 	}
 	m := w.read(res, u, want)
-	io.Copy(io.Discard, res.Body) // hash the rest after a fatal finding
+	// Hash the rest after a fatal finding; admitZip has bounded it.
+	if _, err := io.Copy(io.Discard, res.Body); err != nil && m != nil {
+		w.fetchFailed(u, at(m, 0), err)
+		return nil, nil, 0
+	}
 	if m == nil {
 		return nil, nil, 0
 	}
@@ -174,7 +196,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // checkBitstreams compares the manifest with the files of the package.
-func (w *walker) checkBitstreams(zr *zip.ReadCloser, m *Document) {
+func (w *walker) checkBitstreams(ctx context.Context, zr *zip.ReadCloser, m *Document) {
 	files := map[string]*zip.File{}
 	for _, f := range zr.File {
 		if !f.FileInfo().IsDir() && f.Name != manifestName {
@@ -184,10 +206,10 @@ func (w *walker) checkBitstreams(zr *zip.ReadCloser, m *Document) {
 	listed := map[string]bool{}
 	for _, e := range m.Entries {
 		if e.MD != nil {
-			w.checkBitstream(files, listed, at(m, e.MD.Line), e.MD.Attrs)
+			w.checkBitstream(ctx, files, listed, at(m, e.MD.Line), e.MD.Attrs)
 		}
 		for _, l := range e.Links {
-			w.checkBitstream(files, listed, at(m, l.Line), l.Attrs)
+			w.checkBitstream(ctx, files, listed, at(m, l.Line), l.Attrs)
 		}
 	}
 	for _, name := range sortedKeys(files) {
@@ -198,7 +220,7 @@ func (w *walker) checkBitstreams(zr *zip.ReadCloser, m *Document) {
 }
 
 // checkBitstream checks the bitstream at an rs:md or rs:ln path.
-func (w *walker) checkBitstream(files map[string]*zip.File, listed map[string]bool, pos where, attrs map[string]string) {
+func (w *walker) checkBitstream(ctx context.Context, files map[string]*zip.File, listed map[string]bool, pos where, attrs map[string]string) {
 	path, ok := attrs["path"]
 	if !ok || !validPath(path) {
 		return
@@ -220,9 +242,9 @@ func (w *walker) checkBitstream(files map[string]*zip.File, listed map[string]bo
 	}
 	defer rc.Close()
 	ds, _ := parseHash(attrs["hash"])
-	n, sums, err := digestsOf(io.LimitReader(rc, w.opts.MaxPackageBytes), ds)
+	n, sums, err := digestsOf(entryReader{ctx: ctx, r: rc, name: name}, ds)
 	if err != nil {
-		w.report(pos, "zip-invalid", "read %s in the package: %v", name, err)
+		w.fetchFailed(name, pos, err)
 		return
 	}
 	w.checkFixity(pos, attrs, n, sums, "zip-length", "zip-hash", fmt.Sprintf("bitstream %s", path))
@@ -239,10 +261,44 @@ func (w *walker) checkContents(ctx context.Context, d *Document, l *Link, sum []
 	defer res.Body.Close()
 	n, sums, err := digestsOf(io.LimitReader(res.Body, w.opts.Limits.MaxBytes+1), []digest{{alg: "sha-256"}})
 	if err != nil {
-		w.report(at(d, l.Line), "http-fetch", "read %s: %v", u, err)
+		w.fetchFailed(u, at(d, l.Line), fmt.Errorf("read %s: %w", u, err))
 		return
 	}
 	if n != size || !bytes.Equal(sums["sha-256"], sum) {
 		w.report(at(d, l.Line), "contents-mismatch", "%s (%d bytes) differs from the package's %s (%d bytes)", u, n, manifestName, size)
 	}
 }
+
+func mdAttr(m *MD, name string) string {
+	v, _ := m.Attr(name)
+	return v
+}
+
+// entryReader reads a member of a package. It stops with the check and
+// marks its errors as the package's.
+type entryReader struct {
+	ctx  context.Context
+	r    io.Reader
+	name string
+}
+
+func (e entryReader) Read(p []byte) (int, error) {
+	if e.ctx.Err() != nil {
+		return 0, context.Cause(e.ctx)
+	}
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &zipError{name: e.name, err: err}
+	}
+	return n, err
+}
+
+// zipError is an error reading a member of a package: the package is
+// broken.
+type zipError struct {
+	name string
+	err  error
+}
+
+func (e *zipError) Error() string { return "read " + e.name + " in the package: " + e.err.Error() }
+func (e *zipError) Unwrap() error { return e.err }

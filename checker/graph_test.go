@@ -45,6 +45,10 @@ var siteCases = []struct {
 </sitemapindex>
 `}}},
 	{"index-child-time", false, []edit{{"resourcelist-index.xml", `<rs:md at="2026-01-01T00:00:00Z"/>`, `<rs:md at="2025-01-01T00:00:00Z"/>`}}},
+	{"index-part-time", false, []edit{{"resourcelist-2.xml", `at="2026-01-01T00:00:00Z"`, `at="2025-12-31T00:00:00Z"`}}},
+	{"loc-duplicate", false, []edit{{"resourcelist-2.xml", "</urlset>", "  <url>\n    <loc>http://example.org/res/a.txt</loc>\n  </url>\n</urlset>"}}},
+	{"package-range", false, []edit{
+		{"changedump-1.zip!/manifest.xml", `from="2025-12-01T00:00:00Z" until="2025-12-02T00:00:00Z"`, `from="2025-11-30T00:00:00Z" until="2025-12-02T00:00:00Z"`}}},
 	{"external-skipped", false, []edit{{"capabilitylist.xml", "http://example.org/changedump.xml", "http://elsewhere.example.net/changedump.xml"}}},
 	{"set-dump-missing", false, []edit{
 		{"resourcedump-1.zip!/manifest.xml", "<url>\n    <loc>http://example.org/res/b.txt</loc>\n    <rs:md path=\"/res/b.txt\" length=\"5\" type=\"text/plain\"/>\n  </url>\n", ""},

@@ -33,6 +33,9 @@ type hashProblem struct {
 }
 
 // parseHash splits a hash attribute into digests and lists its problems.
+// Algorithms are compared in lower case, so that a digest written MD5:
+// is still verified, but clients match the names and the hex digits
+// exactly: upper case and a repeated algorithm are problems of their own.
 func parseHash(s string) ([]digest, []hashProblem) {
 	var ds []digest
 	var ps []hashProblem
@@ -40,13 +43,22 @@ func parseHash(s string) ([]digest, []hashProblem) {
 	if len(fields) == 0 {
 		return nil, []hashProblem{{"hash-syntax", "hash is empty"}}
 	}
+	seen := map[string]bool{}
 	for _, f := range fields {
 		alg, val, ok := strings.Cut(f, ":")
 		if !ok || alg == "" || val == "" {
 			ps = append(ps, hashProblem{"hash-syntax", "hash value " + strconv.Quote(f) + " is not alg:digest"})
 			continue
 		}
-		d, p := decodeDigest(strings.ToLower(alg), val)
+		lower := strings.ToLower(alg)
+		if lower != alg {
+			ps = append(ps, hashProblem{"hash-alg-case", "hash algorithm " + strconv.Quote(alg) + " must be written in lower case, " + lower + "; clients match the name exactly"})
+		}
+		if seen[lower] {
+			ps = append(ps, hashProblem{"hash-alg-repeated", "hash gives " + lower + " more than once; clients cannot tell which digest counts"})
+		}
+		seen[lower] = true
+		d, p := decodeDigest(lower, val)
 		ds = append(ds, d)
 		if p != nil {
 			ps = append(ps, *p)
@@ -67,6 +79,9 @@ func decodeDigest(alg, val string) (digest, *hashProblem) {
 			return d, &hashProblem{"hash-digest", alg + " digest has " + strconv.Itoa(len(val)) + " hex digits; want " + strconv.Itoa(2*size)}
 		}
 		d.sum = b
+		if val != strings.ToLower(val) {
+			return d, &hashProblem{"hash-hex-case", alg + " digest " + strconv.Quote(val) + " has upper-case hex digits; clients compare lower-case hex"}
+		}
 		return d, nil
 	}
 	if isHexDigits(val) {

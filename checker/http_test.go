@@ -69,6 +69,17 @@ func wantRules(t *testing.T, rep Report, want ...string) {
 	}
 }
 
+// firstFinding checks that rep has findings of rule only and returns the
+// first.
+func firstFinding(t *testing.T, rep Report, rule string) Finding {
+	t.Helper()
+	wantRules(t, rep, rule)
+	if len(rep.Findings) == 0 {
+		t.FailNow()
+	}
+	return rep.Findings[0]
+}
+
 func TestHTTPValid(t *testing.T) {
 	srv := serveSite(t, nil, nil)
 	rep := checkURL(t, srv.URL+"/", Options{VerifyContent: true})
@@ -137,7 +148,7 @@ func TestHTTPTimeout(t *testing.T) {
 	srv := serveSite(t, nil, onPath("/changelist.xml", func(_ http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // answer only when the client gives up
 	}))
-	wantRules(t, checkURL(t, srv.URL+"/", Options{Timeout: 50 * time.Millisecond}), "http-fetch")
+	wantRules(t, checkURL(t, srv.URL+"/", Options{Timeout: 50 * time.Millisecond}), "http-timeout")
 }
 
 func TestHTTPRequestLimit(t *testing.T) {

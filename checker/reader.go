@@ -55,6 +55,14 @@ var (
 	errTokenSize = errors.New("token too long")
 )
 
+// sourceError marks an error of the reader the document comes from, which
+// the XML decoder passes on unchanged, so that it is not taken for bad
+// XML.
+type sourceError struct{ err error }
+
+func (e *sourceError) Error() string { return e.err.Error() }
+func (e *sourceError) Unwrap() error { return e.err }
+
 // guard is the byte source of the decoder. It counts bytes and stops the
 // decoder once the document or one token grows past its limits.
 type guard struct {
@@ -73,6 +81,9 @@ func (g *guard) Read(p []byte) (int, error) {
 		p = p[:rest]
 	}
 	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &sourceError{err}
+	}
 	g.n += int64(n)
 	for _, b := range p[:n] {
 		if b == '<' {
@@ -151,6 +162,9 @@ type reader struct {
 func ReadDocument(r io.Reader, url string, lim Limits) (*Document, []Finding) {
 	rep := &reporter{url: url}
 	doc := readDocument(r, url, lim, rep)
+	if doc.readErr != nil {
+		rep.add(0, "http-fetch", "read: %v", doc.readErr)
+	}
 	if !doc.Fatal {
 		checkDocument(doc, rep, true)
 	}
@@ -196,7 +210,10 @@ func (rd *reader) run() {
 // fail reports the error that stopped reading.
 func (rd *reader) fail(line int, err error) {
 	rd.doc.Fatal = true
+	var se *sourceError
 	switch {
+	case errors.As(err, &se):
+		rd.doc.readErr = se.err
 	case errors.Is(err, errTooLarge):
 		rd.rep.add(0, "limit-bytes", "document is larger than %d bytes; reading stopped", rd.lim.MaxBytes)
 	case errors.Is(err, errTokenSize):

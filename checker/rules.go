@@ -53,6 +53,9 @@ var ruleTable = []Rule{
 	{"hash-alg", Warning, "§7", "hash algorithms are md5, sha-1 or sha-256"},
 	{"hash-digest", Error, "§7", "a hex digest has the length of its algorithm"},
 	{"hash-encoding", Warning, "§7", "digests are hex-encoded"},
+	{"hash-alg-case", Error, "§7", "hash algorithm names are lower case (md5:, sha-256:), as clients match them exactly"},
+	{"hash-hex-case", Error, "§7", "hex digests are lower case, as clients compare them"},
+	{"hash-alg-repeated", Error, "§7", "a hash attribute gives each algorithm once"},
 	{"ln-attrs", Error, "§7", "rs:ln has rel and href"},
 	{"ln-rel-syntax", Error, "§7", "a relation type is a registered-style name or an absolute URI"},
 	{"ln-pri", Error, "§7", "pri is an integer from 1 to 999999"},
@@ -71,6 +74,8 @@ var ruleTable = []Rule{
 	{"datetime-range", Error, "§7", "an entry's datetime lies within the document's [from, until]"},
 	{"order", Error, "§12.1", "change entries, Change List Index entries and archive entries are in forward chronological order"},
 	{"dump-order", Warning, "§13.1", "Change Dump entries are in forward chronological order"},
+	{"interval-gap", Error, "§12.1", "consecutive Change Lists (Change Dumps) of an index or archive meet: each from is the previous until, and only the last is open"},
+	{"package-range", Error, "§13.1", "a Change Dump package's from and until, in its entry and in its manifest, lie within the dump's from and until"},
 
 	// Document kinds.
 	{"up-missing", Error, "§6.2", "every document but the Source Description links up (a warning for a lone document)"},
@@ -81,6 +86,8 @@ var ruleTable = []Rule{
 	{"capability-entry-unknown", Warning, "§9", "a Capability List's capabilities are ones a specification defines"},
 	{"capability-duplicate", Error, "§9", "a Capability List has at most one entry per capability"},
 	{"capabilitylist-index", Warning, "§9", "a Capability List is never a <sitemapindex>"},
+	{"empty-closed", Error, "§12.1", "a closed document (one with until) has at least one entry; only an open document may be empty"},
+	{"loc-duplicate", Error, "§10.1", "a resource is listed once in a Resource List or Resource Dump Manifest, also across the parts of an index and the packages of a dump"},
 	{"path-missing", Error, "§11.2", "manifest entries have path (except deletions)"},
 	{"path-syntax", Error, "§11.2", "path starts with a slash and does not end with one"},
 	{"path-duplicate", Error, "§13.2", "paths in one manifest are distinct"},
@@ -99,6 +106,8 @@ var ruleTable = []Rule{
 	{"index-link-mismatch", Error, "§6.2", "rel=index leads to the index that lists the document"},
 	{"index-nested", Error, "§6.1", "an index lists <urlset> documents, not other indexes"},
 	{"index-child-time", Error, "§12.2", "an index entry's at, from and until match the listed document"},
+	{"index-part-time", Error, "§10.2", "a part's at is not before its index's at; a part's from and until lie within its index's"},
+	{"up-unlisted", Error, "§6.2", "the documents a document's up link leads to list it, so that a walk from the Source Description reaches it"},
 	{"set-dump-missing", Warning, "§9", "a resource in the Resource List is in the Resource Dump"},
 	{"set-dump-extra", Warning, "§9", "a resource in the Resource Dump is in the Resource List"},
 	{"set-change-unknown", Warning, "§9", "a changed resource that still exists is in the Resource List"},
@@ -114,6 +123,7 @@ var ruleTable = []Rule{
 	{"contents-mismatch", Error, "§11.1", "a contents link's manifest copy equals the packaged manifest"},
 	{"package-length", Error, "§7", "a package has the dump's length"},
 	{"package-hash", Error, "§7", "a package has the dump's hash"},
+	{"zip-limit", Error, "", "a package decompresses within the check's limits: at most 100 times its size (or 16 MiB), and --max-unzip for all packages"},
 
 	// Resources (--verify-content).
 	{"content-missing", Error, "§7", "a listed resource can be read"},
@@ -123,11 +133,14 @@ var ruleTable = []Rule{
 
 	// Serving.
 	{"http-status", Error, "", "documents are served with status 200"},
-	{"http-fetch", Error, "", "documents can be fetched within the timeout"},
+	{"http-fetch", Error, "", "documents and resources can be fetched and read to the end"},
+	{"http-timeout", Error, "", "every request finishes within --timeout"},
 	{"http-content-type", Warning, "", "documents are served as XML"},
 	{"http-redirect", Warning, "", "documents are served at their own URL, without redirects"},
-	{"http-limit", Error, "", "the check finished within --max-requests requests"},
+	{"http-limit", Error, "", "the check stays within --max-requests requests and --max-bytes bytes over HTTP"},
+	{"max-time", Error, "", "the check finishes within --max-time"},
 	{"external-skipped", Warning, "", "documents on other hosts are checked only with --follow-external"},
+	{"redirect-external", Warning, "", "redirects to other hosts are followed only with --follow-external"},
 }
 
 var rulesByID = func() map[string]Rule {

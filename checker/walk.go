@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rsgen/rsgen/rs"
 )
@@ -17,6 +18,7 @@ import (
 // every capability document, index part and package.
 type walker struct {
 	opts   Options
+	start  string      // the URL the check started at, for findings about the whole check
 	local  *dirFetcher // nil over HTTP
 	remote *limiter
 	// inside reports whether a URL belongs to the Source being checked.
@@ -30,13 +32,15 @@ type walker struct {
 	firstErr error // the first fetch error, returned when nothing was read
 	limitHit bool
 	skipped  map[string]bool // hosts reported as external-skipped
+	unzipped atomic.Int64    // bytes the packages read so far may decompress to
 }
 
-func newWalker(opts Options, local *dirFetcher, inside func(string) bool) *walker {
+func newWalker(opts Options, start string, local *dirFetcher, inside func(string) bool) *walker {
 	return &walker{
 		opts:    opts,
+		start:   start,
 		local:   local,
-		remote:  newLimiter(opts.remote(), opts.MaxRequests, opts.Concurrency, opts.Timeout),
+		remote:  newLimiter(opts.remote(), opts),
 		inside:  inside,
 		seen:    map[string]string{},
 		skipped: map[string]bool{},
@@ -54,6 +58,14 @@ func at(d *Document, line int) where { return where{url: d.URL, file: d.File, li
 // report adds a finding about the document at w.
 func (w *walker) report(pos where, rule, format string, args ...any) {
 	w.add(finding(pos, rule, format, args...))
+}
+
+// reportSection adds a finding that cites section instead of the rule's
+// own, for rules that several sections state for different documents.
+func (w *walker) reportSection(pos where, section, rule, format string, args ...any) {
+	f := finding(pos, rule, format, args...)
+	f.Section = section
+	w.add(f)
 }
 
 // rootReport adds a finding about a URL that has no referring document.
@@ -119,27 +131,47 @@ func (w *walker) skip(u string, from where) {
 	}
 }
 
+// fetchFailed reports why u, a link found at from, could not be fetched
+// or read to the end. The limits of the check are reported once; a
+// stopped check (interrupt, --max-time) is reported by finish.
 func (w *walker) fetchFailed(u string, from where, err error) {
+	limit := errors.Is(err, errRequestLimit) || errors.Is(err, errByteLimit)
 	w.mu.Lock()
 	if w.firstErr == nil {
 		w.firstErr = err
 	}
-	first := errors.Is(err, errRequestLimit) && !w.limitHit
-	if errors.Is(err, errRequestLimit) {
-		w.limitHit = true
-	}
+	first := limit && !w.limitHit
+	w.limitHit = w.limitHit || limit
 	w.mu.Unlock()
+	var timeout *timeoutError
+	var redirect *redirectError
+	var broken *zipError
 	switch {
-	case errors.Is(err, errRequestLimit):
+	case limit:
 		if first {
 			w.report(from, "http-limit", "stopped at %s: %v; the check is incomplete", u, err)
 		}
+	case stopped(err):
+	case errors.As(err, &timeout):
+		w.report(from, "http-timeout", "%v", timeout)
+	case errors.As(err, &redirect):
+		w.report(from, "redirect-external", "%v", redirect)
+	case errors.As(err, &broken):
+		w.report(from, "zip-invalid", "%v", broken)
 	case errors.Is(err, ErrNotFound):
 		w.report(from, "document-missing", "%s does not exist", u)
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, ErrNotRegular):
+		w.report(from, "document-missing", "%s cannot be read: %v", u, err)
 	default:
 		w.report(from, "http-fetch", "%v", err)
 	}
+}
+
+// stopped reports whether err is the check being stopped, by an interrupt
+// or by --max-time, rather than a fault of what was read.
+func stopped(err error) bool {
+	var tl *timeLimitError
+	return errors.Is(err, context.Canceled) || errors.As(err, &tl)
 }
 
 // visit reads the document at u, reached from `from` as a document of
@@ -173,6 +205,10 @@ func (w *walker) read(res *Resource, u, want string) *Document {
 	}
 	doc := readDocument(res.Body, u, w.opts.Limits, rep)
 	doc.File = res.File
+	if doc.readErr != nil {
+		w.fetchFailed(u, where{url: u, file: res.File}, doc.readErr)
+		return nil
+	}
 	w.mu.Lock()
 	w.docs++
 	w.mu.Unlock()
@@ -214,10 +250,13 @@ func (w *walker) walkSite(ctx context.Context, u string) bool {
 	}
 	res, err := f.Fetch(ctx, u)
 	if err != nil {
-		if !errors.Is(err, ErrNotFound) {
-			w.fetchFailed(u, where{url: u}, err)
+		if errors.Is(err, ErrNotFound) {
+			return false
 		}
-		return errors.Is(err, errRequestLimit)
+		// Something is there, or may be: a limit, a timeout or a
+		// refusal is reported, not taken for a missing document.
+		w.fetchFailed(u, where{url: u}, err)
+		return true
 	}
 	if res.Status != http.StatusOK {
 		res.Body.Close()
@@ -264,14 +303,34 @@ func (w *walker) walkCapabilityList(ctx context.Context, cl *Document) {
 			continue
 		}
 		w.checkUp(d, cl.URL)
-		leaf := func(p *Document) { w.leaf(ctx, p, cl.URL, set) }
-		if d.Index {
-			w.walkParts(ctx, d, cl.URL, leaf)
-		} else {
-			leaf(d)
-		}
+		w.walkCapability(ctx, d, cl.URL, set)
 		w.followArchives(ctx, d, cl.URL, set)
 	}
+}
+
+// walkCapability hands a capability document, or each part when it is an
+// index, to leaf.
+func (w *walker) walkCapability(ctx context.Context, d *Document, capList string, set *resourceSet) {
+	locs := snapshotLocs(d)
+	leaf := func(p *Document) { w.leaf(ctx, p, capList, set, locs) }
+	if d.Index {
+		w.walkParts(ctx, d, capList, leaf)
+	} else {
+		leaf(d)
+	}
+}
+
+// snapshotLocs returns the index that finds a resource listed twice in
+// the snapshot d begins, when d spreads it over several documents: the
+// parts of a Resource List Index, the packages of a Resource Dump.
+func snapshotLocs(d *Document) *locIndex {
+	switch capability := d.Capability(); {
+	case capability == rs.CapResourceList && d.Index:
+		return newLocIndex("Resource List")
+	case capability == rs.CapResourceDump:
+		return newLocIndex("Resource Dump")
+	}
+	return nil
 }
 
 // followArchives follows the rel="archives" link of a capability
@@ -287,12 +346,7 @@ func (w *walker) followArchives(ctx context.Context, d *Document, capList string
 		return
 	}
 	w.checkUp(a, capList)
-	leaf := func(p *Document) { w.leaf(ctx, p, capList, set) }
-	if a.Index {
-		w.walkParts(ctx, a, capList, leaf)
-	} else {
-		leaf(a)
-	}
+	w.walkCapability(ctx, a, capList, set)
 }
 
 // walkParts visits the documents an index lists and hands each to leaf.
@@ -311,6 +365,7 @@ func (w *walker) walkParts(ctx context.Context, idx *Document, up string, leaf f
 		}
 		w.checkIndexLink(p, idx.URL)
 		w.checkChildTimes(idx, e, p)
+		w.checkPartTime(idx, p)
 		leaf(p)
 	}
 }
@@ -354,6 +409,30 @@ func (w *walker) checkChildTimes(idx *Document, e Entry, p *Document) {
 	}
 }
 
+// checkPartTime checks that a part was made within its index's snapshot
+// or period. An index's at is when the snapshot of all its parts began
+// (§10.2), so no part's at is before it; an index's from and until bound
+// the changes of all its parts (§12.2).
+func (w *walker) checkPartTime(idx, p *Document) {
+	k, ok := kindOf(idx.Capability())
+	if !ok || idx.MD == nil || p.MD == nil {
+		return
+	}
+	switch {
+	case k.family.usesAt():
+		ia, pa := mdTime(idx.MD, "at"), mdTime(p.MD, "at")
+		if ia != nil && pa != nil && pa.t.Before(ia.t) {
+			w.report(at(p, p.MD.Line), "index-part-time", "at %s is before the at %s of the index %s; a part is taken during its index's snapshot", formatTime(pa), formatTime(ia), idx.URL)
+		}
+	case k.family.usesFrom():
+		index := period{from: mdTime(idx.MD, "from"), until: mdTime(idx.MD, "until")}
+		part := period{from: mdTime(p.MD, "from"), until: mdTime(p.MD, "until")}
+		if msg := index.excess(part, "index"); msg != "" {
+			w.reportSection(at(p, p.MD.Line), "§12.2", "index-part-time", "%s (%s)", msg, idx.URL)
+		}
+	}
+}
+
 func presence(ok bool) string {
 	if ok {
 		return "present"
@@ -370,34 +449,72 @@ func sameTime(a, b string) bool {
 	return ta.t.Equal(tb.t)
 }
 
-// leaf handles a capability document that is not an index.
-func (w *walker) leaf(ctx context.Context, d *Document, capList string, set *resourceSet) {
-	switch capability := d.Capability(); capability {
+// leaf handles a capability document that is not an index. locs, when
+// not nil, collects the resources of the snapshot d belongs to.
+func (w *walker) leaf(ctx context.Context, d *Document, capList string, set *resourceSet, locs *locIndex) {
+	switch d.Capability() {
 	case rs.CapResourceList:
 		set.addResourceList(d)
+		locs.add(w, d)
 	case rs.CapChangeList:
 		set.addChangeList(d)
 	case rs.CapResourceDump, rs.CapChangeDump:
-		for i := range d.Entries {
-			w.checkPackage(ctx, d, &d.Entries[i], capList, set)
-		}
+		w.walkPackages(ctx, d, capList, set, locs)
 	case rs.CapResourceListArchive, rs.CapResourceDumpArchive, rs.CapChangeListArchive, rs.CapChangeDumpArchive:
-		// Archived documents describe the past: they are checked on
-		// their own and against the archive's entry, but not compared
-		// with the set's current resources.
-		archived := strings.TrimSuffix(capability, "-archive")
-		for _, e := range d.Entries {
-			a := w.visit(ctx, e.Loc, archived, at(d, e.LocLine))
-			if a == nil {
-				continue
+		w.walkArchived(ctx, d, capList)
+	}
+}
+
+// walkPackages checks the packages of the dump d. set, when not nil, is
+// the resource set whose current Resource Dump d is.
+func (w *walker) walkPackages(ctx context.Context, d *Document, capList string, set *resourceSet, locs *locIndex) {
+	resourceDump := d.Capability() == rs.CapResourceDump
+	if resourceDump && set != nil {
+		set.hasDump = true
+	}
+	for i := range d.Entries {
+		m := w.checkPackage(ctx, d, &d.Entries[i], capList)
+		if !resourceDump {
+			continue
+		}
+		locs.add(w, m)
+		if set != nil && m == nil {
+			set.dumpBroken = true
+		} else if set != nil {
+			set.addDumped(m)
+		}
+	}
+}
+
+// walkArchived visits the documents an archive lists. Archived documents
+// describe the past: they are checked on their own, against the archive's
+// entry and for resources listed twice, but not compared with the set's
+// current resources. The packages of archived dumps are read with
+// --verify-content, which reads everything the Source holds.
+func (w *walker) walkArchived(ctx context.Context, arch *Document, capList string) {
+	archived := strings.TrimSuffix(arch.Capability(), "-archive")
+	for _, e := range arch.Entries {
+		a := w.visit(ctx, e.Loc, archived, at(arch, e.LocLine))
+		if a == nil {
+			continue
+		}
+		if capList != "" {
+			w.checkUp(a, capList)
+		}
+		w.checkChildTimes(arch, e, a)
+		locs := snapshotLocs(a)
+		leaf := func(p *Document) {
+			switch {
+			case archived == rs.CapResourceList:
+				locs.add(w, p)
+			case kinds[archived].dump && w.opts.VerifyContent:
+				w.walkPackages(ctx, p, capList, nil, locs)
 			}
-			if capList != "" {
-				w.checkUp(a, capList)
-			}
-			w.checkChildTimes(d, e, a)
-			if a.Index {
-				w.walkParts(ctx, a, capList, func(*Document) {})
-			}
+		}
+		if a.Index {
+			w.walkParts(ctx, a, capList, leaf)
+		} else {
+			leaf(a)
 		}
 	}
 }
@@ -441,6 +558,7 @@ func (w *walker) robots(ctx context.Context, origin string) []string {
 // Description and walks the Source from there. When no Source Description
 // is found, it walks from start itself.
 func (w *walker) climb(ctx context.Context, start string) {
+	var chain []upStep
 	u := start
 	for hops := 0; hops < 4 && u != ""; hops++ {
 		d := w.peek(ctx, u)
@@ -449,16 +567,40 @@ func (w *walker) climb(ctx context.Context, start string) {
 		}
 		if d.Capability() == rs.CapDescription {
 			w.walkSite(ctx, u)
+			w.reachChain(ctx, chain)
 			return
 		}
-		next := ""
+		step := upStep{url: u}
 		if up := d.link(rs.RelUp); up != nil && up.Href() != "" {
-			next = resolve(u, up.Href())
+			step.up, step.line = resolve(u, up.Href()), up.Line
 		}
-		u = next
+		chain = append(chain, step)
+		u = step.up
 	}
 	w.rootReport("description-missing", start, "following up links from %s does not lead to a Source Description", start)
 	w.walkFrom(ctx, start)
+}
+
+// upStep is a document of an up chain and where its up link leads.
+type upStep struct {
+	url, up string
+	line    int // of the up link
+}
+
+// reachChain checks the documents of an up chain, given from the start
+// up, that the walk from the Source Description did not reach: the
+// document they lead up to does not list them, so a Destination never
+// finds them. Each break is reported, and the documents are walked from
+// the highest one not reached, so that each is still checked.
+func (w *walker) reachChain(ctx context.Context, chain []upStep) {
+	for i := len(chain) - 1; i >= 0; i-- {
+		s := chain[i]
+		if _, reached := w.seen[s.url]; reached || ctx.Err() != nil {
+			continue
+		}
+		w.report(where{url: s.url, line: s.line}, "up-unlisted", "up leads to %s, which does not list this document; a walk from the Source Description does not reach it", s.up)
+		w.walkFrom(ctx, s.url)
+	}
 }
 
 // peek reads a document without checking it, to find its way up.
@@ -506,27 +648,29 @@ func (w *walker) walkFrom(ctx context.Context, u string) {
 	default:
 		set := &resourceSet{capList: u}
 		w.sets = append(w.sets, set)
-		leaf := func(p *Document) { w.leaf(ctx, p, "", set) }
-		if d.Index {
-			w.walkParts(ctx, d, "", leaf)
-		} else {
-			leaf(d)
-		}
+		w.walkCapability(ctx, d, "", set)
 	}
 }
 
 // finish runs the checks that need the whole walk and builds the report.
+// A check stopped by --max-time reports so and returns what it found; an
+// interrupted one returns the context's error.
 func (w *walker) finish(ctx context.Context) (Report, error) {
-	for _, s := range w.sets {
-		w.add(s.compare()...)
-	}
-	if w.opts.VerifyContent {
-		w.verifyContent(ctx)
+	if ctx.Err() == nil {
+		for _, s := range w.sets {
+			w.add(s.compare()...)
+		}
+		if w.opts.VerifyContent {
+			w.verifyContent(ctx)
+		}
 	}
 	if err := ctx.Err(); err != nil {
-		return Report{}, err
-	}
-	if w.docs == 0 && w.firstErr != nil {
+		var tl *timeLimitError
+		if !errors.As(context.Cause(ctx), &tl) {
+			return Report{}, err
+		}
+		w.rootReport("max-time", w.start, "stopped after %s (--max-time); the check is incomplete", tl.after)
+	} else if w.docs == 0 && w.firstErr != nil {
 		return Report{}, fmt.Errorf("nothing could be read: %w", w.firstErr)
 	}
 	sortFindings(w.findings)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/checker"
+	"github.com/rsgen/rsgen/config"
 )
 
 var checkCommand = &command{
@@ -32,12 +33,22 @@ flags:
   --format text|json   output format (default text)
   --strict             fail on warnings too
   --base-url URL       URL at which PATH is served (default: inferred from the Source Description)
-  --follow-external    also fetch documents and resources on other hosts
+  --follow-external    also fetch documents and resources on other hosts, and
+                       follow redirects to them
   --max-requests N     stop after N HTTP requests (default 10000)
-  --timeout DURATION   time limit of each HTTP request (default 30s)
+  --max-bytes SIZE     stop after reading SIZE over HTTP in all (default 16GiB)
+  --max-unzip SIZE     decompress at most SIZE from dump packages in all
+                       (default 16GiB); one package may decompress to at most
+                       100 times its size (16MiB for small ones)
+  --timeout DURATION   time limit of each HTTP request, body included (default 30s)
+  --max-time DURATION  time limit of the whole check (default 10m)
+
+A check that reaches a limit stops and reports so as an error: its result is
+incomplete. In a folder, only regular files are read, never through a
+symbolic link that leads out of it.
 
 exit codes: 0 no errors (warnings allowed unless --strict), 1 errors found or
-the check failed, 2 usage error.
+the check failed, 2 usage error, 130 interrupted.
 
 examples:
   rsgen check public/
@@ -65,6 +76,10 @@ func runCheck(ctx context.Context, cio cliIO, args []string) int {
 		return exitUsage
 	}
 	report, err := checker.Check(ctx, f.target, f.opts)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		fmt.Fprintln(cio.stderr, "rsgen check: interrupted; the check is incomplete")
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen check: %v\n", err)
 		if errors.Is(err, checker.ErrNoBaseURL) {
@@ -94,6 +109,10 @@ func parseCheckFlags(args []string) (*checkFlags, error) {
 	fs.BoolVar(&f.opts.FollowExternal, "follow-external", false, "")
 	fs.IntVar(&f.opts.MaxRequests, "max-requests", 10000, "")
 	fs.DurationVar(&f.opts.Timeout, "timeout", 30*time.Second, "")
+	fs.DurationVar(&f.opts.MaxTime, "max-time", 10*time.Minute, "")
+	maxBytes, maxUnzip := config.ByteSize(16<<30), config.ByteSize(16<<30)
+	fs.TextVar(&maxBytes, "max-bytes", maxBytes, "")
+	fs.TextVar(&maxUnzip, "max-unzip", maxUnzip, "")
 	var targets []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -116,7 +135,10 @@ func parseCheckFlags(args []string) (*checkFlags, error) {
 		return nil, fmt.Errorf("--max-requests %d: want at least 1", f.opts.MaxRequests)
 	case f.opts.Timeout <= 0:
 		return nil, fmt.Errorf("--timeout %s: want a positive duration", f.opts.Timeout)
+	case f.opts.MaxTime <= 0:
+		return nil, fmt.Errorf("--max-time %s: want a positive duration", f.opts.MaxTime)
 	}
+	f.opts.MaxBytes, f.opts.MaxUnzipBytes = int64(maxBytes), int64(maxUnzip)
 	f.target = targets[0]
 	return f, nil
 }
