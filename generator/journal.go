@@ -80,7 +80,7 @@ func (b *builder) advanceJournal(segs []snapshot.Segment, events []snapshot.Even
 		segs = append(segs, snapshot.Segment{From: b.now, Seq: seq})
 	}
 	if snapshot.Open(segs) == nil {
-		segs = append(segs, snapshot.Segment{From: b.now})
+		segs = append(segs, opening(segs, b.now))
 	}
 	open := snapshot.Open(segs)
 	rotate := int64(b.cfg.ChangeList.Rotate.Seconds())
@@ -99,6 +99,22 @@ func (b *builder) advanceJournal(segs []snapshot.Segment, events []snapshot.Even
 		size += add
 	}
 	return segs, closed
+}
+
+// opening returns the segment that opens after the closed ones of a
+// journal: where the last one closed, so that the lists leave no gap (a
+// journal rebuilt from an output whose open list a killed build closed),
+// or at now in a journal's first build.
+func opening(closed []snapshot.Segment, now int64) snapshot.Segment {
+	if len(closed) == 0 {
+		return snapshot.Segment{From: now}
+	}
+	last := closed[len(closed)-1]
+	next := snapshot.Segment{From: last.Until}
+	if last.From == last.Until {
+		next.Seq = last.Seq + 1
+	}
+	return next
 }
 
 // eventBytes bounds the bytes ev adds to a Change List.
