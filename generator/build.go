@@ -109,6 +109,7 @@ func Build(ctx context.Context, cfg *config.Config, opts Options) (*Summary, err
 	if err != nil {
 		return nil, err
 	}
+	defer b.src.Close()
 	if err := b.prepare(lock.leftover); err != nil {
 		return nil, err
 	}
@@ -122,6 +123,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*Summary, erro
 	if err != nil {
 		return nil, err
 	}
+	defer b.src.Close()
 	if _, err := b.scan(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -130,6 +132,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*Summary, erro
 
 // builder holds the state of one build.
 type builder struct {
+	src      *snapshot.Tree // the source folder, read only through it
 	cfg      *config.Config
 	opts     Options
 	algs     []snapshot.Algorithm
@@ -178,12 +181,17 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("source %s is not a folder", cfg.Source)
 	}
+	src, err := snapshot.OpenTree(cfg.Source, cfg.FollowSymlinks)
+	if err != nil {
+		return nil, fmt.Errorf("source folder: %w", err)
+	}
 	if opts.limits == (limits{}) {
 		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
 	}
-	b := &builder{cfg: cfg, opts: opts, algs: algs, sets: newSets(cfg),
+	b := &builder{cfg: cfg, opts: opts, algs: algs, sets: newSets(cfg), src: src,
 		base: base, resBase: resBase, sum: &Summary{}, carried: map[string][]carriedPackage{}}
 	if b.prev, err = b.loadState(); err != nil {
+		src.Close()
 		return nil, err
 	}
 	b.migrateShared(b.prev)
@@ -232,7 +240,7 @@ func (b *builder) warn(path, msg string) { b.notify(Note{Kind: NoteWarning, Path
 func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event, error) {
 	scanStart := time.Now().UnixNano() // wall clock: only for the racy-file check
 	files, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
-		FS:         snapshot.DirFS(b.cfg.Source),
+		FS:         b.src,
 		Algorithms: b.algs,
 		Exclude:    b.excluder().Exclude,
 		Verify:     b.opts.Verify,

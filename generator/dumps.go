@@ -173,7 +173,7 @@ func (b *builder) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
 	if b.rewrites(e.Path[1:]) {
 		return os.Open(b.current(b.outPath(e.Path[1:])))
 	}
-	f, err := snapshot.DirFS(b.cfg.Source).Open(e.Path[1:])
+	f, err := b.src.Open(e.Path[1:])
 	if err != nil {
 		return nil, err
 	}

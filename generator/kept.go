@@ -177,7 +177,12 @@ func placeTemp(src, dst string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return copyToTemp(src, dst, &snapshot.Record{ModTime: info.ModTime().UnixNano()})
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	return copyToTemp(in, dst, info.ModTime().UnixNano())
 }
 
 // pruneUnkept marks for deletion from the state archive the packages and

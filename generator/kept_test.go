@@ -79,7 +79,7 @@ func TestClosedDocumentsAreNeverEmpty(t *testing.T) {
 		t.Errorf("after three rotation periods without changes the index lists %d Change Lists, want the one open list", n)
 	}
 	s.write("a.txt", "a2")
-	s.build(t0.Add(80 * time.Hour)) // into the open list, opened at t0
+	s.build(t0.Add(80 * time.Hour))  // into the open list, opened at t0
 	s.build(t0.Add(110 * time.Hour)) // closes it: older than a day, and not empty
 	s.build(t0.Add(140 * time.Hour)) // the new list is empty: it stays open
 	closed := closedDocuments(t, s)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,20 +16,19 @@ import (
 
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/snapshot"
-	"golang.org/x/sys/unix"
 )
 
 // output is the output folder: it places resources in it and removes what
 // is obsolete.
 type output struct {
 	dir     string
-	src     string
-	enabled bool         // copy_resources: resources are placed in the output
-	link    bool         // source and output share a file system: hard-link
-	placed  atomic.Int64 // resources written by this build
-	dirs    sync.Map     // folders known to exist
-	pending sync.Map     // source path -> temporary copy made by the scan
-	equal   sync.Map     // source paths whose copy the scan found equal
+	src     *snapshot.Tree // the source, read only through it
+	enabled bool           // copy_resources: resources are placed in the output
+	link    bool           // source and output share a file system: hard-link
+	placed  atomic.Int64   // resources written by this build
+	dirs    sync.Map       // folders known to exist
+	pending sync.Map       // source path -> temporary copy made by the scan
+	equal   sync.Map       // source paths whose copy the scan found equal
 	mu      sync.Mutex
 	// added lists, by source path, the resources this build placed where
 	// nothing was published, until keepAdded: a failed build removes them.
@@ -44,12 +44,12 @@ type output struct {
 }
 
 func (b *builder) openOutput() (*output, error) {
-	o := &output{dir: b.cfg.Out, src: b.cfg.Source, enabled: b.cfg.CopyResources,
+	o := &output{dir: b.cfg.Out, src: b.src, enabled: b.cfg.CopyResources,
 		rewrites: b.rewrites, rewrite: b.rewriter, stage: b.stage}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	o.link = sameDevice(o.src, o.dir)
+	o.link = sameDevice(b.cfg.Source, o.dir)
 	return o, nil
 }
 
@@ -66,8 +66,6 @@ func sameDevice(a, b string) bool {
 
 func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
 
-func (o *output) srcPath(rel string) string { return filepath.Join(o.src, filepath.FromSlash(rel)) }
-
 // tee returns the scan's tee when resources are placed in the output:
 // each file the scan reads is copied into the output by the same read,
 // unless it is hard-linked there, and a rewritten resource is written in
@@ -83,12 +81,12 @@ func (o *output) tee() snapshot.Tee {
 	if !o.enabled {
 		return nil
 	}
-	return func(r *snapshot.Record, isNew bool) (io.Writer, func(bool) error, error) {
+	return func(r *snapshot.Record, isNew bool, src fs.File) (io.Writer, func(bool) error, error) {
 		rewritten := o.rewrites(r.Path)
 		if !rewritten && o.link {
 			return nil, func(ok bool) error {
-				if ok && isNew {
-					o.linkEarly(r)
+				if l, linkable := src.(snapshot.Linker); ok && isNew && linkable {
+					r.Placed = o.linkFresh(r, l, o.path(r.Path))
 				}
 				return nil
 			}, nil
@@ -175,13 +173,6 @@ func (o *output) keepAdded() {
 	o.mu.Unlock()
 }
 
-// linkEarly hard-links a file the scan has just read, new to the state, at
-// its place in the output, and marks its record placed. Anything in the
-// way, or a refused link, leaves the file to placeAll.
-func (o *output) linkEarly(r *snapshot.Record) {
-	r.Placed = o.linkFresh(r, o.path(r.Path))
-}
-
 // stampCopy gives a copied resource its source's mtime, by which later
 // builds recognise it as current, and the mode of a published file.
 func stampCopy(tmp string, mtime int64) error {
@@ -255,7 +246,7 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 		o.count(r.Path, fresh)
 		return nil
 	}
-	if fresh && o.link && !o.rewrites(r.Path) && o.linkFresh(r, dst) {
+	if fresh && o.link && !o.rewrites(r.Path) && o.linkFreshSource(r, dst) {
 		return nil
 	}
 	info, err := os.Lstat(dst)
@@ -277,18 +268,22 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 		return fmt.Errorf("place %s: the scan did not write its published form", dst)
 	}
 	missing := errors.Is(err, os.ErrNotExist)
-	src := o.srcPath(r.Path)
 	if err := o.mkdirs(filepath.Dir(dst)); err != nil {
 		return fmt.Errorf("place %s: %w", dst, err)
 	}
+	src, err := o.openSource(r)
+	if err != nil {
+		return fmt.Errorf("place %s: %w", dst, err)
+	}
+	defer src.Close()
 	err = errNoLink
 	created := false
-	if o.link {
-		created, err = o.linkInto(src, dst, missing)
+	if l, ok := src.(snapshot.Linker); ok && o.link {
+		created, err = o.linkInto(l, dst, missing)
 	}
 	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) {
 		var tmp string
-		if tmp, err = copyToTemp(src, dst, r); err == nil {
+		if tmp, err = copyToTemp(src, dst, r.ModTime); err == nil {
 			created, err = missing, o.replace(tmp, dst, missing)
 		}
 	}
@@ -297,6 +292,26 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 	}
 	o.count(r.Path, created)
 	return nil
+}
+
+// openSource opens the source file of r through the Tree, which never
+// leaves the source, and checks that it is still the file r describes: a
+// file changed or replaced since the scan is not placed.
+func (o *output) openSource(r *snapshot.Record) (fs.File, error) {
+	f, err := o.src.Open(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && (!info.Mode().IsRegular() || info.Size() != r.Size || info.ModTime().UnixNano() != r.ModTime ||
+		r.Inode != 0 && inodeOf(info) != r.Inode) {
+		err = fmt.Errorf("%s changed since the scan; build again", r.Path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // count counts a resource placed, added where nothing was published or
@@ -309,22 +324,41 @@ func (o *output) count(rel string, added bool) {
 	o.placed.Add(1)
 }
 
-// linkFresh tries to hard-link a resource at dst, where nothing should be.
-// It reports false, leaving the work to the general path, when anything is
-// there or linking is refused.
-func (o *output) linkFresh(r *snapshot.Record, dst string) bool {
+// linkFresh tries to hard-link the open source file src of a resource at
+// dst, where nothing should be. It reports false, leaving the work to the
+// general path, when anything is there or linking is refused.
+func (o *output) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) bool {
 	if o.mkdirs(filepath.Dir(dst)) != nil {
 		return false
 	}
-	if hardLink(o.srcPath(r.Path), dst) != nil {
+	if src.LinkTo(dst) != nil {
 		return false
 	}
 	o.placedNew(r.Path)
 	return true
 }
 
+// linkFreshSource is linkFresh for a resource the scan did not read.
+func (o *output) linkFreshSource(r *snapshot.Record, dst string) bool {
+	src, err := o.openSource(r)
+	if err != nil {
+		return false
+	}
+	defer src.Close()
+	l, ok := src.(snapshot.Linker)
+	return ok && o.linkFresh(r, l, dst)
+}
+
 // errNoLink stands for "copy instead" when linking is not tried.
 var errNoLink = errors.New("not linked")
+
+// inodeOf returns the inode number of a file's stat.
+func inodeOf(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
 
 // current reports whether the output file info already holds r's bytes: it
 // is the same inode (a hard link), or a copy with r's size and mtime.
@@ -355,16 +389,16 @@ func (o *output) mkdirs(dir string) error {
 // name to replace dst with, so that dst is never missing; where it does
 // not, one link suffices, and is just as atomic. It reports whether it
 // created dst rather than replaced it.
-func (o *output) linkInto(src, dst string, missing bool) (created bool, err error) {
+func (o *output) linkInto(src snapshot.Linker, dst string, missing bool) (created bool, err error) {
 	if missing {
-		err := hardLink(src, dst)
+		err := src.LinkTo(dst)
 		if !errors.Is(err, os.ErrExist) {
 			return err == nil, err
 		}
 	}
 	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", layout.TempPrefix, os.Getpid(), filepath.Base(dst)))
 	os.Remove(tmp)
-	if err := hardLink(src, tmp); err != nil {
+	if err := src.LinkTo(tmp); err != nil {
 		return false, err
 	}
 	if err := o.replace(tmp, dst, false); err != nil {
@@ -386,46 +420,19 @@ func (o *output) replace(tmp, dst string, fresh bool) error {
 	return nil
 }
 
-// hardLink links dst to the file src names, following src when it is a
-// symbolic link (a followed link publishes its target's bytes).
-func hardLink(src, dst string) error {
-	if err := unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW); err != nil {
-		return &os.LinkError{Op: "link", Old: src, New: dst, Err: err}
-	}
-	return nil
-}
-
-// copyInto copies src to dst, atomically, with r's mtime.
-func copyInto(src, dst string, r *snapshot.Record) error {
-	tmp, err := copyToTemp(src, dst, r)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// copyToTemp copies src, with r's mtime, into a temporary file beside dst
-// and returns its name.
-func copyToTemp(src, dst string, r *snapshot.Record) (string, error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return "", err
-	}
-	defer in.Close()
+// copyToTemp copies the bytes of src into a temporary file beside dst,
+// with modification time mtime (nanoseconds), and returns its name.
+func copyToTemp(src io.Reader, dst string, mtime int64) (string, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(dst), layout.TempPrefix+"*")
 	if err != nil {
 		return "", err
 	}
-	_, err = io.Copy(tmp, in)
+	_, err = io.Copy(tmp, src)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = stampCopy(tmp.Name(), r.ModTime)
+		err = stampCopy(tmp.Name(), mtime)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())

@@ -154,8 +154,13 @@ type Excluded struct {
 // each; an excluded folder is listed without its contents.
 func Explain(cfg *config.Config, opts Options) ([]Excluded, error) {
 	ex := newExcluder(cfg, opts.ConfigFile, resourceBase(cfg))
+	src, err := snapshot.OpenTree(cfg.Source, false)
+	if err != nil {
+		return nil, fmt.Errorf("explain %s: %w", cfg.Source, err)
+	}
+	defer src.Close()
 	var list []Excluded
-	err := fs.WalkDir(snapshot.DirFS(cfg.Source), ".", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

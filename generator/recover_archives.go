@@ -83,7 +83,12 @@ func (b *builder) recoverVersions(st *snapshot.State, rec *recovery) ([]string, 
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	files, _, err := snapshot.Scan(context.Background(), &snapshot.State{}, snapshot.ScanOptions{FS: snapshot.DirFS(dir), Algorithms: b.algs})
+	mementos, err := snapshot.OpenTree(dir, false)
+	if err != nil {
+		return nil, fmt.Errorf("recover kept versions: %w", err)
+	}
+	defer mementos.Close()
+	files, _, err := snapshot.Scan(context.Background(), &snapshot.State{}, snapshot.ScanOptions{FS: mementos, Algorithms: b.algs})
 	if err != nil {
 		return nil, fmt.Errorf("recover kept versions: %w", err)
 	}

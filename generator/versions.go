@@ -117,7 +117,7 @@ func (b *builder) writeMemento(r *snapshot.Record) error {
 	dst := b.outPath(rel)
 	src := filepath.Join(b.cfg.Source, filepath.FromSlash(r.Path))
 	err := func() error {
-		in, err := os.Open(src)
+		in, err := b.src.Open(r.Path)
 		if err != nil {
 			return err
 		}

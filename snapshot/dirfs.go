@@ -1,56 +1,183 @@
 package snapshot
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// DirFS returns the file tree rooted at dir, like os.DirFS but able to open
-// every name a walk of it returns. os.DirFS refuses names that are not
-// valid UTF-8, which Linux file systems hold and which rsgen publishes
-// percent-encoded. Names that would leave dir ("..", absolute paths) are
-// refused.
-func DirFS(dir string) fs.FS { return dirFS(dir) }
+// Tree is a folder opened for reading as an fs.FS, like os.DirFS but with
+// three differences that matter to rsgen:
+//
+//   - Every name is resolved by the kernel beneath the folder (openat2
+//     with RESOLVE_BENEATH), and through no symbolic link at all unless
+//     links are followed: a file or folder swapped for a link while a
+//     build runs cannot make rsgen read, link or publish anything outside
+//     the source. (A followed link must stay inside it.)
+//   - It opens every name a walk of it returns: os.DirFS refuses names
+//     that are not valid UTF-8, which Linux file systems hold and rsgen
+//     publishes percent-encoded.
+//   - Files are bare descriptors, not *os.File: os.Open registers every
+//     file with the runtime's poller, a system call that always fails for
+//     regular files and costs as much as a small file's read. An open file
+//     can be hard-linked elsewhere through its descriptor (Linker), so that
+//     what is linked is what was read.
+//
+// Names that would leave the folder ("..", absolute paths) are refused.
+// Close releases the folder.
+type Tree struct {
+	dir    string
+	follow bool
+	root   int // the folder, O_PATH
+}
 
-type dirFS string
-
-// Open opens a file for reading. The file is a bare descriptor, not an
-// *os.File: os.Open registers every file with the runtime's poller, a
-// system call that always fails for regular files and costs as much as a
-// small file's read. Folders are read with ReadDir.
-func (d dirFS) Open(name string) (fs.File, error) {
-	if !validPath(name) {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
-	}
-	// O_NONBLOCK: a file replaced by a FIFO after the walk saw a regular
-	// file must not block the scan; regular files ignore the flag.
-	full := d.join(name)
+// OpenTree opens the folder dir; with followSymlinks, names may go
+// through symbolic links whose targets stay inside it.
+func OpenTree(dir string, followSymlinks bool) (*Tree, error) {
 	var fd int
 	err := ignoringEINTR(func() (err error) {
-		fd, err = syscall.Open(full, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		fd, err = syscall.Open(dir, unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 		return err
 	})
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: full, Err: err}
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	return &rawFile{fd: fd, name: full}, nil
+	return &Tree{dir: dir, follow: followSymlinks, root: fd}, nil
+}
+
+// Close releases the folder; files opened from it stay usable.
+func (t *Tree) Close() error {
+	if t.root < 0 {
+		return nil
+	}
+	err := syscall.Close(t.root)
+	t.root = -1
+	return err
+}
+
+// Dir returns the folder's path.
+func (t *Tree) Dir() string { return t.dir }
+
+// Open opens a file for reading. A name that a symbolic link (followed or
+// not) would take outside the folder fails with ErrOutside.
+func (t *Tree) Open(name string) (fs.File, error) {
+	// O_NONBLOCK: a file replaced by a FIFO after the walk saw a regular
+	// file must not block the scan; regular files ignore the flag.
+	fd, err := t.openat(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	return &rawFile{fd: fd, name: t.join(name)}, nil
 }
 
 // ReadDir reads a folder, sorted by name, as os.DirFS does.
-func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	if !validPath(name) {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
+func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
+	fd, err := t.openat(name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+	if err != nil {
+		return nil, err
 	}
-	return os.ReadDir(d.join(name))
+	f := os.NewFile(uintptr(fd), t.join(name))
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
 }
 
-func (d dirFS) join(name string) string { return filepath.Join(string(d), filepath.FromSlash(name)) }
+// ErrOutside is returned for a name that a symbolic link takes outside
+// the folder, or through any link when links are not followed.
+var ErrOutside = errors.New("a symbolic link on the way (rsgen reads nothing through one it does not follow, and nothing outside the source)")
+
+// openat opens name beneath the folder.
+func (t *Tree) openat(name string, flags int) (int, error) {
+	if !validPath(name) {
+		return -1, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	if !t.follow {
+		how.Resolve |= unix.RESOLVE_NO_SYMLINKS
+	}
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Openat2(t.root, name, &how)
+		return err
+	})
+	switch {
+	case errors.Is(err, syscall.ENOSYS):
+		return t.openatByComponent(name, flags)
+	case errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.ELOOP) && !t.follow:
+		return -1, &fs.PathError{Op: "open", Path: t.join(name), Err: ErrOutside}
+	case err != nil:
+		return -1, &fs.PathError{Op: "open", Path: t.join(name), Err: err}
+	}
+	return fd, nil
+}
+
+// openatByComponent is openat for kernels without openat2 (before Linux
+// 5.6): one openat per component, none following a link unless the Tree
+// follows links; then the file opened must lie inside the folder, as
+// /proc names it.
+func (t *Tree) openatByComponent(name string, flags int) (int, error) {
+	dir := t.root
+	elems := strings.Split(name, "/")
+	if name == "." {
+		elems = []string{"."}
+	}
+	nofollow := syscall.O_NOFOLLOW
+	if t.follow {
+		nofollow = 0
+	}
+	for i, elem := range elems {
+		f := unix.O_PATH | syscall.O_DIRECTORY | syscall.O_CLOEXEC | nofollow
+		if i == len(elems)-1 {
+			f = flags | nofollow
+		}
+		var fd int
+		err := ignoringEINTR(func() (err error) {
+			fd, err = unix.Openat(dir, elem, f, 0)
+			return err
+		})
+		if dir != t.root {
+			syscall.Close(dir)
+		}
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) && i < len(elems)-1 {
+			return -1, &fs.PathError{Op: "open", Path: t.join(name), Err: ErrOutside}
+		}
+		if err != nil {
+			return -1, &fs.PathError{Op: "open", Path: t.join(name), Err: err}
+		}
+		dir = fd
+	}
+	if t.follow && !t.holds(dir) {
+		syscall.Close(dir)
+		return -1, &fs.PathError{Op: "open", Path: t.join(name), Err: ErrOutside}
+	}
+	return dir, nil
+}
+
+// holds reports whether the open file fd lies inside the folder.
+func (t *Tree) holds(fd int) bool {
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		return false
+	}
+	root, err := filepath.EvalSymlinks(t.dir)
+	return err == nil && within(real, root)
+}
+
+func (t *Tree) join(name string) string { return filepath.Join(t.dir, filepath.FromSlash(name)) }
 
 // validPath is fs.ValidPath without its UTF-8 check.
 func validPath(name string) bool {
@@ -66,6 +193,13 @@ func validPath(name string) bool {
 		}
 	}
 	return true
+}
+
+// A Linker is an open file that can be hard-linked at a new path: a file
+// opened from a Tree. Linking through the open descriptor, rather than by
+// the file's name again, links exactly the file that was read.
+type Linker interface {
+	LinkTo(dst string) error
 }
 
 // rawFile is an open file read with plain system calls.
@@ -98,6 +232,16 @@ func (f *rawFile) Stat() (fs.FileInfo, error) {
 		return nil, &fs.PathError{Op: "stat", Path: f.name, Err: err}
 	}
 	return fi, nil
+}
+
+// LinkTo hard-links the open file at dst, which must not exist, through
+// /proc's name of its descriptor.
+func (f *rawFile) LinkTo(dst string) error {
+	err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(f.fd), unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
+	if err != nil {
+		return &os.LinkError{Op: "link", Old: f.name, New: dst, Err: err}
+	}
+	return nil
 }
 
 func (f *rawFile) Close() error {
@@ -159,3 +303,4 @@ func (fi *fileInfo) Mode() fs.FileMode {
 	}
 	return m
 }
+

@@ -21,7 +21,7 @@ func TestDirFSFiles(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "a"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fsys := DirFS(dir)
+	fsys := openTree(t, dir)
 	f, err := fsys.Open("b.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestFileReplacedByFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Skipf("no FIFO here: %v", err)
 	}
-	f, err := DirFS(dir).Open("pipe")
+	f, err := openTree(t, dir).Open("pipe")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +76,61 @@ func TestFileReplacedByFIFO(t *testing.T) {
 		t.Fatalf("stat: %v, %v; want a named pipe", info, err)
 	}
 	r := Record{Path: "pipe"}
-	err = newHasher([]Algorithm{SHA256}).hashFile(context.Background(), DirFS(dir), &r, true, nil)
+	err = newHasher([]Algorithm{SHA256}).hashFile(context.Background(), openTree(t, dir), &r, true, nil)
 	if !errors.Is(err, ErrChangedWhileReading) {
 		t.Errorf("hashFile on a FIFO: %v, want ErrChangedWhileReading", err)
+	}
+}
+
+// openTree opens dir as a Tree that does not follow links, closed when the
+// test ends.
+func openTree(t testing.TB, dir string) *Tree {
+	t.Helper()
+	tree, err := OpenTree(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tree.Close() })
+	return tree
+}
+
+// TestTreeNeverLeavesTheFolder: a Tree opens nothing through a symbolic
+// link unless it follows links, and then only links that stay inside;
+// with openat2 and with its per-component fallback for older kernels.
+func TestTreeNeverLeavesTheFolder(t *testing.T) {
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("secret"), 0o644)
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "real"), 0o755)
+	os.WriteFile(filepath.Join(dir, "real", "f"), []byte("inside"), 0o644)
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "to-secret"))
+	os.Symlink(outside, filepath.Join(dir, "to-outside"))
+	os.Symlink("real", filepath.Join(dir, "to-real"))
+	for _, follow := range []bool{false, true} {
+		tree, err := OpenTree(dir, follow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tree.Close()
+		for _, tc := range []struct {
+			name   string
+			inside bool // the name stays inside through links
+		}{
+			{"real/f", true}, {"to-secret", false}, {"to-outside/secret", false}, {"to-real/f", true},
+		} {
+			for _, open := range []func(string) (int, error){
+				func(n string) (int, error) { return tree.openat(n, syscall.O_RDONLY) },
+				func(n string) (int, error) { return tree.openatByComponent(n, syscall.O_RDONLY) },
+			} {
+				fd, err := open(tc.name)
+				if err == nil {
+					syscall.Close(fd)
+				}
+				wantOK := tc.name == "real/f" || follow && tc.inside
+				if (err == nil) != wantOK || err != nil && !errors.Is(err, ErrOutside) {
+					t.Errorf("follow=%v: open %s: %v, want success %v (or ErrOutside)", follow, tc.name, err, wantOK)
+				}
+			}
+		}
 	}
 }

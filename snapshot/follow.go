@@ -20,22 +20,24 @@ import (
 // link to a folder is walked under the link's own path, in walk order, as
 // if the folder were there; a link to a folder that holds the link (a
 // loop, however many links it takes) is skipped with a note. Broken links
-// are skipped with a note too. The file is read through the link's path:
-// hashFile stats the file it opened, so the record describes the bytes
-// read even if the link is changed meanwhile.
+// are skipped with a note too. The file is read through the link's path,
+// opened by the Tree beneath the source (a link changed meanwhile to point
+// outside fails the open), and hashFile stats the file it opened, so the
+// record describes the bytes read.
 
 // follow handles the symbolic link at p.
 func (s *scan) follow(p string, jobs chan<- *hashJob) error {
-	root, ok := s.opts.FS.(dirFS)
-	if !ok {
-		s.skip(p, "symbolic link not followed (the source is not a folder on disk)")
+	tree, ok := s.opts.FS.(*Tree)
+	if !ok || !tree.follow {
+		s.skip(p, "symbolic link not followed (the source is not a folder opened to follow links)")
 		return nil
 	}
-	rootReal, err := filepath.EvalSymlinks(string(root))
+	root := tree.dir
+	rootReal, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return &PathError{Path: ".", Err: err}
 	}
-	target, err := filepath.EvalSymlinks(filepath.Join(string(root), filepath.FromSlash(p)))
+	target, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(p)))
 	switch {
 	case errors.Is(err, syscall.ELOOP) || err != nil && strings.Contains(err.Error(), "too many links"):
 		s.skip(p, "symbolic link loop: not followed")
@@ -63,7 +65,7 @@ func (s *scan) follow(p string, jobs chan<- *hashJob) error {
 		// A loop: the target holds the folder the link is in, or any
 		// folder on the way there, through however many links.
 		for dir := path.Dir(p); ; dir = path.Dir(dir) {
-			real, err := filepath.EvalSymlinks(filepath.Join(string(root), filepath.FromSlash(dir)))
+			real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(dir)))
 			if err == nil && within(real, target) {
 				s.skip(p, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
 				return nil

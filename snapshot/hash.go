@@ -52,11 +52,12 @@ const MaxReads = 3
 
 // Tee receives a copy of the bytes of each file that is read. It is called
 // before the first byte and may return a nil writer when it wants no bytes;
-// done is called after the last byte with the outcome of the read, and its
-// error fails the scan. r holds the file's stat, and after a successful read
-// its fingerprint and digests too; isNew says the previous state has no
-// record of its path.
-type Tee func(r *Record, isNew bool) (w io.Writer, done func(ok bool) error, err error)
+// done is called after the last byte with the outcome of the read, while
+// the file is still open, and its error fails the scan. r holds the file's
+// stat, and after a successful read its fingerprint and digests too; isNew
+// says the previous state has no record of its path; f is the open file
+// (a Linker when it comes from a Tree: what done links is what was read).
+type Tee func(r *Record, isNew bool, f fs.File) (w io.Writer, done func(ok bool) error, err error)
 
 // hashFile reads the file at r.Path in fsys, filling in r's fingerprint,
 // digests and, when the name says nothing, its media type. r.Size must
@@ -84,7 +85,7 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 	var sink io.Writer
 	var done func(bool) error
 	if tee != nil {
-		if sink, done, err = tee(r, isNew); err != nil {
+		if sink, done, err = tee(r, isNew, f); err != nil {
 			return err
 		}
 		defer func() {

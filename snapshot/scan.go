@@ -41,7 +41,7 @@ type ScanOptions struct {
 	// Notify, when set, receives what the scan does, as it does it.
 	Notify func(Note)
 	// FollowSymlinks follows symbolic links whose targets lie inside the
-	// source folder (see follow.go); FS must come from DirFS.
+	// source folder (see follow.go); FS must be a Tree that follows them.
 	FollowSymlinks bool
 	// SkipUnreadable turns a file or folder that cannot be read for lack
 	// of permission into a skip note instead of a failure.

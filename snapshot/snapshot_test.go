@@ -318,12 +318,12 @@ func TestDirFSOpensNamesThatAreNotUTF8(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: DirFS(dir), Algorithms: []Algorithm{SHA256}})
+	recs, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []Algorithm{SHA256}})
 	if err != nil || len(recs) != 1 || recs[0].Path != name {
 		t.Fatalf("scan = %v, %v", recs, err)
 	}
 	for _, bad := range []string{"../x", "/etc/passwd", "a/../../x", "", "a//b"} {
-		if _, err := DirFS(dir).Open(bad); err == nil {
+		if _, err := openTree(t, dir).Open(bad); err == nil {
 			t.Errorf("Open(%q) succeeded", bad)
 		}
 	}
@@ -346,7 +346,7 @@ func TestScanToleratesAFolderRemovedDuringTheScan(t *testing.T) {
 		}
 		return false
 	}
-	files, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: DirFS(dir), Algorithms: []Algorithm{SHA256}, Exclude: exclude})
+	files, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []Algorithm{SHA256}, Exclude: exclude})
 	if err != nil {
 		t.Fatalf("a folder removed during the scan failed it: %v", err)
 	}
