@@ -303,4 +303,3 @@ func (fi *fileInfo) Mode() fs.FileMode {
 	}
 	return m
 }
-
