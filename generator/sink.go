@@ -3,11 +3,13 @@ package generator
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/rsgen/rsgen/layout"
 )
@@ -183,10 +185,14 @@ func (b *builder) current(dst string) string {
 	return dst
 }
 
-// commitStaged renames the staged files into place, in the order they were
-// written: leaves before the indexes and lists that point to them, the
-// Source Description last.
+// commitStaged renames the staged files into place in the order of
+// publication (layout.PublishStep), and in the order they were written
+// within a step: leaves before the indexes and lists that point to them,
+// the Source Description last.
 func (b *builder) commitStaged() error {
+	slices.SortStableFunc(b.staged, func(x, y staged) int {
+		return cmp.Compare(layout.PublishStep(b.outRel(x.dst)), layout.PublishStep(b.outRel(y.dst)))
+	})
 	for len(b.staged) > 0 {
 		s := b.staged[0]
 		if err := os.Rename(s.tmp, s.dst); err != nil {
@@ -205,6 +211,12 @@ func (b *builder) discardStaged() {
 		os.Remove(s.tmp)
 	}
 	b.staged, b.stagedAt = nil, nil
+}
+
+// outRel returns the output path of a file in the output folder.
+func (b *builder) outRel(path string) string {
+	rel, _ := filepath.Rel(b.cfg.Out, path)
+	return filepath.ToSlash(rel)
 }
 
 // inOutput reports whether path lies in the output folder, where writes are

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestComparePathsIsWalkOrder checks the promise the snapshot's merge relies
@@ -135,6 +136,41 @@ func TestReservedPaths(t *testing.T) {
 	} {
 		if IsReserved(p) != want {
 			t.Errorf("IsReserved(%q) = %v", p, !want)
+		}
+	}
+}
+
+// TestPublishStep: every kind of output file is published after the files
+// it references.
+func TestPublishStep(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for rel, want := range map[string]Step{
+		"a/b.txt":                                          StepResources,
+		"resourcesync/index.html":                          StepResources,
+		"resourcesync/_viewer/v.js":                        StepResources,
+		Memento(at, "a/b.txt"):                             StepVersions,
+		Patch(at, "d.json"):                                StepVersions,
+		TimeMap("a/b.txt"):                                 StepTimeMaps,
+		ResourceDumpPackage("s", "x"):                      StepImmutable,
+		ManifestCopy(ResourceDumpPackage("s", "x")):        StepImmutable,
+		ManifestCopy(ChangeDumpPackage("s", at, "x")):      StepImmutable,
+		ChangeList("s", at, 0):                             StepImmutable,
+		ChangeDump("s", at, 2):                             StepImmutable,
+		ArchivedResourceList("s", at):                      StepImmutable,
+		Part(ArchivedResourceDump("s", at), 1):             StepImmutable,
+		Part(ResourceList("s"), 3):                         StepParts,
+		Part(Archive("s", "changelist"), 1):                StepParts,
+		ResourceList("s"):                                  StepLists,
+		ResourceDump("s"):                                  StepLists,
+		ChangeListIndex("s"):                               StepLists,
+		Archive("s", "resourcedump"):                       StepLists,
+		CapabilityList("s"):                                StepCapabilities,
+		SourceDescription:                                  StepDescription,
+		"resourcesync-not-documents/resourcelist.xml":      StepResources,
+		DocumentsDir + "/s-1/resourcelist-12345-extra.xml": StepLists,
+	} {
+		if got := PublishStep(rel); got != want {
+			t.Errorf("PublishStep(%s) = %s, want %s", rel, got, want)
 		}
 	}
 }
