@@ -470,9 +470,14 @@ func (rd *reader) rsAttrs(line int, t xml.StartElement, known map[string]bool) m
 		switch {
 		case isNSDecl(a.Name):
 		case a.Name.Space == "":
-			if known[a.Name.Local] {
+			switch {
+			case a.Name.Local == "path" && known["path"]:
+				// xsd:string keeps its white space: a file name may
+				// end in a space, and so does its path.
+				attrs[a.Name.Local] = a.Value
+			case known[a.Name.Local]:
 				attrs[a.Name.Local] = strings.TrimSpace(a.Value)
-			} else {
+			default:
 				rd.rep.add(line, "attr-unknown", "attribute %s is not defined for rs:%s; extensions need a namespace of their own", a.Name.Local, t.Name.Local)
 			}
 		case a.Name.Space == rs.RSNS || a.Name.Space == "rs":

@@ -131,6 +131,7 @@ type destination struct {
 	client *http.Client
 	base   string // the Source's base URL
 	dir    string // the local copy
+	set    string // the set to synchronise; "" when the Source has one
 	last   time.Time
 }
 
@@ -162,16 +163,22 @@ func (d *destination) doc(uri, capability string) *doc {
 	return doc
 }
 
-// discover follows the Source Description to the one Capability List and
+// discover follows the Source Description to the Capability List (the one
+// there is, or the set's) and
 // returns the URIs of its Resource List and Change List (Index).
 func (d *destination) discover() (resourceList, changeList string) {
 	d.t.Helper()
 	sdURL := d.base + ".well-known/resourcesync"
 	sd := d.doc(sdURL, "description")
-	if len(sd.Entries) != 1 || sd.Entries[0].MD().Capability != "capabilitylist" {
-		d.t.Fatalf("Source Description: want one Capability List, got %+v", sd.Entries)
+	var capURL string
+	for _, e := range sd.Entries {
+		if d.set == "" && len(sd.Entries) == 1 || d.set != "" && strings.HasSuffix(e.Loc, "/resourcesync/"+d.set+"/capabilitylist.xml") {
+			capURL = e.Loc
+		}
 	}
-	capURL := sd.Entries[0].Loc
+	if capURL == "" {
+		d.t.Fatalf("Source Description: no Capability List of set %q in %+v", d.set, sd.Entries)
+	}
 	capList := d.doc(capURL, "capabilitylist")
 	if up := capList.link("up"); up != sdURL {
 		d.t.Errorf("Capability List: up %q, want %q", up, sdURL)

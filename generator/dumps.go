@@ -232,8 +232,8 @@ func (b *builder) writeChangePackages(ctx context.Context, s *set, events []snap
 		return fmt.Errorf("change dump of set %s: %w", s.Name, err)
 	}
 	if len(ranges) > 1 {
-		b.warn("", fmt.Sprintf("set %s: %d changes need %d Change Dump packages with the same from and until",
-			s.Name, len(mine), len(ranges)))
+		b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("set %s: %d changes need %d Change Dump packages with the same from and until",
+			s.Name, len(mine), len(ranges))})
 	}
 	for _, r := range ranges {
 		if err := b.writeChangePackage(ctx, s, mine[r.Start:r.End]); err != nil {

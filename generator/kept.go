@@ -67,8 +67,13 @@ func measure(path string) (sums, error) {
 		return sums{}, err
 	}
 	defer f.Close()
+	return copyMeasured(io.Discard, f)
+}
+
+// copyMeasured copies src to dst and returns the sums of the bytes.
+func copyMeasured(dst io.Writer, src io.Reader) (sums, error) {
 	h, b3 := sha256.New(), blake3.New()
-	n, err := io.Copy(io.MultiWriter(h, b3), f)
+	n, err := io.Copy(io.MultiWriter(dst, h, b3), src)
 	if err != nil {
 		return sums{}, err
 	}

@@ -123,8 +123,8 @@ func (b *builder) writeSplit(s *set, doc string, md rs.MD, extra []rs.Link, n in
 // writeCapabilityList writes the set's Capability List (§9).
 func (b *builder) writeCapabilityList(s *set) error {
 	links := []rs.Link{{Rel: rs.RelUp, Href: b.docURL(layout.SourceDescription)}}
-	if s.DescribedBy != "" {
-		links = append(links, rs.Link{Rel: rs.RelDescribedBy, Href: s.DescribedBy})
+	if d := b.describedBy(s); d != "" {
+		links = append(links, rs.Link{Rel: rs.RelDescribedBy, Href: d})
 	}
 	caps := []struct{ capability, rel string }{{rs.CapResourceList, layout.ResourceList(s.Name)}}
 	if s.WantsResourceDump(&b.cfg.Dumps) {
@@ -153,14 +153,14 @@ func (b *builder) writeCapabilityList(s *set) error {
 // no lastmod, so it changes only when the sets do.
 func (b *builder) writeSourceDescription() error {
 	var links []rs.Link
-	if b.cfg.DescribedBy != "" {
-		links = append(links, rs.Link{Rel: rs.RelDescribedBy, Href: b.cfg.DescribedBy})
+	if d := b.describedBy(nil); d != "" {
+		links = append(links, rs.Link{Rel: rs.RelDescribedBy, Href: d})
 	}
 	return b.writeDoc(layout.SourceDescription, rs.URLSet, rs.MD{Capability: rs.CapDescription}, links, func(w *rs.Writer) error {
 		for _, s := range b.sets {
 			e := rs.Entry{Loc: b.docURL(layout.CapabilityList(s.Name)), MD: rs.MD{Capability: rs.CapCapabilityList}}
-			if s.DescribedBy != "" {
-				e.Links = []rs.Link{{Rel: rs.RelDescribedBy, Href: s.DescribedBy}}
+			if d := b.describedBy(s); d != "" {
+				e.Links = []rs.Link{{Rel: rs.RelDescribedBy, Href: d}}
 			}
 			if err := w.Entry(&e); err != nil {
 				return err
@@ -168,4 +168,20 @@ func (b *builder) writeSourceDescription() error {
 		}
 		return nil
 	})
+}
+
+// describedBy returns the URL of the description of set s, or of the
+// Source when s is nil (§8, §9): the set's describedby, else the Source's,
+// else, when the document browser is published, its page, which describes
+// the Source from its own documents. "" when there is none.
+func (b *builder) describedBy(s *set) string {
+	switch {
+	case s != nil && s.DescribedBy != "":
+		return s.DescribedBy
+	case b.cfg.DescribedBy != "":
+		return b.cfg.DescribedBy
+	case b.cfg.Publish.Viewer:
+		return b.docURL(layout.ViewerPage)
+	}
+	return ""
 }

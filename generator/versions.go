@@ -28,7 +28,6 @@ import (
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
-	"github.com/zeebo/blake3"
 )
 
 // isJSON reports whether r is a JSON resource, which patches cover.
@@ -64,7 +63,7 @@ func (b *builder) keepVersions(ctx context.Context) error {
 		if keep, _ := b.versioned(v.Path); !keep {
 			continue // no longer published: removed with the obsolete outputs
 		}
-		_, ok, _, err := b.publishKept(layout.Memento(unixTime(v.Seen), v.Path), sums{size: v.Size, blake3: v.Fingerprint})
+		_, ok, _, err := b.publishKept(layout.Memento(unixTime(v.Seen), v.Path), versionSums(&v))
 		if err != nil {
 			return err
 		}
@@ -111,13 +110,20 @@ func (b *builder) keepVersions(ctx context.Context) error {
 }
 
 // writeMemento copies the current version of r to its time-specific URI,
-// staged (see stage), checking the bytes against the scan's fingerprint.
+// staged (see stage), checking the bytes against what the documents say
+// of the version: the published form of a rewritten resource (html_link),
+// else the source's bytes, which the scan fingerprinted.
 func (b *builder) writeMemento(r *snapshot.Record) error {
 	rel := layout.Memento(unixTime(r.Seen), r.Path)
 	dst := b.outPath(rel)
-	src := filepath.Join(b.cfg.Source, filepath.FromSlash(r.Path))
 	err := func() error {
-		in, err := b.src.Open(r.Path)
+		var in io.ReadCloser
+		var err error
+		if r.Rewritten {
+			in, err = os.Open(b.current(b.outPath(r.Path)))
+		} else {
+			in, err = b.src.Open(r.Path)
+		}
 		if err != nil {
 			return err
 		}
@@ -129,10 +135,9 @@ func (b *builder) writeMemento(r *snapshot.Record) error {
 		if err != nil {
 			return err
 		}
-		h := blake3.New()
-		_, err = io.Copy(io.MultiWriter(tmp, h), in)
-		if err == nil && [32]byte(h.Sum(nil)) != r.Fingerprint {
-			err = fmt.Errorf("%s changed since it was scanned; build again", src)
+		got, err := copyMeasured(tmp, in)
+		if err == nil && !versionSums(r).match(got) {
+			err = fmt.Errorf("%s changed since it was scanned; build again", r.Path)
 		}
 		if err == nil {
 			err = tmp.Chmod(0o644)
@@ -153,6 +158,20 @@ func (b *builder) writeMemento(r *snapshot.Record) error {
 	b.keepPublished(rel) // it cannot be made again
 	b.notify(Note{Kind: NoteWritten, Path: rel})
 	return nil
+}
+
+// versionSums returns what identifies the bytes of a kept version: the
+// published length and SHA-256 of a rewritten resource (its fingerprint is
+// its source's), else its length and fingerprint.
+func versionSums(v *snapshot.Record) sums {
+	if v.Rewritten {
+		s := sums{size: v.Size}
+		if v.Digests.HasAll([]snapshot.Algorithm{snapshot.SHA256}) {
+			s.sha256 = v.Digests.SHA256
+		}
+		return s
+	}
+	return sums{size: v.Size, blake3: v.Fingerprint}
 }
 
 // writeVersions records the kept versions of one resource, oldest first,
