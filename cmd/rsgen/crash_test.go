@@ -74,13 +74,36 @@ type crashSite struct {
 	maxDelay   time.Duration
 	checkEvery int
 	builds     int
+	// archives: dumps, every archive and kept versions are on; what they
+	// published must survive every kill and state loss (see checkKept).
+	archives bool
+	kept     map[string]bool // archived documents and mementos seen listed
 }
 
 type crashStats struct {
 	kills, landed, corruptions, recoveries, builds int
 }
 
-func newCrashSite(t *testing.T, bin string, seed uint64, outDir string, rotate string) *crashSite {
+// archiveConfig turns on everything that publishes what no build can make
+// again: Change Dumps and their archive, archived Resource Lists and
+// Resource Dumps, and kept versions.
+const archiveConfig = `
+[dumps]
+resource_dump = true
+change_dump = true
+package_size = "64kB"
+[archives]
+change_lists = true
+change_dumps = true
+resource_lists = true
+resource_dumps = true
+snapshot_every = "3m"
+[[set]]
+name = "default"
+keep_versions = true
+`
+
+func newCrashSite(t *testing.T, bin string, seed uint64, outDir string, rotate string, archives bool) *crashSite {
 	dir := t.TempDir()
 	c := &crashSite{t: t, bin: bin, dir: dir, src: filepath.Join(dir, "site"), out: filepath.Join(dir, "public"),
 		state: filepath.Join(dir, ".rsgen"), rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), checkEvery: 5}
@@ -88,6 +111,10 @@ func newCrashSite(t *testing.T, bin string, seed uint64, outDir string, rotate s
 		c.out = outDir
 	}
 	cfg := fmt.Sprintf("base_url = %q\nout = %q\n[changelist]\nrotate = %q\n", testBase, c.out, rotate)
+	if archives {
+		cfg += archiveConfig
+		c.archives, c.kept = true, map[string]bool{}
+	}
 	if err := os.WriteFile(filepath.Join(dir, "rsgen.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +258,50 @@ func (c *crashSite) checkOutput() {
 		}
 	}
 	c.checkEvents()
+	if c.archives {
+		c.checkKept()
+	}
+}
+
+// checkKept checks that the archives only ever grow and every version
+// kept stays listed in its TimeMap, whatever was killed or lost: with
+// keep = "forever", an archived document or a memento that was published
+// once is published for good.
+func (c *crashSite) checkKept() {
+	c.t.Helper()
+	listed := map[string]bool{}
+	for _, archive := range []string{"resourcelist", "resourcedump", "changelist", "changedump"} {
+		rel := "resourcesync/default/" + archive + "-archive.xml"
+		if _, err := os.Stat(filepath.Join(c.out, rel)); err != nil {
+			c.t.Fatalf("%s is missing: %v", rel, err)
+		}
+		for _, e := range c.readDoc(c.out, rel).entries {
+			listed[c.rel(e.Loc)] = true
+		}
+	}
+	maps, _ := filepath.Glob(filepath.Join(c.out, "resourcesync", "timemaps", "*", "*.timemap"))
+	for _, m := range maps {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if i := strings.Index(line, testBase+"resourcesync/mementos/"); i >= 0 {
+				listed[c.rel(line[i:strings.IndexByte(line[i:], '>')+i])] = true
+			}
+		}
+	}
+	for p := range c.kept {
+		if !listed[p] {
+			c.t.Fatalf("%s was published, and is no longer listed after a kill or a lost state", p)
+		}
+		if _, err := os.Stat(filepath.Join(c.out, filepath.FromSlash(p))); err != nil {
+			c.t.Fatalf("%s is listed but gone: %v", p, err)
+		}
+	}
+	for p := range listed {
+		c.kept[p] = true
+	}
 }
 
 // checkEvents replays the published Change Lists over the baseline and
@@ -384,12 +455,15 @@ func TestCrashKill9(t *testing.T) {
 		out       string
 		stateless bool
 		corrupt   bool
+		archives  bool
 		kills     int
 	}{
 		{name: "linked", rotate: "5m", kills: 80},
 		{name: "copied", rotate: "3m", out: otherFS, kills: 70},
 		{name: "stateless", rotate: "4m", stateless: true, kills: 60},
 		{name: "corrupt-state", rotate: "6m", corrupt: true, kills: 55},
+		{name: "archives", rotate: "4m", archives: true, kills: 50},
+		{name: "archives-stateless", rotate: "5m", archives: true, stateless: true, kills: 40},
 	}
 	total := &crashStats{}
 	ran := 0 // scenarios run to their end: -run may pick some
@@ -403,7 +477,7 @@ func TestCrashKill9(t *testing.T) {
 			if sc.out != "" {
 				out = filepath.Join(sc.out, "public")
 			}
-			c := newCrashSite(t, bin, uint64(i+1)*7919, out, sc.rotate)
+			c := newCrashSite(t, bin, uint64(i+1)*7919, out, sc.rotate, sc.archives)
 			c.stateless, c.corrupt, c.stats = sc.stateless, sc.corrupt, &crashStats{}
 			c.completeBuild()
 			c.maxDelay = max(c.lastDur*3/2, 20*time.Millisecond)
