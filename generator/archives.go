@@ -228,7 +228,7 @@ func (b *builder) publishSnapshot(a *snapshot.Archived) (bool, error) {
 			return false, err
 		}
 		if !ok {
-			b.warn(k.Path, "archived document lost or damaged in both the state folder and the output folder; it leaves its archive")
+			b.warn(WarnLost, k.Path, "archived document lost or damaged in both the state folder and the output folder; it leaves its archive")
 			return false, nil
 		}
 		docs[i] = snapshot.Kept{Path: k.Path, Size: got.size, SHA256: got.sha256}
@@ -244,7 +244,7 @@ func (b *builder) publishSnapshot(a *snapshot.Archived) (bool, error) {
 			return false, err
 		}
 		if !ok {
-			b.warn(archivedPath(a), fmt.Sprintf("package %s of this archived Resource Dump is lost or damaged in both the state folder and the output folder; the archived Resource Dump leaves its archive", p.Path))
+			b.warn(WarnLost, archivedPath(a), fmt.Sprintf("package %s of this archived Resource Dump is lost or damaged in both the state folder and the output folder; the archived Resource Dump leaves its archive", p.Path))
 			return false, nil
 		}
 		pkgs = append(pkgs, pkg)

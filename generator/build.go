@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +45,16 @@ type Options struct {
 	// Force lets a first build publish into a non-empty output folder
 	// that holds no rsgen build.
 	Force bool
+	// Rebase confirms a new base URL: the Source starts afresh there (see
+	// continuity.go).
+	Rebase bool
+	// RemoveSets confirms that the sets the state published and the
+	// configuration no longer has are removed with their documents.
+	RemoveSets bool
+	// Exclude names more folders left out of the scan when they lie in the
+	// source: a development build's own output and state live inside the
+	// production state folder, which it leaves out.
+	Exclude []string
 
 	// limits overrides the per-document limits in tests.
 	limits limits
@@ -69,6 +80,7 @@ const (
 // Note reports one thing a build did.
 type Note struct {
 	Kind  NoteKind
+	Code  string // NoteWarning: what kind of problem, for grouping (the Warn constants)
 	Path  string
 	Bytes int64 // NoteFound: -1 when the size is known only once the file is read
 	Msg   string
@@ -91,10 +103,23 @@ type Summary struct {
 	DocumentsWritten   int
 	DocumentsUnchanged int
 	DocumentsRemoved   int
+	// Unlisted counts the files published in no set: placed in the
+	// output, but advertised by no document.
+	Unlisted int
+	// Sets are the counts of each set.
+	Sets []SetSummary
 	// ScanTime is how long the scan took (wall clock, for reports only).
 	ScanTime time.Duration
 	// Events are the change events of this build, in order.
 	Events []snapshot.Event
+}
+
+// SetSummary counts the resources of one set and this build's changes to
+// them.
+type SetSummary struct {
+	Name                      string
+	Resources                 int
+	Created, Updated, Deleted int
 }
 
 // Build runs one build: scan, diff, place resources, write documents,
@@ -195,6 +220,10 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 		return nil, err
 	}
 	b.migrateShared(b.prev)
+	if err := b.checkContinuity(); err != nil {
+		src.Close()
+		return nil, err
+	}
 	if err := b.loadIntent(); err != nil {
 		return nil, err
 	}
@@ -220,7 +249,7 @@ func resourceBase(cfg *config.Config) string {
 func (b *builder) clampedNow() int64 {
 	now := b.opts.Now.Unix()
 	if now < b.prev.LastBuild {
-		b.warn("", fmt.Sprintf("build time %s is before the previous build (%s); using the previous build's time",
+		b.warn(WarnClock, "", fmt.Sprintf("build time %s is before the previous build (%s); using the previous build's time",
 			b.opts.Now.UTC().Format(time.RFC3339), time.Unix(b.prev.LastBuild, 0).UTC().Format(time.RFC3339)))
 		return b.prev.LastBuild
 	}
@@ -233,7 +262,26 @@ func (b *builder) notify(n Note) {
 	}
 }
 
-func (b *builder) warn(path, msg string) { b.notify(Note{Kind: NoteWarning, Path: path, Msg: msg}) }
+// The codes of warnings, by which they are grouped for people.
+const (
+	WarnSymlink    = snapshot.SkipSymlink    // a symbolic link not followed
+	WarnSpecial    = snapshot.SkipSpecial    // a FIFO, socket or device skipped
+	WarnUnreadable = snapshot.SkipUnreadable // a file or folder skipped for lack of permission
+	WarnURITooLong = "uri-too-long"          // a file left out: its URI is too long for a list
+	WarnDotfiles   = "dotfiles"              // dotfiles left out at the top of the source
+	WarnHTMLHead   = "html-head"             // html_link found no <head> to put the link in
+	WarnJSONPatch  = "json-patch"            // an update of a JSON resource that gets no patch
+	WarnLost       = "lost"                  // something that cannot be made again was lost
+	WarnClock      = "clock"                 // the build time runs backwards
+	WarnState      = "state"                 // the state was rebuilt or could not be
+	WarnHosting    = "hosting"               // a hosting file cannot say everything
+	WarnSet        = "set"                   // a set that publishes nothing
+	WarnBaseURL    = "base-url"              // a base URL Destinations will not find
+)
+
+func (b *builder) warn(code, path, msg string) {
+	b.notify(Note{Kind: NoteWarning, Code: code, Path: path, Msg: msg})
+}
 
 // scan walks the source and diffs it against the snapshot, filling b.next
 // with the new file list and b.sum with the counts and events.
@@ -274,6 +322,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 	b.applyRewrites(files)
 	events := snapshot.Diff(b.prev.Files, files, b.now)
 	b.warnHeadless(events)
+	b.summarizeSets(files, events)
 	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, Files: files,
 		SetChanged: map[string]int64{}}
 	s := b.sum
@@ -296,18 +345,65 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 // excluder returns the scan's excluder, which counts and reports the
 // files left out because they cannot be published.
 func (b *builder) excluder() *excluder {
-	ex := newExcluder(b.cfg, b.opts.ConfigFile, b.resBase)
+	ex := newExcluder(b.cfg, b.opts.ConfigFile, b.resBase, b.opts.Exclude...)
 	ex.unpublishable = func(p, reason string) {
 		b.sum.LeftOut++
-		b.warn(p, reason)
+		b.warn(WarnURITooLong, p, reason)
 	}
 	return ex
+}
+
+// summarizeSets counts each set's resources and changes, and the files in
+// no set, and warns about a set that publishes nothing: its folder is
+// missing, or nothing matches its globs.
+func (b *builder) summarizeSets(files []snapshot.Record, events []snapshot.Event) {
+	b.sum.Sets = make([]SetSummary, len(b.sets))
+	for i, s := range b.sets {
+		b.sum.Sets[i].Name = s.Name
+	}
+	for i := range files {
+		listed := false
+		for k, s := range b.sets {
+			if s.Contains(files[i].Path) {
+				b.sum.Sets[k].Resources++
+				listed = true
+			}
+		}
+		if !listed {
+			b.sum.Unlisted++
+		}
+	}
+	for _, ev := range events {
+		for k, s := range b.sets {
+			if !s.Contains(ev.Record.Path) {
+				continue
+			}
+			switch ev.Change {
+			case snapshot.Created:
+				b.sum.Sets[k].Created++
+			case snapshot.Updated:
+				b.sum.Sets[k].Updated++
+			case snapshot.Deleted:
+				b.sum.Sets[k].Deleted++
+			}
+		}
+	}
+	for k, s := range b.sets {
+		if b.sum.Sets[k].Resources > 0 {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(b.cfg.Source, filepath.FromSlash(s.prefix))); s.prefix != "" && err != nil {
+			b.warn(WarnSet, "", fmt.Sprintf("set %s publishes nothing: its path %s is not a folder of the source %s", s.Name, strings.TrimSuffix(s.prefix, "/"), b.cfg.Source))
+		} else {
+			b.warn(WarnSet, "", fmt.Sprintf("set %s publishes nothing: no file of the source matches its path and globs (rsgen status --explain lists what is left out)", s.Name))
+		}
+	}
 }
 
 func (b *builder) scanNote(n snapshot.Note) {
 	switch n.Kind {
 	case snapshot.NoteSkipped:
-		b.warn(n.Path, n.Msg)
+		b.warn(n.Code, n.Path, n.Msg)
 	case snapshot.NoteHashed:
 		b.notify(Note{Kind: NoteHashed, Path: n.Path, Bytes: n.Bytes})
 	case snapshot.NoteFound:

@@ -144,7 +144,7 @@ func (b *builder) publishJournal(s *set) error {
 			}
 		}
 	}
-	b.warn("", fmt.Sprintf("set %s: the closed documents %s, or a package of theirs, are lost or damaged in both the state folder and the output folder; they leave the Change List and Change Dump indexes with the %d segments before them, so that no broken document is published (Destinations that had not read them start again from the Resource List)",
+	b.warn(WarnLost, "", fmt.Sprintf("set %s: the closed documents %s, or a package of theirs, are lost or damaged in both the state folder and the output folder; they leave the Change List and Change Dump indexes with the %d segments before them, so that no broken document is published (Destinations that had not read them start again from the Resource List)",
 		s.Name, strings.Join(names[:1], ", "), lost))
 	b.next.Journals[s.Name] = journal[lost+1:]
 	return nil

@@ -299,7 +299,7 @@ func (b *builder) carryChangePackages(s *set, journal []snapshot.Segment) (lost 
 			return 0, err
 		}
 		if !ok {
-			b.warn(p.Path, "Change Dump package lost or damaged in both the state folder and the output folder; it cannot be made again")
+			b.warn(WarnLost, p.Path, "Change Dump package lost or damaged in both the state folder and the output folder; it cannot be made again")
 			lost = max(lost, p.Until)
 			continue
 		}

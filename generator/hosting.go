@@ -267,7 +267,7 @@ func (b *builder) writeHeaders(w *bufio.Writer, plan *hostPlan) error {
 	if b.cfg.Publish.HasTarget("cloudflare-pages") && len(rules) > cloudflareMaxRules {
 		rules = dropOldestClosed(rules, len(rules)-cloudflareMaxRules)
 		if len(rules) > cloudflareMaxRules {
-			b.warn(headersFile, fmt.Sprintf("%d rules, but Cloudflare Pages reads only the first %d: some resources get no Link header; "+
+			b.warn(WarnHosting, headersFile, fmt.Sprintf("%d rules, but Cloudflare Pages reads only the first %d: some resources get no Link header; "+
 				"give each set a folder of its own (a set of whole folders needs one rule)", len(rules), cloudflareMaxRules))
 		}
 	}
@@ -563,7 +563,7 @@ immutable=%s
 // a Source may not want in search results.
 func (b *builder) writeRobots(w *bufio.Writer, plan *hostPlan) error {
 	if plan.basePath != "/" {
-		b.warn(robotsFile, fmt.Sprintf("crawlers read robots.txt only at the root of a host, and base_url's path is %s: copy its Sitemap lines into the host's robots.txt", escapedBasePath(plan.basePath)))
+		b.warn(WarnHosting, robotsFile, fmt.Sprintf("crawlers read robots.txt only at the root of a host, and base_url's path is %s: copy its Sitemap lines into the host's robots.txt", escapedBasePath(plan.basePath)))
 	}
 	fmt.Fprintf(w, "# %s: written by rsgen ([publish] robots = true); every build rewrites it.\nUser-agent: *\nDisallow:\n\n", robotsFile)
 	for _, s := range b.sets {

@@ -136,7 +136,7 @@ func (b *builder) rewriter(r *snapshot.Record, dst *lazyFile) (io.Writer, func()
 func (b *builder) warnHeadless(events []snapshot.Event) {
 	for _, ev := range events {
 		if _, ok := b.headless.Load(ev.Record.Path); ok && ev.Change != snapshot.Deleted {
-			b.warn(ev.Record.Path, fmt.Sprintf("html_link: no <head> start tag before the content (within the first %d KiB): published without its <link rel=\"resourcesync\">", headSearchLimit>>10))
+			b.warn(WarnHTMLHead, ev.Record.Path, fmt.Sprintf("html_link: no <head> start tag before the content (within the first %d KiB): published without its <link rel=\"resourcesync\">", headSearchLimit>>10))
 		}
 	}
 }

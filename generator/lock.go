@@ -77,7 +77,7 @@ func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) 
 		if err == nil {
 			l.createdDir = created
 			if stalePID > 0 && notify != nil {
-				notify(Note{Kind: NoteWarning, Path: path, Msg: fmt.Sprintf(
+				notify(Note{Kind: NoteWarning, Code: WarnState, Path: path, Msg: fmt.Sprintf(
 					"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", stalePID)})
 			}
 			return l, nil

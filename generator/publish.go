@@ -132,7 +132,7 @@ func (b *builder) warnDotfiles() {
 	if err != nil {
 		return
 	}
-	ex := newExcluder(b.cfg, b.opts.ConfigFile, b.resBase)
+	ex := newExcluder(b.cfg, b.opts.ConfigFile, b.resBase, b.opts.Exclude...)
 	var names []string
 	for _, e := range entries {
 		if reason, excluded := ex.reason(e.Name(), e.IsDir()); excluded && strings.HasPrefix(reason, "dotfile") {
@@ -140,7 +140,7 @@ func (b *builder) warnDotfiles() {
 		}
 	}
 	if len(names) > 0 {
-		b.warn("", fmt.Sprintf("not published: %s at the top of the source (dotfiles are left out by default; publish them with include_dotfiles, list every exclusion with rsgen status --explain)",
+		b.warn(WarnDotfiles, "", fmt.Sprintf("not published: %s at the top of the source (dotfiles are left out by default; publish them with include_dotfiles, list every exclusion with rsgen status --explain)",
 			strings.Join(names, ", ")))
 	}
 }
@@ -153,7 +153,7 @@ type Excluded struct {
 // Explain lists the source paths the scan leaves out, with the reason for
 // each; an excluded folder is listed without its contents.
 func Explain(cfg *config.Config, opts Options) ([]Excluded, error) {
-	ex := newExcluder(cfg, opts.ConfigFile, resourceBase(cfg))
+	ex := newExcluder(cfg, opts.ConfigFile, resourceBase(cfg), opts.Exclude...)
 	src, err := snapshot.OpenTree(cfg.Source, false)
 	if err != nil {
 		return nil, fmt.Errorf("explain %s: %w", cfg.Source, err)

@@ -78,7 +78,7 @@ func (b *builder) loadState() (*snapshot.State, error) {
 	case errors.Is(err, snapshot.ErrCorrupt), errors.Is(err, snapshot.ErrNewerVersion):
 		rec, rerr := b.recoverFromOutput()
 		if errors.Is(rerr, errNotRsgenOutput) {
-			b.warn("", fmt.Sprintf("%v; the output folder %s holds no previous build to rebuild it from, so this build starts afresh", err, b.cfg.Out))
+			b.warn(WarnState, "", fmt.Sprintf("%v; the output folder %s holds no previous build to rebuild it from, so this build starts afresh", err, b.cfg.Out))
 			b.recovered = &recovery{bad: badKind(err)}
 			return &snapshot.State{SetChanged: map[string]int64{}}, nil
 		}
@@ -87,7 +87,7 @@ func (b *builder) loadState() (*snapshot.State, error) {
 		}
 		rec.bad = badKind(err)
 		b.recovered = rec
-		b.warn("", fmt.Sprintf("%v; rebuilt it from the build published in %s (%d resources, %d Change Lists); the bad file is kept as %s.%s",
+		b.warn(WarnState, "", fmt.Sprintf("%v; rebuilt it from the build published in %s (%d resources, %d Change Lists); the bad file is kept as %s.%s",
 			err, b.cfg.Out, len(rec.state.Files), rec.lists, statePath, rec.bad))
 		return rec.state, nil
 	case err != nil:
@@ -107,7 +107,7 @@ func (b *builder) loadState() (*snapshot.State, error) {
 		return st, nil // a first build
 	}
 	if err != nil && killed {
-		b.warn("", fmt.Sprintf("%s, but rebuilding the state from the output folder %s failed (%v); this build goes on from the state", why, b.cfg.Out, err))
+		b.warn(WarnState, "", fmt.Sprintf("%s, but rebuilding the state from the output folder %s failed (%v); this build goes on from the state", why, b.cfg.Out, err))
 		return st, nil
 	}
 	if err != nil {

@@ -26,9 +26,9 @@ type excluder struct {
 	unpublishable func(path, reason string)
 }
 
-func newExcluder(cfg *config.Config, configFile, resBase string) *excluder {
+func newExcluder(cfg *config.Config, configFile, resBase string, also ...string) *excluder {
 	e := &excluder{patterns: cfg.Exclude, dotfilesIn: cfg.IncludeDotfiles, resBase: resBase}
-	for _, own := range []string{cfg.State, configFile} {
+	for _, own := range append([]string{cfg.State, configFile}, also...) {
 		if own == "" {
 			continue
 		}

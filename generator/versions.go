@@ -68,7 +68,7 @@ func (b *builder) keepVersions(ctx context.Context) error {
 			return err
 		}
 		if !ok {
-			b.warn(v.Path, "kept version lost or damaged in both the state folder and the output folder; it cannot be made again and is no longer listed")
+			b.warn(WarnLost, v.Path, "kept version lost or damaged in both the state folder and the output folder; it cannot be made again and is no longer listed")
 			continue
 		}
 		have[version{v.Path, v.Seen}] = true
@@ -241,7 +241,7 @@ func (b *builder) writePatch(prev, cur *snapshot.Record) error {
 	}
 	patch, err := jsonPatch(old, now)
 	if err != nil {
-		b.warn(cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", err))
+		b.warn(WarnJSONPatch, cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", err))
 		return nil
 	}
 	if err := b.writeBytes(rel, patch); err != nil {

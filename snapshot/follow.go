@@ -29,7 +29,7 @@ import (
 func (s *scan) follow(p string, jobs chan<- *hashJob) error {
 	tree, ok := s.opts.FS.(*Tree)
 	if !ok || !tree.follow {
-		s.skip(p, "symbolic link not followed (the source is not a folder opened to follow links)")
+		s.skip(p, SkipSymlink, "symbolic link not followed (the source is not a folder opened to follow links)")
 		return nil
 	}
 	root := tree.dir
@@ -40,22 +40,22 @@ func (s *scan) follow(p string, jobs chan<- *hashJob) error {
 	target, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(p)))
 	switch {
 	case errors.Is(err, syscall.ELOOP) || err != nil && strings.Contains(err.Error(), "too many links"):
-		s.skip(p, "symbolic link loop: not followed")
+		s.skip(p, SkipSymlink, "symbolic link loop: not followed")
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		s.skip(p, "broken symbolic link: not followed")
+		s.skip(p, SkipSymlink, "broken symbolic link: not followed")
 		return nil
 	case err != nil:
-		s.skip(p, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
+		s.skip(p, SkipSymlink, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
 		return nil
 	}
 	if !within(target, rootReal) {
-		s.skip(p, fmt.Sprintf("symbolic link points outside the source folder (to %s): not followed", target))
+		s.skip(p, SkipSymlink, fmt.Sprintf("symbolic link points outside the source folder (to %s): not followed", target))
 		return nil
 	}
 	info, err := os.Stat(target)
 	if err != nil {
-		s.skip(p, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
+		s.skip(p, SkipSymlink, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
 		return nil
 	}
 	switch {
@@ -67,7 +67,7 @@ func (s *scan) follow(p string, jobs chan<- *hashJob) error {
 		for dir := path.Dir(p); ; dir = path.Dir(dir) {
 			real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(dir)))
 			if err == nil && within(real, target) {
-				s.skip(p, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
+				s.skip(p, SkipSymlink, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
 				return nil
 			}
 			if dir == "." {
@@ -81,7 +81,7 @@ func (s *scan) follow(p string, jobs chan<- *hashJob) error {
 			return s.visit(q, d, err, jobs)
 		})
 	}
-	s.skip(p, skipReason(info.Mode().Type())+" (through a symbolic link)")
+	s.skip(p, SkipSpecial, skipReason(info.Mode().Type())+" (through a symbolic link)")
 	return nil
 }
 

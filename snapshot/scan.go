@@ -61,6 +61,7 @@ const (
 // Note reports one thing a scan did.
 type Note struct {
 	Kind  NoteKind
+	Code  string // NoteSkipped: why, for grouping: "symlink", "special" or "unreadable"
 	Path  string
 	Bytes int64 // NoteFound: -1 when the size is known only once the file is read
 	Msg   string
@@ -170,7 +171,7 @@ func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) e
 	}
 	if err != nil {
 		if s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) && p != "." {
-			s.skip(p, "unreadable, skipped: "+unwrapPathError(err).Error())
+			s.skip(p, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -194,7 +195,7 @@ func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) e
 		if d.Type()&fs.ModeSymlink != 0 && s.opts.FollowSymlinks {
 			return s.follow(p, jobs)
 		}
-		s.skip(p, skipReason(d.Type()))
+		s.skip(p, skipCode(d.Type()), skipReason(d.Type()))
 		return nil
 	}
 	return s.addFile(p, d.Info, jobs)
@@ -282,7 +283,7 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 		}
 		if err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) {
 			job.skipped = true
-			s.skip(job.rec.Path, "unreadable, skipped: "+unwrapPathError(err).Error())
+			s.skip(job.rec.Path, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
 			continue
 		}
 		if err != nil {
@@ -312,13 +313,27 @@ func (s *scan) fail(err error) {
 	}
 }
 
-func (s *scan) skip(p, reason string) {
+// The codes of skip notes.
+const (
+	SkipSymlink    = "symlink"    // a symbolic link not followed
+	SkipSpecial    = "special"    // a FIFO, socket or device
+	SkipUnreadable = "unreadable" // refused for lack of permission (SkipUnreadable)
+)
+
+func (s *scan) skip(p, code, reason string) {
 	s.mu.Lock()
 	s.stats.Skipped++
 	s.mu.Unlock()
 	if s.opts.Notify != nil {
-		s.opts.Notify(Note{Kind: NoteSkipped, Path: p, Msg: reason})
+		s.opts.Notify(Note{Kind: NoteSkipped, Code: code, Path: p, Msg: reason})
 	}
+}
+
+func skipCode(m fs.FileMode) string {
+	if m&fs.ModeSymlink != 0 {
+		return SkipSymlink
+	}
+	return SkipSpecial
 }
 
 func skipReason(m fs.FileMode) string {

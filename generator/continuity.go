@@ -1,0 +1,109 @@
+package generator
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// Continuity
+//
+// Destinations know a Source by its URIs. A build with another base URL
+// than the one the state published at would move every document, and the
+// closed Change Lists, which never change, could not follow; a build
+// without a set the state published would take that set's documents away.
+// Neither happens by accident: the build refuses, naming what would
+// change, unless the user confirms it (Options.Rebase, RemoveSets).
+//
+// A confirmed rebase starts the Source afresh at the new base URL: the
+// first build there publishes every set's Resource List as a new baseline
+// with an empty Change List, as a first build does, and the documents,
+// closed lists, archives and dump packages of the old base URL leave the
+// output and the state folder (their URIs would be wrong, and the lists
+// cannot be rewritten). Resources and kept versions stay, published under
+// the new base URL.
+
+// ErrDiscontinuity is returned, wrapped with what would change and how to
+// confirm it, when a build would change the base URL or remove a set
+// without the user's confirmation.
+var ErrDiscontinuity = errors.New("this build would change what Destinations follow")
+
+// checkContinuity refuses a new base URL or a removed set unless confirmed,
+// and starts the Source afresh for a confirmed rebase.
+func (b *builder) checkContinuity() error {
+	if b.prev.BaseURL != "" && b.prev.BaseURL != b.base {
+		if !b.opts.Rebase {
+			return fmt.Errorf("%w: the state in %s was published at base_url %s, and this build would publish at %s: every document would move, and the closed Change Lists could not follow. "+
+				"Set base_url back to %s, or build with --rebase to start the Source afresh at %s (a new baseline; the closed lists, archives and dump packages of the old base URL are removed). "+
+				"To look at the site locally, use rsgen watch --serve, which never writes the published site",
+				ErrDiscontinuity, b.cfg.State, b.prev.BaseURL, b.base, b.prev.BaseURL, b.base)
+		}
+		b.rebase()
+		return nil
+	}
+	var gone []string
+	for name := range b.prev.SetChanged {
+		if !slices.ContainsFunc(b.sets, func(s *set) bool { return s.Name == name }) {
+			gone = append(gone, name)
+		}
+	}
+	slices.Sort(gone)
+	if len(gone) > 0 && !b.opts.RemoveSets {
+		var dirs []string
+		for _, name := range gone {
+			dirs = append(dirs, layout.SetDir(name)+"/")
+		}
+		return fmt.Errorf("%w: the state published the set%s %s, which this configuration does not have: its Capability List, Resource List, Change Lists and dumps (%s) would be removed, and Destinations that follow it would lose it%s. "+
+			"Build with --remove-sets to confirm, or configure the set%s again",
+			ErrDiscontinuity, plural(len(gone)), strings.Join(gone, ", "), strings.Join(dirs, ", "), defaultSetNote(gone), plural(len(gone)))
+	}
+	return nil
+}
+
+// defaultSetNote explains where the set "default" went.
+func defaultSetNote(gone []string) string {
+	if slices.Contains(gone, "default") {
+		return " (the set default stands for the whole source only while no [[set]] is configured)"
+	}
+	return ""
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// rebase makes the previous state that of a Source starting afresh: it
+// keeps the files (so nothing is read again) and the kept versions, and
+// forgets the journals, archives and packages, whose kept files leave the
+// state folder once the build is saved.
+func (b *builder) rebase() {
+	prev := b.prev
+	for _, segs := range prev.Journals {
+		for _, seg := range segs {
+			for _, k := range seg.Kept {
+				b.arch.prune = append(b.arch.prune, k.Path)
+			}
+		}
+	}
+	for _, a := range prev.Archived {
+		for _, k := range a.Docs {
+			b.arch.prune = append(b.arch.prune, k.Path)
+		}
+		for _, p := range a.Packages {
+			b.arch.prune = append(b.arch.prune, p.Path)
+		}
+	}
+	for _, p := range prev.Packages {
+		b.arch.prune = append(b.arch.prune, p.Path)
+	}
+	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("rebase: the Source starts afresh at %s (it was published at %s)", b.base, prev.BaseURL)})
+	b.prev = &snapshot.State{LastBuild: prev.LastBuild, ScanStart: prev.ScanStart, Files: prev.Files,
+		Outputs: prev.Outputs, Versions: prev.Versions, SetChanged: map[string]int64{}}
+}
