@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"io"
 	"net"
 	"net/http"
@@ -14,18 +13,26 @@ import (
 // reading slower than writeChunk per WriteIdle is dropped.
 const writeChunk = 64 << 10
 
-// maxRefusing bounds the refusals answered at once; past it, a client
-// beyond the limit is disconnected without an answer.
+// maxRefusing bounds the refusals under way at once (each waits up to a
+// second for the client to read its answer); past it, a client beyond the
+// limit gets the answer and an immediate close.
 const maxRefusing = 64
+
+// silentGrace is how long a new connection may stay silent before a new
+// client at the limit may take its place: real clients send their request
+// at once, so silent connections cannot keep them out for long.
+const silentGrace = time.Second
 
 // limitListener admits at most max connections at once. At the limit, a
 // new connection takes the place of the connection idle the longest, or
-// is answered 503 and closed when none is idle. It learns the state of
-// its connections from the http.Server's ConnState hook (setState).
+// else of the one silent the longest since it was opened (past
+// silentGrace), or is answered 503 and closed when there is none. It
+// learns the state of its connections from the http.Server's ConnState
+// hook (setState).
 type limitListener struct {
 	net.Listener
-	max       int
-	writeIdle time.Duration
+	max                    int
+	writeIdle, silentGrace time.Duration
 
 	mu       sync.Mutex
 	conns    map[*conn]connInfo
@@ -35,12 +42,12 @@ type limitListener struct {
 
 // connInfo is what the listener knows of one of its connections.
 type connInfo struct {
-	state     http.ConnState
-	idleSince time.Time
+	state http.ConnState
+	since time.Time // of the state
 }
 
 func newLimitListener(ln net.Listener, max int) *limitListener {
-	return &limitListener{Listener: ln, max: max, writeIdle: WriteIdle,
+	return &limitListener{Listener: ln, max: max, writeIdle: WriteIdle, silentGrace: silentGrace,
 		conns: map[*conn]connInfo{}, changed: make(chan struct{}), refusing: make(chan struct{}, maxRefusing)}
 }
 
@@ -64,7 +71,7 @@ func (l *limitListener) admit(nc net.Conn) *conn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.conns) >= l.max {
-		victim := l.longestIdle()
+		victim := l.victim()
 		if victim == nil {
 			return nil
 		}
@@ -75,21 +82,28 @@ func (l *limitListener) admit(nc net.Conn) *conn {
 		victim.Conn.Close()
 	}
 	c := &conn{Conn: nc, l: l}
-	l.conns[c] = connInfo{state: http.StateNew}
+	l.conns[c] = connInfo{state: http.StateNew, since: time.Now()}
 	l.signal()
 	return c
 }
 
-// longestIdle returns the connection idle the longest, or nil.
-func (l *limitListener) longestIdle() *conn {
-	var victim *conn
-	var since time.Time
+// victim returns the connection idle the longest, else the one silent
+// the longest past silentGrace, or nil.
+func (l *limitListener) victim() *conn {
+	var idle, silent *conn
+	var idleSince, silentSince time.Time
 	for c, info := range l.conns {
-		if info.state == http.StateIdle && (victim == nil || info.idleSince.Before(since)) {
-			victim, since = c, info.idleSince
+		switch {
+		case info.state == http.StateIdle && (idle == nil || info.since.Before(idleSince)):
+			idle, idleSince = c, info.since
+		case info.state == http.StateNew && time.Since(info.since) >= l.silentGrace && (silent == nil || info.since.Before(silentSince)):
+			silent, silentSince = c, info.since
 		}
 	}
-	return victim
+	if idle != nil {
+		return idle
+	}
+	return silent
 }
 
 // setState is the http.Server's ConnState hook.
@@ -107,7 +121,7 @@ func (l *limitListener) setState(nc net.Conn, state http.ConnState) {
 	case http.StateHijacked, http.StateClosed:
 		delete(l.conns, c)
 	default:
-		l.conns[c] = connInfo{state: state, idleSince: time.Now()}
+		l.conns[c] = connInfo{state: state, since: time.Now()}
 	}
 	l.signal()
 }
@@ -128,13 +142,16 @@ func (l *limitListener) signal() {
 	l.changed = make(chan struct{})
 }
 
-// refuse answers a connection beyond the limit in the background.
+// refuse answers a connection beyond the limit 503, and closes it in the
+// background once the client had a chance to read the answer.
 func (l *limitListener) refuse(nc net.Conn) {
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	io.WriteString(nc, unavailable)
 	select {
 	case l.refusing <- struct{}{}:
 		go func() {
 			defer func() { <-l.refusing }()
-			answerUnavailable(nc)
+			closeAfterRead(nc)
 		}()
 	default:
 		nc.Close()
@@ -149,20 +166,17 @@ var unavailable = func() string {
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
 }()
 
-// answerUnavailable answers 503 and closes nc. It reads the request's head
-// first, for at most a second: a connection closed with unread input is
-// reset, and the client would not see the answer.
-func answerUnavailable(nc net.Conn) {
+// closeAfterRead closes nc once the client closed its side or after a
+// second, discarding what it sends meanwhile (its request): a connection
+// closed with unread input is reset, which can destroy the answer before
+// the client reads it.
+func closeAfterRead(nc net.Conn) {
 	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(time.Second))
-	br := bufio.NewReader(io.LimitReader(nc, 64<<10))
-	for {
-		line, err := br.ReadSlice('\n')
-		if err != nil || len(line) <= 2 && (len(line) == 1 || line[0] == '\r') {
-			break
-		}
+	if tcp, ok := nc.(*net.TCPConn); ok {
+		tcp.CloseWrite()
 	}
-	io.WriteString(nc, unavailable)
+	nc.SetReadDeadline(time.Now().Add(time.Second))
+	io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
 }
 
 // conn is a connection of a limitListener. Each write has a deadline,

@@ -132,11 +132,12 @@ func TestIdleConnectionsMakeRoom(t *testing.T) {
 }
 
 // TestSilentConnectionsRefuse: when every connection is busy (here opened
-// and silent), a new client is answered 503 at once, not left waiting;
-// once they are gone, clients are served again.
+// and silent, within silentGrace), a new client is answered 503 at once,
+// not left waiting; once they are gone, clients are served again.
 func TestSilentConnectionsRefuse(t *testing.T) {
 	const max = 4
 	l, addr := limitedServer(t, max)
+	l.silentGrace = time.Hour
 	var silent []net.Conn
 	for range max {
 		c, err := net.Dial("tcp", addr)
@@ -156,6 +157,26 @@ func TestSilentConnectionsRefuse(t *testing.T) {
 	waitFor(t, l, "empty", func(c map[*conn]connInfo) bool { return len(c) == 0 })
 	if _, resp := get(t, addr, "/small.txt"); resp.StatusCode != http.StatusOK {
 		t.Errorf("after the silent clients left: %s", resp.Status)
+	}
+}
+
+// TestSilentConnectionsGiveWay: connections silent for longer than
+// silentGrace (here 0) give way to new clients: a flood of silent
+// connections cannot keep clients out.
+func TestSilentConnectionsGiveWay(t *testing.T) {
+	const max = 4
+	l, addr := limitedServer(t, max)
+	l.silentGrace = 0
+	for i := range 3 * max {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		waitFor(t, l, "tracked", func(c map[*conn]connInfo) bool { return countState(c, http.StateNew) == min(i+1, max) })
+	}
+	if _, resp := get(t, addr, "/small.txt"); resp.StatusCode != http.StatusOK {
+		t.Errorf("a client after a flood of silent connections: %s", resp.Status)
 	}
 }
 

@@ -16,8 +16,9 @@ import (
 //
 //   - at most MaxConns connections at once (file descriptors are finite);
 //     a new client beyond them takes the place of the longest idle
-//     keep-alive connection, waits a moment for one to become idle, or is
-//     refused with 503 Service Unavailable, never left hanging;
+//     keep-alive connection, or of a connection silent for a second since
+//     it opened (real clients send their request at once), or is refused
+//     with 503 Service Unavailable, never left hanging;
 //   - ReadHeaderTimeout for a request's head, IdleTimeout between the
 //     requests of a keep-alive connection;
 //   - no overall write timeout, which would cut a 1 GiB dump package on
