@@ -129,6 +129,11 @@ func (d *dev) route(name string) target {
 // events streams the state after each build as server-sent events. The
 // query's build is the build the page shows.
 func (d *dev) events(w http.ResponseWriter, r *http.Request, _ *index) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodHead {
+		return
+	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -149,9 +154,6 @@ func (d *dev) events(w http.ResponseWriter, r *http.Request, _ *index) {
 		d.mu.Unlock()
 	}()
 
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-store")
 	// The comment tells the client (and tests) that it is subscribed.
 	if _, err := io.WriteString(w, "retry: 1000\n: subscribed\n\n"); err != nil {
 		return

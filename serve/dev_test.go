@@ -76,6 +76,9 @@ func TestDevInjects(t *testing.T) {
 	if resp := do(dev, "GET /texts/a.txt", "Range: bytes=2-5"); resp.StatusCode != http.StatusPartialContent {
 		t.Errorf("a range of a text file in Dev: %s", resp.Status)
 	}
+	if resp := do(dev, "HEAD /resourcesync/_dev/events"); resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("HEAD of the events: %s, %v", resp.Status, resp.Header)
+	}
 	// The live-reload paths exist only in Dev.
 	if resp := fx.do("GET /resourcesync/_dev/reload.js"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("the script without Dev: %s", resp.Status)
