@@ -104,7 +104,7 @@ func (x *index) readSourceDescription(root *os.Root) ([]string, error) {
 		}
 		switch {
 		case base != x.base && published:
-			return fmt.Errorf("%s lists Capability Lists under %s and under %s", layout.SourceDescription, x.base, base)
+			return fmt.Errorf("Capability Lists under %s and under %s", x.base, base)
 		case base != x.base:
 			return nil
 		}
