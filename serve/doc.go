@@ -5,30 +5,61 @@
 //
 // # What a response carries
 //
-// The Source Description (.well-known/resourcesync, which has no extension)
-// and every .xml document are application/xml, ZIP packages
+// The output folder is served at the path of its base URL, as the hosts
+// serve it: at / for http://h/, at /pub/ for http://h/pub/. The base URL
+// is the configured one, else the one the Source Description in the
+// folder was published under (PublishedBaseURL), read again whenever it
+// changes. The Source Description (.well-known/resourcesync, which has no
+// extension) and every .xml document are application/xml, ZIP packages
 // application/zip, and resources have the media type of rsgen's own table
-// (layout.TypeByName), else the one their Resource List published. A
+// (layout.ContentType), else the one their Resource List published. A
 // resource that a set lists carries, for each such set,
 //
 //	Link: <B/resourcesync/S/capabilitylist.xml>; rel="resourcesync"
 //
 // and its Last-Modified is the lastmod published for it, not the file's
 // mtime, so that a Destination comparing the two does not fetch it again.
-// The Handler learns both by reading the sets' Resource Lists (and their
-// parts) as a Destination would, and reads them again when one of them
-// changes on disk. Documents and unlisted files have the file's mtime.
-// Every file has a strong ETag made of its inode, size and mtime; Range,
-// HEAD and conditional requests are answered by net/http's ServeContent.
+// The Handler learns both as a Destination would: it reads the Source
+// Description for the sets, then their Resource Lists (and their parts),
+// with rs.Reader, which bounds what it reads; it reads them again when one
+// of them changes on disk. Documents and unlisted files have the file's
+// mtime. Every file has a strong ETag made of its inode, size and mtime;
+// Range, HEAD and conditional requests are answered by net/http's
+// ServeContent.
+//
+// A folder is served as its index.html, and named without its trailing
+// slash, redirected to it; there are no listings. The top of the site,
+// when it has no index.html, leads to the document browser
+// (resourcesync/index.html), and the top of the server to the base path.
 //
 // # What is refused
 //
-// Paths with a ".." segment, however encoded (%2e%2e, ..%2f), are a bad
-// request. Files are opened through an os.Root, so a symlink leading out of
-// the folder is forbidden. The generator's temporary files (.rsgen-tmp-*)
-// are not found: they become documents only when renamed into place, and a
-// rename is atomic, so no response ever holds half a document. A folder is
-// served as its index.html, or not at all: there are no listings.
+// Only what a host configured by rsgen serves is served. Paths with a ".."
+// segment, however encoded (%2e%2e, ..%2f), are a bad request. Files are
+// opened through an os.Root, so a symlink leading out of the folder is
+// forbidden. Not found are: the generator's temporary files
+// (.rsgen-tmp-*), which become documents only when renamed into place, so
+// that no response ever holds half a document; the hosting files rsgen
+// writes for the hosts (rsgen-nginx.conf, .htaccess, _headers, .nojekyll,
+// rsgen-s3-sync.sh), which those hosts refuse too; every path with a
+// dot-segment (.git/config, a .env), except in .well-known, the resources
+// the Resource Lists list (dotfiles published with include_dotfiles) and
+// rsgen's versions of them; and a file named with a trailing slash.
+//
+// # Development (Options.Dev)
+//
+// For `rsgen watch --serve`, HTML responses reload in the browser after
+// each build, and show the error of a failed one, through server-sent
+// events (see dev.go and Handler.Built). The script is added to the
+// responses, never to the files.
+//
+// # The server
+//
+// Start runs a Handler with the limits of a server left running: a bound
+// on connections at once (a new client takes the place of the longest
+// idle one, or gets 503), header and idle timeouts, and a write deadline
+// extended while bytes flow instead of an overall one that would cut a
+// large download (see server.go).
 //
 // # Caveats
 //
@@ -38,7 +69,11 @@
 // that a request sees the whole of one build or the whole of the next.
 // Streaming the bytes of an open file needs no lock: a newer version is
 // another file renamed over the name (except for resources hard-linked
-// from the source, which an editor writing in place changes). The links inside the documents point
-// at the configured base URL; to follow them against this server, build
-// with a base URL such as http://127.0.0.1:8080/.
+// from the source, which an editor writing in place changes).
+//
+// A dotfile published with include_dotfiles but in no set is in the
+// output and in no Resource List: it is not served, as nothing tells it
+// from a stray one. The links inside the documents point at the base URL:
+// to follow them against this server, build with a base URL it serves,
+// such as http://127.0.0.1:8080/ (SiteURL tells whether it does).
 package serve

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"strings"
@@ -17,25 +18,27 @@ import (
 type Options struct {
 	// Dir is the output folder.
 	Dir string
-	// BaseURL is the URL at which Dir is published (base_url).
+	// BaseURL is the URL at which Dir is published (base_url). Empty
+	// means the one the Source Description in Dir was published under,
+	// read again whenever it changes.
 	BaseURL string
 	// ResourceBaseURL is where the resources are published when that is
 	// not BaseURL (resource_base_url); empty means BaseURL.
 	ResourceBaseURL string
-	// Sets names the sets. Their Resource Lists say which resources
-	// belong to them, with which lastmod and media type.
-	Sets []string
 	// Lock, when set, is held for reading while a request finds and opens
 	// its file, so that a build that holds it for writing is never seen
 	// half done. Reload holds it for writing. Nil means a lock of the
 	// Handler's own.
 	Lock *sync.RWMutex
+	// Dev makes the Handler a development server: HTML responses reload
+	// in the browser after each build and show a failed build's error
+	// (see Built). Nothing of it is written into Dir.
+	Dev bool
 }
 
 // site is the parsed form of the Options.
 type site struct {
-	base, resBase string
-	sets          []string
+	base, resBase string // "" when not configured
 }
 
 // Handler serves an output folder the way a production host should. Create
@@ -44,6 +47,7 @@ type Handler struct {
 	lock *sync.RWMutex // guards root and site, and the output's consistency
 	root *os.Root
 	site site
+	dev  *dev // nil unless Options.Dev
 
 	mu  sync.Mutex
 	idx *index // nil until needed, and after Reload
@@ -59,30 +63,37 @@ func New(opts Options) (*Handler, error) {
 	if h.lock == nil {
 		h.lock = new(sync.RWMutex)
 	}
+	if opts.Dev {
+		h.dev = newDev()
+	}
 	return h, nil
 }
 
 // openSite parses the URLs of opts and opens its folder.
 func openSite(opts Options) (*os.Root, site, error) {
-	base, err := layout.ParseBaseURL(opts.BaseURL)
-	if err != nil {
-		return nil, site{}, fmt.Errorf("serve: base URL: %w", err)
-	}
-	resBase := base
-	if opts.ResourceBaseURL != "" {
-		if resBase, err = layout.ParseBaseURL(opts.ResourceBaseURL); err != nil {
-			return nil, site{}, fmt.Errorf("serve: resource base URL: %w", err)
+	var s site
+	for _, u := range []struct {
+		name string
+		in   string
+		out  *string
+	}{{"base URL", opts.BaseURL, &s.base}, {"resource base URL", opts.ResourceBaseURL, &s.resBase}} {
+		if u.in == "" {
+			continue
+		}
+		var err error
+		if *u.out, err = layout.ParseBaseURL(u.in); err != nil {
+			return nil, site{}, fmt.Errorf("serve: %s: %w", u.name, err)
 		}
 	}
 	root, err := os.OpenRoot(opts.Dir)
 	if err != nil {
 		return nil, site{}, fmt.Errorf("serve: %w", err)
 	}
-	return root, site{base: base, resBase: resBase, sets: opts.Sets}, nil
+	return root, s, nil
 }
 
 // Reload serves what opts describe from now on: a new configuration. The
-// lock of the Handler stays the one New was given.
+// Lock and Dev of the Handler stay those New was given.
 func (h *Handler) Reload(opts Options) error {
 	root, s, err := openSite(opts)
 	if err != nil {
@@ -101,8 +112,9 @@ func (h *Handler) Reload(opts Options) error {
 	return nil
 }
 
-// Close releases the output folder.
+// Close releases the output folder and ends the live-reload streams.
 func (h *Handler) Close() error {
+	h.CloseStreams()
 	h.lock.RLock()
 	defer h.lock.RUnlock()
 	if err := h.root.Close(); err != nil {
@@ -111,12 +123,6 @@ func (h *Handler) Close() error {
 	return nil
 }
 
-// errNotFound and errForbidden are the refusals of open.
-var (
-	errNotFound  = errors.New("not found")
-	errForbidden = errors.New("forbidden")
-)
-
 // ServeHTTP answers GET and HEAD with the file at the request's path.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -124,117 +130,133 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	name, ok := cleanPath(r.URL.Path)
-	if !ok {
-		http.Error(w, "bad path", http.StatusBadRequest)
-		return
-	}
-	f, name, res, err := h.open(name)
+	f, t, x, err := h.find(r.URL.Path)
 	switch {
-	case errors.Is(err, errNotFound):
-		http.Error(w, "not found; the Source Description is at /"+layout.SourceDescription, http.StatusNotFound)
-		return
-	case errors.Is(err, errForbidden):
-		http.Error(w, "forbidden", http.StatusForbidden)
-		return
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	case t.redirect != "":
+		http.Redirect(w, r, t.redirect, http.StatusFound)
+	case t.status == http.StatusNotFound:
+		http.Error(w, "not found; the Source Description is at "+x.basePath+layout.SourceDescription, http.StatusNotFound)
+	case t.status != 0:
+		http.Error(w, http.StatusText(t.status), t.status)
+	case t.dev != nil:
+		t.dev(w, r, x)
+	default:
+		defer f.Close()
+		h.serveFile(w, r, f, t.file, x)
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	hdr := w.Header()
-	if t := contentType(name, res); t != "" {
-		hdr.Set("Content-Type", t)
-	}
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	hdr.Set("ETag", etag(info))
-	modtime := info.ModTime()
-	if res != nil {
-		for _, l := range res.links {
-			hdr.Add("Link", "<"+l+`>; rel="resourcesync"`)
-		}
-		if !res.lastmod.IsZero() {
-			modtime = res.lastmod
-		}
-	}
-	http.ServeContent(w, r, name, modtime, f)
 }
 
-// cleanPath turns a request's decoded path into a path below the root:
-// "." for the root itself. It refuses ".." segments, however they were
-// encoded, and NUL bytes.
-func cleanPath(p string) (string, bool) {
-	if !strings.HasPrefix(p, "/") || strings.IndexByte(p, 0) >= 0 {
-		return "", false
-	}
-	for seg := range strings.SplitSeq(p[1:], "/") {
-		if seg == ".." {
-			return "", false
-		}
-	}
-	return path.Clean(p)[1:], true
-}
-
-// open opens the regular file at name, or a folder's index.html, and looks
-// up what the Resource Lists say of it (nil for documents and unlisted
-// files). Temporary files, folders without an index.html and paths the
-// folder's root cannot reach are refused. The lock is held meanwhile; once
-// open, the file's bytes stay those of one build even when the next
-// renames a new version into place.
-func (h *Handler) open(name string) (*os.File, string, *resource, error) {
+// find finds the file a request's path leads to and opens it, holding the
+// lock meanwhile: once open, the file's bytes stay those of one build even
+// when the next renames a new version into place. The index it returns is
+// that of the same build.
+func (h *Handler) find(urlPath string) (*os.File, target, *index, error) {
 	h.lock.RLock()
 	defer h.lock.RUnlock()
-	if name == "." {
-		name = ""
+	x, err := h.index()
+	if err != nil {
+		return nil, target{}, nil, err
 	}
-	for range 2 {
-		for seg := range strings.SplitSeq(name, "/") {
-			if strings.HasPrefix(seg, layout.TempPrefix) {
-				return nil, "", nil, errNotFound
-			}
-		}
-		f, err := h.root.Open(path.Clean("./" + name))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, "", nil, errNotFound
-		case err != nil:
-			return nil, "", nil, errForbidden // outside the folder, a symlink loop, no permission
-		}
-		info, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, "", nil, fmt.Errorf("serve: %w", err)
-		}
-		switch {
-		case info.IsDir():
-			f.Close()
-			name = path.Join(name, "index.html")
-			continue
-		case !info.Mode().IsRegular():
-			f.Close()
-			return nil, "", nil, errForbidden
-		}
-		res, err := h.lookup(name)
-		if err != nil {
-			f.Close()
-			return nil, "", nil, err
-		}
-		return f, name, res, nil
+	rest, under := strings.CutPrefix(urlPath, x.basePath)
+	switch {
+	case !under && (urlPath == "/" || urlPath+"/" == x.basePath):
+		return nil, target{redirect: x.basePath}, x, nil
+	case !under:
+		return nil, target{status: http.StatusNotFound}, x, nil
 	}
-	return nil, "", nil, errNotFound // a folder named index.html
+	name, ok := cleanPath(rest)
+	if !ok {
+		return nil, target{status: http.StatusBadRequest}, x, nil
+	}
+	if t := h.dev.route(name); t.dev != nil {
+		return nil, t, x, nil
+	}
+	f, t, err := h.open(x, name)
+	return f, t, x, err
 }
 
-// lookup returns what the Resource Lists say of the resource at name,
-// re-reading them when they changed.
-func (h *Handler) lookup(name string) (*resource, error) {
-	if name == layout.SourceDescription || layout.IsReserved(name) {
-		return nil, nil
+// open opens the regular file at name, or, when name ends in "/" or is
+// "", the folder's index.html. A folder named without its slash is
+// redirected to it, as static hosts do; a file named with one is not
+// found. When the output has no index.html, its top leads to the document
+// browser.
+func (h *Handler) open(x *index, name string) (*os.File, target, error) {
+	file, isDir := strings.CutSuffix(name, "/")
+	if name == "" {
+		isDir = true
 	}
+	if file != "" && !x.published(file) {
+		return nil, target{status: http.StatusNotFound}, nil
+	}
+	f, info, status, err := h.openFile(file)
+	if status != 0 || err != nil {
+		return nil, target{status: status}, err
+	}
+	switch {
+	case info.IsDir() && !isDir:
+		f.Close()
+		return nil, target{redirect: escapePath(x.basePath + file + "/")}, nil
+	case info.IsDir():
+		f.Close()
+		return h.openIndex(x, path.Join(file, "index.html"))
+	case isDir:
+		f.Close()
+		return nil, target{status: http.StatusNotFound}, nil
+	}
+	return f, target{file: file}, nil
+}
+
+// openIndex opens a folder's index.html; at the top of the output, when
+// there is none, it leads to the document browser.
+func (h *Handler) openIndex(x *index, name string) (*os.File, target, error) {
+	f, info, status, err := h.openFile(name)
+	if err != nil {
+		return nil, target{}, err
+	}
+	if status == 0 && info.Mode().IsRegular() {
+		return f, target{file: name}, nil
+	}
+	if f != nil {
+		f.Close() // a folder named index.html
+	}
+	if info, err := h.root.Stat(layout.ViewerPage); name == "index.html" && err == nil && info.Mode().IsRegular() {
+		return nil, target{redirect: escapePath(x.basePath + path.Dir(layout.ViewerPage) + "/")}, nil
+	}
+	return nil, target{status: http.StatusNotFound}, nil
+}
+
+// openFile opens the file or folder at name ("" for the output folder)
+// through the folder's root, so that nothing outside it is reached. A
+// status says why not: not found, or forbidden (a symlink leading out, a
+// loop, no permission, not a regular file).
+func (h *Handler) openFile(name string) (*os.File, fs.FileInfo, int, error) {
+	f, err := h.root.Open(path.Clean("./" + name))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, http.StatusNotFound, nil
+	case err != nil:
+		return nil, nil, http.StatusForbidden, nil
+	}
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, nil, 0, fmt.Errorf("serve: %w", err)
+	case !info.IsDir() && !info.Mode().IsRegular():
+		f.Close()
+		return nil, nil, http.StatusForbidden, nil
+	}
+	return f, info, 0, nil
+}
+
+// escapePath returns the decoded path p as it goes into a URL.
+func escapePath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
+
+// index returns what the published documents say, reading them again
+// when they changed. The caller holds the lock.
+func (h *Handler) index() (*index, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.idx == nil || !h.idx.fresh(h.root) {
@@ -244,28 +266,5 @@ func (h *Handler) lookup(name string) (*resource, error) {
 		}
 		h.idx = idx
 	}
-	return h.idx.resources[name], nil
-}
-
-// contentType is the media type of the file at name: XML for the Source
-// Description, else by rsgen's extension table, else the type the Resource
-// List published. Empty leaves it to http.ServeContent to sniff.
-func contentType(name string, res *resource) string {
-	if name == layout.SourceDescription {
-		return "application/xml"
-	}
-	if t := layout.TypeByName(name); t != "" {
-		return t
-	}
-	if res != nil {
-		return res.typ
-	}
-	return ""
-}
-
-// etag identifies the file's bytes by its inode, size and mtime: a new
-// version is a new file renamed into place, or the same file written anew.
-func etag(info fs.FileInfo) string {
-	s := stampOf(info)
-	return fmt.Sprintf(`"%x-%x-%x"`, s.ino, s.size, s.mtime)
+	return h.idx, nil
 }

@@ -32,8 +32,8 @@ type fixture struct {
 
 // newFixture builds a site with two sets: "texts" (texts/) and "all-json"
 // (every .json file), so that texts/data.json is in both and top.txt in
-// none.
-func newFixture(t *testing.T) *fixture {
+// none. Each option, if any, changes the configuration first.
+func newFixture(t *testing.T, options ...func(*config.Config)) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Default()
@@ -41,6 +41,9 @@ func newFixture(t *testing.T) *fixture {
 	cfg.Source, cfg.Out, cfg.State = filepath.Join(dir, "site"), filepath.Join(dir, "public"), filepath.Join(dir, "state")
 	cfg.BaseURL = base
 	cfg.Sets = []config.Set{{Name: "texts", Path: "texts"}, {Name: "all-json", Include: []string{"**/*.json"}}}
+	for _, o := range options {
+		o(&cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,17 +55,23 @@ func newFixture(t *testing.T) *fixture {
 	fx.write("top.txt", "outside every set")
 	fx.write("docs/index.html", "<p>docs</p>")
 	fx.build(t0)
-	h, err := serve.New(serve.Options{Dir: cfg.Out, BaseURL: base, Sets: []string{"texts", "all-json"}})
+	fx.h = fx.handler(serve.Options{Dir: cfg.Out, BaseURL: cfg.BaseURL})
+	return fx
+}
+
+// handler returns a Handler over opts, closed when the test ends.
+func (fx *fixture) handler(opts serve.Options) *serve.Handler {
+	fx.t.Helper()
+	h, err := serve.New(opts)
 	if err != nil {
-		t.Fatal(err)
+		fx.t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	fx.t.Cleanup(func() {
 		if err := h.Close(); err != nil {
-			t.Error(err)
+			fx.t.Error(err)
 		}
 	})
-	fx.h = h
-	return fx
+	return h
 }
 
 // write writes a source file with an mtime well before t0, and different
@@ -90,10 +99,15 @@ func (fx *fixture) build(now time.Time) {
 	}
 }
 
-// do sends a request, given as on the wire ("GET /path"), with headers
-// "Name: value".
+// do sends a request to the fixture's Handler.
 func (fx *fixture) do(request string, headers ...string) *http.Response {
 	fx.t.Helper()
+	return do(fx.h, request, headers...)
+}
+
+// do sends a request to h, given as on the wire ("GET /path"), with
+// headers "Name: value".
+func do(h http.Handler, request string, headers ...string) *http.Response {
 	method, target, _ := strings.Cut(request, " ")
 	r := httptest.NewRequest(method, target, nil)
 	for _, h := range headers {
@@ -101,7 +115,7 @@ func (fx *fixture) do(request string, headers ...string) *http.Response {
 		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
-	fx.h.ServeHTTP(w, r)
+	h.ServeHTTP(w, r)
 	return w.Result()
 }
 
@@ -348,29 +362,30 @@ func TestHidden(t *testing.T) {
 			t.Errorf("GET /%s: %s, want 404", p, resp.Status)
 		}
 	}
-	for _, target := range []string{"/", "/texts/", "/resourcesync"} {
+	for _, target := range []string{"/texts/", "/resourcesync/texts/"} {
 		if resp := fx.do("GET " + target); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %s, want 404", target, resp.Status)
 		}
 	}
 }
 
-// TestReload: a new configuration's sets and base URL take effect at once.
+// TestReload: a new configuration's base URL takes effect at once; a
+// failed Reload keeps the last one.
 func TestReload(t *testing.T) {
 	fx := newFixture(t)
-	other := "https://mirror.example.org/"
-	if err := fx.h.Reload(serve.Options{Dir: fx.cfg.Out, BaseURL: other, ResourceBaseURL: base, Sets: []string{"texts"}}); err != nil {
+	if err := fx.h.Reload(serve.Options{Dir: fx.cfg.Out, BaseURL: base + "pub/"}); err != nil {
 		t.Fatal(err)
 	}
-	got := fx.do("GET /texts/data.json").Header.Values("Link")
-	want := []string{"<" + other + `resourcesync/texts/capabilitylist.xml>; rel="resourcesync"`}
-	if !slices.Equal(got, want) {
-		t.Errorf("Link %q, want %q", got, want)
+	if resp := fx.do("GET /pub/texts/a.txt"); resp.StatusCode != http.StatusOK {
+		t.Errorf("under the new base path: %s", resp.Status)
+	}
+	if resp := fx.do("GET /texts/a.txt"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("under the old base path: %s, want 404", resp.Status)
 	}
 	if err := fx.h.Reload(serve.Options{Dir: filepath.Join(fx.cfg.Out, "nosuch"), BaseURL: base}); err == nil {
 		t.Error("Reload to a missing folder: no error")
 	}
-	if resp := fx.do("GET /texts/a.txt"); resp.StatusCode != http.StatusOK {
+	if resp := fx.do("GET /pub/texts/a.txt"); resp.StatusCode != http.StatusOK {
 		t.Errorf("after a failed Reload: %s", resp.Status)
 	}
 }

@@ -5,14 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/serve"
 )
 
@@ -24,26 +24,34 @@ var serveCommand = &command{
 
 const serveUsage = `usage: rsgen serve [flags]
 
-Serves the output folder over HTTP the way the production hosts should, to
-try a Source before publishing it: the Source Description and the documents
-as application/xml, ZIPs as application/zip, resources with their media
-types, and on every resource of a set a Link header to its Capability List
-(rel="resourcesync"). Last-Modified is the lastmod the Resource List
+Serves the output folder over HTTP the way the hosts rsgen configures serve
+it, to try a Source before publishing it: the Source Description and the
+documents as application/xml, ZIPs as application/zip, resources with their
+media types, and on every resource of a set a Link header to its Capability
+List (rel="resourcesync"). Last-Modified is the lastmod the Resource List
 publishes; ETag, Range, HEAD and conditional requests work as on a static
-host. Paths outside the folder (.., encoded or not, and symlinks leading
-out) are refused, and the temporary files of a build in progress are never
-served. Serving does not build: run rsgen build first, or rsgen watch --serve.
+host. Refused, as the hosts refuse them: paths outside the folder (..,
+encoded or not, and symlinks leading out), dotfiles (.git, .env) other than
+.well-known and the dotfiles the Resource Lists list, rsgen's hosting files
+(rsgen-nginx.conf, .htaccess, _headers, ...), and a build's temporary files.
+Serving does not build: run rsgen build first, or rsgen watch --serve.
 
-The configuration says where the output folder is, its base URL and its
-sets. The documents' links point at base_url: to follow them against this
-server, build with --base-url http://127.0.0.1:8080/.
+The folder is served at the path of its base URL: --base-url, else base_url
+of the configuration, else the base URL the output was built for (from its
+Source Description). rsgen serve prints the URL to open: the base URL itself
+when this server answers for it (http://localhost:8080/ when listening on
+127.0.0.1:8080), so that rsgen check works on what it prints; when it does
+not, it says so and prints this server's address too. The top of a site
+without an index.html leads to the document browser (resourcesync/).
 
 flags:
   --addr ADDR        address to listen on (default 127.0.0.1:8080, this machine only;
                      port 0 picks a free port)
-  --ready-file FILE  once listening, write the server's URL into FILE (for scripts)
-  --config FILE, --out DIR, --base-url URL, --source DIR, --state DIR
-                     as for rsgen build
+  --ready-file FILE  once listening, write the URL to open into FILE (for scripts)
+  --config FILE      configuration file (default: ./rsgen.toml when present); serve
+                     reads its out, base_url and resource_base_url
+  --out DIR          the output folder (config: out)
+  --base-url URL     the URL at which the output folder is published (config: base_url)
 
 Interrupt (Ctrl-C, SIGINT or SIGTERM) stops the server after the requests in
 progress; the exit code is then 0.
@@ -55,42 +63,69 @@ examples:
 // defaultAddr is where serve and watch --serve listen: loopback only.
 const defaultAddr = "127.0.0.1:8080"
 
+// serveFlags are the flags of rsgen serve.
+type serveFlags struct {
+	addr, readyFile      string
+	config, out, baseURL string
+}
+
+// servedSite is what rsgen serve serves: an output folder and its URLs,
+// "" when not configured.
+type servedSite struct {
+	out, base, resBase string
+}
+
 func runServe(ctx context.Context, cio cliIO, args []string) int {
-	f := newBuildFlags("serve", cio.stderr)
-	addr := f.fs.String("addr", defaultAddr, "")
-	readyFile := f.fs.String("ready-file", "", "")
-	if code := parseFlags(f.fs, args, serveUsage, cio.stdout); code != exitOK {
+	var f serveFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(cio.stderr)
+	fs.StringVar(&f.addr, "addr", defaultAddr, "")
+	fs.StringVar(&f.readyFile, "ready-file", "", "")
+	fs.StringVar(&f.config, "config", "", "")
+	fs.StringVar(&f.out, "out", "", "")
+	fs.StringVar(&f.baseURL, "base-url", "", "")
+	if code := parseFlags(fs, args, serveUsage, cio.stdout); code != exitOK {
 		return code
 	}
-	cfg, _, _, code := prepare("serve", serveUsage, cio, buildArgs(f.fs, "addr", "ready-file"))
-	if cfg == nil {
-		return code
+	site, err := f.site()
+	if err != nil {
+		fmt.Fprintf(cio.stderr, "rsgen serve: %v\n", err)
+		return exitCodeOf(err)
 	}
-	if _, err := os.Stat(cfg.Out); err != nil {
+	if _, err := os.Stat(site.out); err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen serve: output folder: %v (run rsgen build first)\n", err)
 		return exitFailure
 	}
-	h, err := serve.New(serveOptions(cfg, nil))
+	base, code := servedBase(cio, site)
+	if base == "" {
+		return code
+	}
+	h, err := serve.New(serve.Options{Dir: site.out, BaseURL: site.base, ResourceBaseURL: site.resBase})
 	if err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen serve: %v\n", err)
 		return exitFailure
 	}
 	defer h.Close()
-	srv, err := startServer(*addr, h)
+	srv, err := startServer(f.addr, h)
 	if err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen serve: %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprintf(cio.stderr, "rsgen serve: serving %s at %s (Ctrl-C to stop)\n", cfg.Out, srv.url())
-	if *readyFile != "" {
-		if err := writeFileAtomic(*readyFile, srv.url()+"\n"); err != nil {
+	url, isBase := serve.SiteURL(base, srv.Addr())
+	fmt.Fprintf(cio.stderr, "rsgen serve: serving %s at %s (Ctrl-C to stop)\n", site.out, url)
+	if !isBase {
+		fmt.Fprintf(cio.stderr, "rsgen serve: the documents' links lead to the base URL %s, which this server does not answer for; "+
+			"to follow them here, build with --base-url %s\n", base, url)
+	}
+	if f.readyFile != "" {
+		if err := writeFileAtomic(f.readyFile, url+"\n"); err != nil {
 			fmt.Fprintf(cio.stderr, "rsgen serve: %v\n", err)
 		}
 	}
 	select {
 	case <-ctx.Done():
-	case err := <-srv.errc:
-		fmt.Fprintf(cio.stderr, "rsgen serve: %v\n", err)
+	case <-srv.Done():
+		fmt.Fprintf(cio.stderr, "rsgen serve: %v\n", srv.Err())
 		return exitFailure
 	}
 	if err := srv.shutdown(); err != nil {
@@ -98,6 +133,67 @@ func runServe(ctx context.Context, cio cliIO, args []string) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// site reads what to serve from the flags and the configuration file, if
+// there is one. Of the file, only out, base_url and resource_base_url
+// matter: the rest says how to build, and base_url may be left unset.
+func (f *serveFlags) site() (servedSite, error) {
+	path := f.config
+	if path == "" {
+		if _, err := os.Stat(config.FileName); !errors.Is(err, fs.ErrNotExist) {
+			path = config.FileName
+		}
+	}
+	cfg := config.Default()
+	if path != "" {
+		var err error
+		if cfg, err = loadConfigFile(path); err != nil {
+			return servedSite{}, err
+		}
+	}
+	s := servedSite{out: cfg.Out, base: cfg.BaseURL, resBase: cfg.ResourceBaseURL}
+	if f.out != "" {
+		s.out = f.out
+	} else if path != "" && !filepath.IsAbs(s.out) {
+		s.out = filepath.Join(cfg.Dir, s.out)
+	}
+	var err error
+	if s.out, err = filepath.Abs(s.out); err != nil {
+		return servedSite{}, err
+	}
+	if f.baseURL != "" {
+		s.base = f.baseURL
+		if _, err := layout.ParseBaseURL(s.base); err != nil {
+			return servedSite{}, &config.Error{Msg: "--base-url: " + err.Error()}
+		}
+	} else if _, err := layout.ParseBaseURL(s.base); s.base != "" && err != nil {
+		return servedSite{}, &config.Error{File: path, Msg: "base_url: " + err.Error()}
+	}
+	if _, err := layout.ParseBaseURL(s.resBase); s.resBase != "" && err != nil {
+		return servedSite{}, &config.Error{File: path, Msg: "resource_base_url: " + err.Error()}
+	}
+	return s, nil
+}
+
+// servedBase returns the base URL to print: the configured one, else the
+// one the output was built for, which it warns about when they differ.
+// It reports why there is none, and returns the exit code then.
+func servedBase(cio cliIO, site servedSite) (string, int) {
+	published, err := serve.PublishedBaseURL(site.out)
+	switch {
+	case site.base == "" && err != nil:
+		fmt.Fprintf(cio.stderr, "rsgen serve: no base URL: %v; run rsgen build first, or pass --base-url\n", err)
+		return "", exitFailure
+	case site.base == "":
+		return published, exitOK
+	}
+	base, _ := layout.ParseBaseURL(site.base) // checked by site
+	if err == nil && published != base {
+		fmt.Fprintf(cio.stderr, "rsgen serve: warning: the output in %s was built for the base URL %s, not %s: its documents lead there\n",
+			site.out, published, base)
+	}
+	return base, exitOK
 }
 
 // buildArgs returns the flags set in fs, except the named ones, as
@@ -117,47 +213,30 @@ func buildArgs(fs *flag.FlagSet, except ...string) []string {
 
 // serveOptions says what to serve of a configuration's output.
 func serveOptions(cfg *config.Config, lock *sync.RWMutex) serve.Options {
-	sets := make([]string, 0, len(cfg.Sets))
-	for _, s := range cfg.SetsOrDefault() {
-		sets = append(sets, s.Name)
-	}
-	return serve.Options{Dir: cfg.Out, BaseURL: cfg.BaseURL, ResourceBaseURL: cfg.ResourceBaseURL, Sets: sets, Lock: lock}
+	return serve.Options{Dir: cfg.Out, BaseURL: cfg.BaseURL, ResourceBaseURL: cfg.ResourceBaseURL, Lock: lock}
 }
 
 // server is an HTTP server running in the background.
-type server struct {
-	srv  *http.Server
-	ln   net.Listener
-	errc chan error // Serve's result
-}
+type server struct{ *serve.Server }
 
 // startServer listens on addr and serves h in the background.
-func startServer(addr string, h http.Handler) (*server, error) {
-	ln, err := net.Listen("tcp", addr)
+func startServer(addr string, h *serve.Handler) (*server, error) {
+	s, err := serve.Start(addr, h)
 	if err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
+		return nil, err
 	}
-	s := &server{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln: ln, errc: make(chan error, 1)}
-	go func() { s.errc <- s.srv.Serve(ln) }()
-	return s, nil
+	return &server{s}, nil
 }
 
 // url is the server's root URL.
-func (s *server) url() string { return "http://" + s.ln.Addr().String() + "/" }
+func (s *server) url() string { return "http://" + s.Addr().String() + "/" }
 
 // shutdown stops the server once the requests in progress are answered,
 // or after five seconds.
 func (s *server) shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	if serr := <-s.errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	if err != nil {
-		return fmt.Errorf("stop server: %w", err)
-	}
-	return nil
+	return s.Shutdown(ctx)
 }
 
 // writeFileAtomic replaces the file at path with content, so that a reader

@@ -1,0 +1,69 @@
+package serve
+
+import (
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/rsgen/rsgen/layout"
+)
+
+// serveFile answers with the open file f at output path name; res is what
+// the Resource Lists say of it, nil for documents and unlisted files.
+func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, f *os.File, name string, x *index) {
+	info, err := f.Stat()
+	if err != nil {
+		http.Error(w, fmt.Sprintf("serve: %v", err), http.StatusInternalServerError)
+		return
+	}
+	res := x.resources[name]
+	hdr := w.Header()
+	typ := contentType(name, res)
+	if typ != "" {
+		hdr.Set("Content-Type", typ)
+	}
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	modtime := info.ModTime()
+	if res != nil {
+		for _, l := range res.links {
+			hdr.Add("Link", "<"+l+`>; rel="resourcesync"`)
+		}
+		if !res.lastmod.IsZero() {
+			modtime = res.lastmod
+		}
+	}
+	if h.dev != nil && isHTML(typ) && info.Size() <= maxInjected {
+		h.dev.serveHTML(w, r, f, x)
+		return
+	}
+	hdr.Set("ETag", etag(info))
+	http.ServeContent(w, r, name, modtime, f)
+}
+
+// contentType is the media type of the file at name: by rsgen's table
+// (layout.ContentType), else the type the Resource List published. Empty
+// leaves it to http.ServeContent to sniff.
+func contentType(name string, res *resource) string {
+	if t := layout.ContentType(name); t != "" {
+		return t
+	}
+	if res != nil {
+		return res.typ
+	}
+	return ""
+}
+
+// isHTML reports whether the media type t, parameters aside, is HTML.
+func isHTML(t string) bool {
+	t, _, _ = strings.Cut(t, ";")
+	return strings.EqualFold(strings.TrimSpace(t), layout.TypeHTML)
+}
+
+// etag identifies the file's bytes by its inode, size and mtime: a new
+// version is a new file renamed into place, or the same file written anew.
+func etag(info fs.FileInfo) string {
+	s := stampOf(info)
+	return fmt.Sprintf(`"%x-%x-%x"`, s.ino, s.size, s.mtime)
+}

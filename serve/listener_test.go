@@ -1,0 +1,203 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// limitedServer serves a folder holding small.txt and a 64 MiB big.bin
+// with at most max connections at once.
+func limitedServer(t *testing.T, max int) (*limitListener, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "small.txt"), []byte("small"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big, err := os.Create(filepath.Join(dir, "big.bin"))
+	if err == nil {
+		err = big.Truncate(64 << 20)
+	}
+	if err == nil {
+		err = big.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLimitListener(ln, max)
+	srv := serveOn(l, h)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+		h.Close()
+	})
+	return l, ln.Addr().String()
+}
+
+// waitFor returns once cond, which reads the listener's connections, holds:
+// a handshake on the listener's changes, not a guess at a duration.
+func waitFor(t *testing.T, l *limitListener, what string, cond func(map[*conn]connInfo) bool) {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		l.mu.Lock()
+		ok, changed := cond(l.conns), l.changed
+		l.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("never %s", what)
+		}
+	}
+}
+
+func countState(conns map[*conn]connInfo, state http.ConnState) int {
+	n := 0
+	for _, info := range conns {
+		if info.state == state {
+			n++
+		}
+	}
+	return n
+}
+
+// get sends one keep-alive request on a new connection, reads the
+// response and returns the connection, left open.
+func get(t *testing.T, addr, path string) (net.Conn, *http.Response) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return c, resp
+}
+
+// TestIdleConnectionsMakeRoom: clients that keep idle connections open,
+// many more than the limit, never keep a new client out: each new one
+// takes the place of the connection idle the longest.
+func TestIdleConnectionsMakeRoom(t *testing.T) {
+	const max = 4
+	l, addr := limitedServer(t, max)
+	for i := range 5 * max {
+		if _, resp := get(t, addr, "/small.txt"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("client %d: %s", i, resp.Status)
+		}
+		// Its connection is idle before the next client comes.
+		waitFor(t, l, "idle", func(c map[*conn]connInfo) bool { return countState(c, http.StateIdle) == min(i+1, max) })
+	}
+	resp, err := http.Get("http://" + addr + "/small.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a new client: %s", resp.Status)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.conns) > max {
+		t.Errorf("%d connections open, limit %d", len(l.conns), max)
+	}
+}
+
+// TestSilentConnectionsRefuse: when every connection is busy (here opened
+// and silent, within silentGrace), a new client is answered 503 at once,
+// not left waiting; once they are gone, clients are served again.
+func TestSilentConnectionsRefuse(t *testing.T) {
+	const max = 4
+	l, addr := limitedServer(t, max)
+	l.silentGrace = time.Hour
+	var silent []net.Conn
+	for range max {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		silent = append(silent, c)
+	}
+	waitFor(t, l, "full", func(c map[*conn]connInfo) bool { return len(c) == max })
+	_, resp := get(t, addr, "/small.txt")
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a client beyond the limit: %s, Retry-After %q", resp.Status, resp.Header.Get("Retry-After"))
+	}
+	for _, c := range silent {
+		c.Close()
+	}
+	waitFor(t, l, "empty", func(c map[*conn]connInfo) bool { return len(c) == 0 })
+	if _, resp := get(t, addr, "/small.txt"); resp.StatusCode != http.StatusOK {
+		t.Errorf("after the silent clients left: %s", resp.Status)
+	}
+}
+
+// TestSilentConnectionsGiveWay: connections silent for longer than
+// silentGrace (here 0) give way to new clients: a flood of silent
+// connections cannot keep clients out.
+func TestSilentConnectionsGiveWay(t *testing.T) {
+	const max = 4
+	l, addr := limitedServer(t, max)
+	l.silentGrace = 0
+	for i := range 3 * max {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		waitFor(t, l, "tracked", func(c map[*conn]connInfo) bool { return countState(c, http.StateNew) == min(i+1, max) })
+	}
+	if _, resp := get(t, addr, "/small.txt"); resp.StatusCode != http.StatusOK {
+		t.Errorf("a client after a flood of silent connections: %s", resp.Status)
+	}
+}
+
+// TestStalledReaderDropped: a client that stops reading a download is
+// dropped once a write has waited writeIdle; the server has no overall
+// write timeout that would cut a long download that flows.
+func TestStalledReaderDropped(t *testing.T) {
+	l, addr := limitedServer(t, 8)
+	l.writeIdle = 50 * time.Millisecond
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, l, "answering", func(c map[*conn]connInfo) bool { return countState(c, http.StateActive) == 1 })
+	waitFor(t, l, "dropped", func(c map[*conn]connInfo) bool { return len(c) == 0 })
+	n, _ := io.Copy(io.Discard, c)
+	if n >= 64<<20 {
+		t.Errorf("read %d bytes: the whole file reached a client that stopped reading", n)
+	}
+}
