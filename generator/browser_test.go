@@ -73,7 +73,7 @@ func TestStylesheetRendersInChromium(t *testing.T) {
 	s.write("books/new.txt", "new")
 	s.build(t0.Add(time.Minute))
 
-	h, err := serve.New(serve.Options{Dir: s.Out, BaseURL: testBaseURL, Sets: []string{"books"}})
+	h, err := serve.New(serve.Options{Dir: s.Out, BaseURL: testBaseURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestStylesheetRendersInChromium(t *testing.T) {
 		{"resourcesync/books/changelists/changelist-20240301T080000Z.xml", "Change List", 3},
 		{"resourcesync/books/capabilitylist.xml", "Capability List", 2},
 	} {
-		url := srv.URL + "/" + tc.doc
+		url := srv.URL + "/pub/" + tc.doc
 		dom := chromium(t, bin, url, "--dump-dom")
 		if m := titleH1.FindStringSubmatch(dom); m == nil || m[1] != tc.title {
 			t.Errorf("%s: heading %v, want %q; DOM:\n%.2000s", tc.doc, m, tc.title, dom)

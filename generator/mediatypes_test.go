@@ -151,7 +151,7 @@ func TestOneMediaTypeTable(t *testing.T) {
 		}
 	}
 
-	h, err := serve.New(serve.Options{Dir: s.Out, BaseURL: s.Cfg.BaseURL, Sets: []string{"files"}})
+	h, err := serve.New(serve.Options{Dir: s.Out, BaseURL: s.Cfg.BaseURL})
 	if err != nil {
 		t.Fatal(err)
 	}
