@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -187,8 +188,16 @@ func (b *ByteSize) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// MarshalText writes the size in bytes.
-func (b ByteSize) MarshalText() ([]byte, error) { return []byte(strconv.FormatInt(int64(b), 10)), nil }
+// MarshalText writes the size in the largest binary unit that divides it,
+// as UnmarshalText reads it.
+func (b ByteSize) MarshalText() ([]byte, error) {
+	for _, unit := range []string{"TiB", "GiB", "MiB", "KiB"} {
+		if n := byteUnits[unit]; b != 0 && int64(b)%n == 0 {
+			return []byte(strconv.FormatInt(int64(b)/n, 10) + unit), nil
+		}
+	}
+	return []byte(strconv.FormatInt(int64(b), 10)), nil
+}
 
 // Duration is a time.Duration written as a string ("24h", "300ms", "30d").
 type Duration struct{ time.Duration }
@@ -520,7 +529,12 @@ func (c *Config) Validate() error {
 
 func (c *Config) checkURLs() error {
 	if c.BaseURL == "" {
-		return &Error{Msg: "base_url is not set (set it in rsgen.toml or pass --base-url)"}
+		e := &Error{Msg: "base_url is not set (set it in rsgen.toml or pass --base-url)"}
+		if line := commentedLine(c.origin.data, "base_url"); c.origin.file != "" && line > 0 {
+			e.File, e.Line = c.origin.file, line
+			e.Msg = "base_url is not set: uncomment this line and set it to the URL where the output folder will be served (or pass --base-url)"
+		}
+		return e
 	}
 	if _, err := layout.ParseBaseURL(c.BaseURL); err != nil {
 		return c.keyError("base_url", -1, "%v", err)
@@ -547,6 +561,32 @@ func (c *Config) checkURLs() error {
 		if err := c.checkLinkURLs(i, &c.Sets[i]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// commentedLine returns the line on which key is assigned in a comment,
+// as rsgen init writes base_url, or 0.
+func commentedLine(data []byte, key string) int {
+	re := regexp.MustCompile(`^\s*#\s*` + regexp.QuoteMeta(key) + `\s*=`)
+	for n, line := range strings.Split(string(data), "\n") {
+		if re.MatchString(line) {
+			return n + 1
+		}
+	}
+	return 0
+}
+
+// CheckSource refuses, after Validate, a source folder that is not there
+// or not a folder, naming the line that sets it: the commands that build
+// call it.
+func (c *Config) CheckSource() error {
+	info, err := os.Stat(c.Source)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return c.keyError("source", -1, "the source folder %s does not exist: create it, or set source to the folder of files to publish", c.Source)
+	case err == nil && !info.IsDir():
+		return c.keyError("source", -1, "the source %s is not a folder", c.Source)
 	}
 	return nil
 }

@@ -24,12 +24,11 @@ func TestExampleParsesToTheDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := Default()
-	def.BaseURL = "https://data.example.org/"
+	def := Default() // base_url is commented out: the first build asks for it
 	if cfg.Source != def.Source || cfg.Out != def.Out || cfg.State != def.State || cfg.BaseURL != def.BaseURL ||
 		cfg.CopyResources != def.CopyResources || cfg.SpecVersion != def.SpecVersion || cfg.Lastmod != def.Lastmod ||
 		cfg.ChangeList != def.ChangeList || strings.Join(cfg.Hashes, ",") != strings.Join(def.Hashes, ",") {
-		t.Errorf("example gives %+v\ndefaults are %+v", cfg, def)
+		t.Errorf("the example does not parse to the defaults")
 	}
 }
 

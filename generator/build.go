@@ -51,6 +51,8 @@ type Options struct {
 	// RemoveSets confirms that the sets the state published and the
 	// configuration no longer has are removed with their documents.
 	RemoveSets bool
+	// ListUnlisted fills Summary.UnlistedPaths (rsgen status --explain).
+	ListUnlisted bool
 	// Exclude names more folders left out of the scan when they lie in the
 	// source: a development build's own output and state live inside the
 	// production state folder, which it leaves out.
@@ -75,6 +77,7 @@ const (
 	NoteHashed                      // a file was read
 	NoteWritten                     // a document or resource was written
 	NoteFound                       // a source file was found; Read: it will be read
+	NoteWalked                      // every source file is found; reading may go on
 )
 
 // Note reports one thing a build did.
@@ -104,8 +107,10 @@ type Summary struct {
 	DocumentsUnchanged int
 	DocumentsRemoved   int
 	// Unlisted counts the files published in no set: placed in the
-	// output, but advertised by no document.
-	Unlisted int
+	// output, but advertised by no document; with Options.ListUnlisted,
+	// UnlistedPaths names them.
+	Unlisted      int
+	UnlistedPaths []string
 	// Sets are the counts of each set.
 	Sets []SetSummary
 	// ScanTime is how long the scan took (wall clock, for reports only).
@@ -371,6 +376,9 @@ func (b *builder) summarizeSets(files []snapshot.Record, events []snapshot.Event
 		}
 		if !listed {
 			b.sum.Unlisted++
+			if b.opts.ListUnlisted {
+				b.sum.UnlistedPaths = append(b.sum.UnlistedPaths, files[i].Path)
+			}
 		}
 	}
 	for _, ev := range events {
@@ -408,6 +416,8 @@ func (b *builder) scanNote(n snapshot.Note) {
 		b.notify(Note{Kind: NoteHashed, Path: n.Path, Bytes: n.Bytes})
 	case snapshot.NoteFound:
 		b.notify(Note{Kind: NoteFound, Path: n.Path, Bytes: n.Bytes, Read: n.Read})
+	case snapshot.NoteWalked:
+		b.notify(Note{Kind: NoteWalked})
 	}
 }
 

@@ -56,6 +56,7 @@ const (
 	NoteSkipped NoteKind = iota + 1 // a file left out, with a reason: a warning
 	NoteHashed                      // a file was read and fingerprinted
 	NoteFound                       // a file was found; Read says whether it will be read
+	NoteWalked                      // the walk has found every file; reading may go on
 )
 
 // Note reports one thing a scan did.
@@ -116,6 +117,9 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, ScanSta
 		return s.visit(p, d, err, jobs)
 	})
 	close(jobs)
+	if walkErr == nil && opts.Notify != nil {
+		opts.Notify(Note{Kind: NoteWalked})
+	}
 	wg.Wait()
 	// A worker's error cancels the walk; it, not the cancellation, is the
 	// cause to report.

@@ -7,43 +7,64 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/rsgen/rsgen/config"
 )
 
 var initCommand = &command{
-	summary: "write a commented rsgen.toml",
-	usage:   initUsage,
+	name:     "init",
+	summary:  "start a site: a folder, its site/ folder and a commented rsgen.toml",
+	synopsis: "[DIR] [flags]",
+	about: `Makes DIR (the working folder by default) ready to build: creates it if need
+be, with a site/ folder for the files to publish and rsgen.toml, every key
+commented and set to its default, base_url commented out. Set base_url, put
+files into site/, then run "rsgen build".`,
+	more: `examples:
+  rsgen init
+  rsgen init my-source && cd my-source`,
+	flags:   func() (*flag.FlagSet, any) { f := newInitFlags(); return f.fs, f },
+	maxArgs: 1,
 	run:     runInit,
 }
 
-const initUsage = `usage: rsgen init [--force]
+// initFlags are the flags of rsgen init.
+type initFlags struct {
+	fs    *flag.FlagSet
+	force bool
+}
 
-Writes rsgen.toml, with every key commented and set to its default, into the
-working folder. Set base_url, then run "rsgen build".
+func newInitFlags() *initFlags {
+	f := &initFlags{fs: flag.NewFlagSet("init", flag.ContinueOnError)}
+	f.fs.BoolVar(&f.force, "force", false, "overwrite an existing rsgen.toml")
+	return f
+}
 
-flags:
-  --force   overwrite an existing rsgen.toml`
-
-func runInit(_ context.Context, cio cliIO, args []string) int {
-	fl := flag.NewFlagSet("init", flag.ContinueOnError)
-	fl.SetOutput(cio.stderr)
-	force := fl.Bool("force", false, "")
-	if code := parseFlags(fl, args, initUsage, cio.stdout); code != exitOK {
-		return code
+func runInit(_ context.Context, cio cliIO, values any, args []string) int {
+	f := values.(*initFlags)
+	dir := "."
+	if len(args) == 1 {
+		dir = args[0]
 	}
+	for _, d := range []string{dir, filepath.Join(dir, "site")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			fmt.Fprintf(cio.stderr, "rsgen init: %v\n", err)
+			return exitFailure
+		}
+	}
+	path := filepath.Join(dir, config.FileName)
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if *force {
+	if f.force {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	}
-	f, err := os.OpenFile(config.FileName, flags, 0o644)
+	file, err := os.OpenFile(path, flags, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		fmt.Fprintf(cio.stderr, "rsgen init: %s already exists (use --force to overwrite it)\n", config.FileName)
+		fmt.Fprintf(cio.stderr, "rsgen init: %s already exists (use --force to overwrite it)\n", path)
 		return exitFailure
 	}
 	if err == nil {
-		_, err = f.WriteString(config.Example)
-		if cerr := f.Close(); err == nil {
+		_, err = file.WriteString(config.Example)
+		if cerr := file.Close(); err == nil {
 			err = cerr
 		}
 	}
@@ -51,6 +72,7 @@ func runInit(_ context.Context, cio cliIO, args []string) int {
 		fmt.Fprintf(cio.stderr, "rsgen init: %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprintf(cio.stdout, "wrote %s: set base_url, then run rsgen build\n", config.FileName)
+	fmt.Fprintf(cio.stdout, "wrote %s and the folder %s for the files to publish: set base_url in %s, then run rsgen build\n",
+		path, filepath.Join(dir, "site")+string(filepath.Separator), config.FileName)
 	return exitOK
 }

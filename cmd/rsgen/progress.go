@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,13 +15,14 @@ import (
 // never prints). On a terminal one status line is redrawn in place; to a
 // file or a pipe (CI logs) a plain line is printed now and then, and only
 // once a build has run that long, so that quick builds print nothing extra.
-// Warnings go through the same writer, above the status line.
+// Warnings are gathered and printed once the build is done, one line per
+// kind of problem (see printWarnings); --quiet prints none.
 
 // progressMode says how progress is shown.
 type progressMode int
 
 const (
-	progressNone     progressMode = iota // --quiet: warnings only
+	progressNone     progressMode = iota // no progress shown
 	progressTerminal                     // a status line redrawn in place
 	progressLines                        // plain periodic lines
 )
@@ -39,19 +41,20 @@ type progress struct {
 	every time.Duration
 	now   func() time.Time // the clock, injected for tests
 
-	mu        sync.Mutex
-	start     time.Time
-	last      time.Time // last rendering
-	drawn     bool      // a status line is on the terminal
-	found     int       // files found by the scan
-	queued    int       // files to read
-	queuedB   int64     // their bytes
-	unsized   int       // files to read whose size is learnt by reading them
-	read      int       // files read
-	readB     int64     // their bytes
-	written   []string  // output paths written
-	warnings  []noteJSON
-	infoQuiet bool // --quiet also silences informational notes
+	mu       sync.Mutex
+	start    time.Time
+	last     time.Time // last rendering
+	drawn    bool      // a status line is on the terminal
+	found    int       // files found by the scan
+	queued   int       // files to read
+	queuedB  int64     // their bytes
+	unsized  int       // files to read whose size is learnt by reading them
+	read     int       // files read
+	readB    int64     // their bytes
+	written  []string  // output paths written
+	walked   bool      // every file is found: the totals are final
+	warnings []noteJSON
+	quiet    bool // --quiet: no informational notes, no warnings
 }
 
 // progressFor chooses how a command shows progress: not at all with
@@ -69,7 +72,7 @@ func progressFor(cio cliIO, quiet bool) *progress {
 
 // newProgress returns the progress display for a build's notes on w.
 func newProgress(w io.Writer, mode progressMode, quiet bool) *progress {
-	p := &progress{w: w, mode: mode, now: time.Now, infoQuiet: quiet}
+	p := &progress{w: w, mode: mode, now: time.Now, quiet: quiet}
 	p.every = linesEvery
 	if mode == progressTerminal {
 		p.every = terminalEvery
@@ -95,17 +98,18 @@ func (p *progress) notify(n generator.Note) {
 				p.queuedB += n.Bytes
 			}
 		}
+	case generator.NoteWalked:
+		p.walked = true
 	case generator.NoteHashed:
 		p.read++
 		p.readB += n.Bytes
 	case generator.NoteWritten:
 		p.written = append(p.written, n.Path)
 	case generator.NoteWarning:
-		p.warnings = append(p.warnings, noteJSON{Path: n.Path, Message: n.Msg})
-		p.printAbove(formatWarning(n))
+		p.warnings = append(p.warnings, noteJSON{Code: n.Code, Path: n.Path, Message: n.Msg})
 		return
 	case generator.NoteInfo:
-		if !p.infoQuiet {
+		if !p.quiet {
 			p.printAbove("rsgen: " + n.Msg)
 		}
 		return
@@ -119,11 +123,73 @@ func (p *progress) notify(n generator.Note) {
 	}
 }
 
-func formatWarning(n generator.Note) string {
-	if n.Path != "" {
-		return fmt.Sprintf("rsgen: warning: %s: %s", n.Path, n.Msg)
+// warningList returns the warnings gathered so far.
+func (p *progress) warningList() []noteJSON {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.warnings)
+}
+
+// groupedWarnings renders the warnings gathered, one line per kind in the
+// order each kind first came: the warnings themselves when they are few,
+// a count, examples and what to do when they are many.
+func groupedWarnings(warnings []noteJSON) []string {
+	var codes []string
+	byCode := map[string][]noteJSON{}
+	for _, w := range warnings {
+		if byCode[w.Code] == nil {
+			codes = append(codes, w.Code)
+		}
+		byCode[w.Code] = append(byCode[w.Code], w)
 	}
-	return "rsgen: warning: " + n.Msg
+	var lines []string
+	for _, code := range codes {
+		ws := byCode[code]
+		if len(ws) <= 3 || code == "" || manyWarnings[code] == "" {
+			for _, w := range ws {
+				lines = append(lines, formatWarning(w))
+			}
+			continue
+		}
+		examples := make([]string, 0, 3)
+		for _, w := range ws[:min(3, len(ws))] {
+			examples = append(examples, w.Path)
+		}
+		more := ""
+		if len(ws) > 3 {
+			more = ", ..."
+		}
+		lines = append(lines, fmt.Sprintf("rsgen: warning: %s: %s%s", fmt.Sprintf(manyWarnings[code], len(ws)), strings.Join(examples, ", "), more))
+	}
+	return lines
+}
+
+// manyWarnings say, per kind, what many warnings of that kind mean.
+var manyWarnings = map[string]string{
+	generator.WarnSymlink:    "%d symbolic links not followed (set follow_symlinks = true to follow those that stay inside the source; rsgen status --explain lists them)",
+	generator.WarnSpecial:    "%d FIFOs, sockets or devices skipped (rsgen status --explain lists them)",
+	generator.WarnUnreadable: "%d unreadable files or folders left out (rsgen status --explain lists them)",
+	generator.WarnURITooLong: "%d files left out: their URIs would be longer than the 2048 characters a <loc> may have",
+	generator.WarnHTMLHead:   "%d HTML pages without a <head> start tag, published without their <link rel=\"resourcesync\">",
+	generator.WarnJSONPatch:  "%d updates of JSON files get no JSON Patch (a version is not valid JSON)",
+	generator.WarnLost:       "%d files that cannot be made again are lost or damaged in both the state and the output folder",
+}
+
+func formatWarning(w noteJSON) string {
+	if w.Path != "" {
+		return fmt.Sprintf("rsgen: warning: %s: %s", w.Path, w.Message)
+	}
+	return "rsgen: warning: " + w.Message
+}
+
+// printWarnings prints the warnings gathered, grouped, unless quiet.
+func (p *progress) printWarnings() {
+	if p.quiet {
+		return
+	}
+	for _, line := range groupedWarnings(p.warningList()) {
+		fmt.Fprintln(p.w, line)
+	}
 }
 
 // printAbove prints a line, keeping the status line below it.
@@ -147,16 +213,15 @@ func (p *progress) render(now time.Time) {
 }
 
 // status describes the build so far: files found, files and bytes read
-// out of those to read, the reading rate and, once it is known, the time
-// left. The scan finds files while it reads others, so the totals may
-// still grow; the estimate assumes they will not. Files new to the state
+// out of those to read, the reading rate and, once the walk has found
+// every file, the time left. Files new to the state
 // are not stat'ed before they are read (a first build's), so while any
 // is queued the bytes to read are unknown and the time left is estimated
 // from the files.
 func (p *progress) status(now time.Time) string {
 	elapsed := now.Sub(p.start)
 	var b strings.Builder
-	fmt.Fprintf(&b, "scanned %d files; read %d/%d files, %s", p.found, p.read, p.queued, formatBytes(p.readB))
+	fmt.Fprintf(&b, "scanned %s; read %d/%s, %s", plural(p.found, "file"), p.read, plural(p.queued, "file"), formatBytes(p.readB))
 	if p.unsized == 0 {
 		fmt.Fprintf(&b, "/%s", formatBytes(p.queuedB))
 	}
@@ -167,28 +232,33 @@ func (p *progress) status(now time.Time) string {
 		if p.unsized > 0 {
 			left = float64(p.queued-p.read) / (float64(p.read) / secs)
 		}
-		if left > 0 {
+		// Only once the walk has found every file are the totals final:
+		// before, an estimate would count only what is found so far.
+		if left >= 1 && p.walked {
 			fmt.Fprintf(&b, ", %s left", time.Duration(left*float64(time.Second)).Round(time.Second))
 		}
 	}
 	if len(p.written) > 0 {
-		fmt.Fprintf(&b, "; %d files written", len(p.written))
+		fmt.Fprintf(&b, "; %s written", plural(len(p.written), "file"))
 	}
 	return b.String()
 }
 
-// finish clears the status line; the caller prints the summary.
+// finish clears the status line and prints the warnings; the caller
+// prints the summary.
 func (p *progress) finish() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.drawn = false
 	}
+	p.mu.Unlock()
+	p.printWarnings()
 }
 
 // noteJSON is a warning in the --json summary.
 type noteJSON struct {
+	Code    string `json:"code,omitempty"`
 	Path    string `json:"path,omitempty"`
 	Message string `json:"message"`
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ func feed(p *progress, clock *time.Time) {
 	step(generator.Note{Kind: generator.NoteFound, Path: "a", Bytes: 4 << 20, Read: true})
 	step(generator.Note{Kind: generator.NoteFound, Path: "b", Bytes: 10})
 	step(generator.Note{Kind: generator.NoteWarning, Path: "c", Msg: "odd"})
+	p.notify(generator.Note{Kind: generator.NoteWalked})
 	step(generator.Note{Kind: generator.NoteHashed, Path: "a", Bytes: 2 << 20})
 	step(generator.Note{Kind: generator.NoteWritten, Path: "resourcesync/x.xml"})
 }
@@ -36,17 +39,14 @@ func TestProgressOnATerminalRedrawsOneLine(t *testing.T) {
 	feed(p, clock)
 	p.finish()
 	got := out.String()
-	// The warning clears the status line and is printed above it.
-	if !strings.Contains(got, "\r\033[Krsgen: warning: c: odd\n") {
-		t.Errorf("warning not printed above the status line:\n%q", got)
+	// The warning comes once the status line is cleared, at the end.
+	if !strings.HasSuffix(got, "\r\033[Krsgen: warning: c: odd\n") {
+		t.Errorf("finish did not clear the status line, then print the warning:\n%q", got)
 	}
-	last := got[strings.LastIndex(got[:len(got)-len("\r\033[K")], "\r\033[K"):]
-	want := "scanned 2 files; read 1/1 files, 2.0 MiB/4.0 MiB at 409.6 KiB/s, 5s left; 1 files written"
+	last := got[strings.LastIndex(got[:len(got)-len("\r\033[Krsgen: warning: c: odd\n")], "\r\033[K"):]
+	want := "scanned 2 files; read 1/1 file, 2.0 MiB/4.0 MiB at 409.6 KiB/s, 5s left; 1 file written"
 	if !strings.Contains(last, want) {
 		t.Errorf("last status line %q, want %q", last, want)
-	}
-	if !strings.HasSuffix(got, "\r\033[K") {
-		t.Errorf("finish did not clear the status line: %q", got)
 	}
 }
 
@@ -54,17 +54,17 @@ func TestProgressToALogPrintsPlainLinesNowAndThen(t *testing.T) {
 	var out strings.Builder
 	p, clock := newTestProgress(progressLines, false, &out)
 	feed(p, clock) // 5s: less than linesEvery, no progress line yet
-	if got := out.String(); got != "rsgen: warning: c: odd\n" {
-		t.Errorf("a short build printed %q, want only its warning", got)
+	if got := out.String(); got != "" {
+		t.Errorf("a short build printed %q before it finished, want nothing", got)
 	}
 	*clock = clock.Add(linesEvery)
 	p.notify(generator.Note{Kind: generator.NoteHashed, Path: "b", Bytes: 1 << 20})
-	if got := out.String(); !strings.Contains(got, "\nrsgen: progress: scanned 2 files; read 2/1 files") || strings.Contains(got, "\r") {
+	if got := out.String(); !strings.Contains(got, "rsgen: progress: scanned 2 files; read 2/1 file") || strings.Contains(got, "\r") {
 		t.Errorf("no plain progress line after %s:\n%q", linesEvery, got)
 	}
 }
 
-func TestProgressQuietPrintsWarningsOnly(t *testing.T) {
+func TestProgressQuietPrintsNothing(t *testing.T) {
 	var out strings.Builder
 	p, clock := newTestProgress(progressNone, true, &out)
 	feed(p, clock)
@@ -72,8 +72,27 @@ func TestProgressQuietPrintsWarningsOnly(t *testing.T) {
 	p.notify(generator.Note{Kind: generator.NoteInfo, Msg: "rebuilt the state"})
 	p.notify(generator.Note{Kind: generator.NoteHashed, Path: "b", Bytes: 1})
 	p.finish()
-	if got := out.String(); got != "rsgen: warning: c: odd\n" {
-		t.Errorf("--quiet printed %q, want the warning alone", got)
+	if got := out.String(); got != "" {
+		t.Errorf("--quiet printed %q, want nothing", got)
+	}
+}
+
+// TestWarningsGroupedByKind: many warnings of one kind make one line with
+// their count, examples and what to do; a kind that came once is printed
+// as it came.
+func TestWarningsGroupedByKind(t *testing.T) {
+	var ws []noteJSON
+	for i := range 78 {
+		ws = append(ws, noteJSON{Code: generator.WarnSymlink, Path: fmt.Sprintf("l%02d", i), Message: "symbolic link not followed"})
+	}
+	ws = append(ws, noteJSON{Code: generator.WarnSet, Message: "set x publishes nothing"})
+	got := groupedWarnings(ws)
+	want := []string{
+		"rsgen: warning: 78 symbolic links not followed (set follow_symlinks = true to follow those that stay inside the source; rsgen status --explain lists them): l00, l01, l02, ...",
+		"rsgen: warning: set x publishes nothing",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("grouped warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -88,6 +107,10 @@ func TestProgressWithUnsizedFiles(t *testing.T) {
 	}
 	*clock = clock.Add(2 * time.Second)
 	p.notify(generator.Note{Kind: generator.NoteHashed, Path: "a", Bytes: 1 << 20})
+	if got := p.status(*clock); strings.Contains(got, "left") {
+		t.Errorf("status %q estimates the time left before every file is found", got)
+	}
+	p.notify(generator.Note{Kind: generator.NoteWalked})
 	want := "scanned 4 files; read 1/4 files, 1.0 MiB at 512.0 KiB/s, 6s left"
 	if got := p.status(*clock); got != want {
 		t.Errorf("status %q, want %q", got, want)

@@ -17,14 +17,10 @@ import (
 )
 
 var serveCommand = &command{
-	summary: "serve the output folder over HTTP, as a production host should",
-	usage:   serveUsage,
-	run:     runServe,
-}
-
-const serveUsage = `usage: rsgen serve [flags]
-
-Serves the output folder over HTTP the way the hosts rsgen configures serve
+	name:     "serve",
+	summary:  "serve the output folder over HTTP, as a production host should",
+	synopsis: "[flags]",
+	about: `Serves the output folder over HTTP the way the hosts rsgen configures serve
 it, to try a Source before publishing it: the Source Description and the
 documents as application/xml, ZIPs as application/zip, resources with their
 media types, and on every resource of a set a Link header to its Capability
@@ -42,31 +38,35 @@ Source Description). rsgen serve prints the URL to open: the base URL itself
 when this server answers for it (http://localhost:8080/ when listening on
 127.0.0.1:8080), so that rsgen check works on what it prints; when it does
 not, it says so and prints this server's address too. The top of a site
-without an index.html leads to the document browser (resourcesync/).
-
-flags:
-  --addr ADDR        address to listen on (default 127.0.0.1:8080, this machine only;
-                     port 0 picks a free port)
-  --ready-file FILE  once listening, write the URL to open into FILE (for scripts)
-  --config FILE      configuration file (default: ./rsgen.toml when present); serve
-                     reads its out, base_url and resource_base_url
-  --out DIR          the output folder (config: out)
-  --base-url URL     the URL at which the output folder is published (config: base_url)
-
-Interrupt (Ctrl-C, SIGINT or SIGTERM) stops the server after the requests in
+without an index.html leads to the document browser (resourcesync/).`,
+	more: `Interrupt (Ctrl-C, SIGINT or SIGTERM) stops the server after the requests in
 progress; the exit code is then 0.
 
 examples:
   rsgen serve
-  rsgen serve --addr 127.0.0.1:8000 --out public`
+  rsgen serve --addr 127.0.0.1:8000 --out public`,
+	flags: func() (*flag.FlagSet, any) { f := newServeFlags(); return f.fs, f },
+	run:   runServe,
+}
 
 // defaultAddr is where serve and watch --serve listen: loopback only.
 const defaultAddr = "127.0.0.1:8080"
 
 // serveFlags are the flags of rsgen serve.
 type serveFlags struct {
+	fs                   *flag.FlagSet
 	addr, readyFile      string
 	config, out, baseURL string
+}
+
+func newServeFlags() *serveFlags {
+	f := &serveFlags{fs: flag.NewFlagSet("serve", flag.ContinueOnError)}
+	f.fs.StringVar(&f.addr, "addr", defaultAddr, "the `ADDR` to listen on (this machine only by default; port 0 picks\na free port)")
+	f.fs.StringVar(&f.readyFile, "ready-file", "", "once listening, write the URL to open into `FILE` (for scripts)")
+	f.fs.StringVar(&f.config, "config", "", "the configuration `FILE` (default: ./rsgen.toml when there is one);\nserve reads its out, base_url and resource_base_url")
+	f.fs.StringVar(&f.out, "out", "", "the output folder, a `DIR` (config: out)")
+	f.fs.StringVar(&f.baseURL, "base-url", "", "the `URL` at which the output folder is published (config: base_url)")
+	return f
 }
 
 // servedSite is what rsgen serve serves: an output folder and its URLs,
@@ -75,18 +75,8 @@ type servedSite struct {
 	out, base, resBase string
 }
 
-func runServe(ctx context.Context, cio cliIO, args []string) int {
-	var f serveFlags
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(cio.stderr)
-	fs.StringVar(&f.addr, "addr", defaultAddr, "")
-	fs.StringVar(&f.readyFile, "ready-file", "", "")
-	fs.StringVar(&f.config, "config", "", "")
-	fs.StringVar(&f.out, "out", "", "")
-	fs.StringVar(&f.baseURL, "base-url", "", "")
-	if code := parseFlags(fs, args, serveUsage, cio.stdout); code != exitOK {
-		return code
-	}
+func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
+	f := values.(*serveFlags)
 	site, err := f.site()
 	if err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen serve: %v\n", err)
@@ -194,21 +184,6 @@ func servedBase(cio cliIO, site servedSite) (string, int) {
 			site.out, published, base)
 	}
 	return base, exitOK
-}
-
-// buildArgs returns the flags set in fs, except the named ones, as
-// arguments for prepare: the build flags of a command that has more.
-func buildArgs(fs *flag.FlagSet, except ...string) []string {
-	var args []string
-	fs.Visit(func(fl *flag.Flag) {
-		for _, name := range except {
-			if fl.Name == name {
-				return
-			}
-		}
-		args = append(args, "--"+fl.Name+"="+fl.Value.String())
-	})
-	return args
 }
 
 // serveOptions says what to serve of a configuration's output.

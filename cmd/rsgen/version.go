@@ -8,13 +8,12 @@ import (
 )
 
 var versionCommand = &command{
-	summary: "print rsgen's version",
-	usage:   "usage: rsgen version\n\nPrints the version of rsgen and of the Go toolchain that built it.",
-	run: func(_ context.Context, cio cliIO, args []string) int {
-		if len(args) > 0 {
-			fmt.Fprintln(cio.stderr, "usage: rsgen version")
-			return exitUsage
-		}
+	name:     "version",
+	summary:  "print rsgen's version (also: rsgen --version)",
+	synopsis: "",
+	about:    "Prints the version of rsgen and of the Go toolchain that built it.",
+	flags:    noFlags("version"),
+	run: func(_ context.Context, cio cliIO, _ any, _ []string) int {
 		fmt.Fprintf(cio.stdout, "rsgen %s (%s)\n", version(), runtime.Version())
 		return exitOK
 	},

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -17,14 +21,10 @@ import (
 )
 
 var watchCommand = &command{
-	summary: "build, then rebuild whenever the source or the configuration changes",
-	usage:   watchUsage,
-	run:     runWatch,
-}
-
-const watchUsage = `usage: rsgen watch [flags]
-
-Builds the site like rsgen build, then watches the source folder and the
+	name:     "watch",
+	summary:  "rebuild whenever the source or the configuration changes; --serve: a development server",
+	synopsis: "[flags]",
+	about: `Builds the site like rsgen build, then watches the source folder and the
 configuration file and rebuilds whenever they change. Every rebuild is a
 complete build: the same scan, diff and documents, so the output and the
 state are always those of a finished build. Changes are gathered: a rebuild
@@ -33,26 +33,22 @@ first change, so copying in many files costs a few rebuilds, not one each.
 The output and state folders and editors' temporary files are not watched;
 permission-only changes do not rebuild.
 
+With --serve, rsgen watch is a development server, and never writes the
+published site: it builds a private copy, with base_url set to the address
+it serves, into the dev/ folder of the state folder (dev/public and its own
+state, dev/state), and serves that. Pages it shows (the document browser and
+the site's HTML) reload after each rebuild, and show a failed build's error.
+Only rsgen build, with the configured base_url, writes the output and the
+state that are published.
+
 Each build prints one line on stderr: the created, updated and deleted
-resources, the documents written and how long it took. A build that fails is
+resources, the documents written and how long it took; its warnings are
+printed when they differ from the last build's. A build that fails is
 reported and watching goes on. A changed configuration is loaded for the
 next build; an invalid one is reported and the last good one kept. When the
 system cannot watch that many folders (inotify's limit), rsgen says so and
-polls instead.
-
-flags:
-  --serve ADDR          also serve the output folder at ADDR, as rsgen serve does,
-                        e.g. 127.0.0.1:8080; requests never see a build half done
-  --debounce DURATION   quiet time before a rebuild (default 300ms)
-  --max-wait DURATION   longest a stream of changes puts a rebuild off (default 3s)
-  --poll DURATION       rebuild at this interval instead of watching (default 0s:
-                        watch; when watching fails, rsgen polls every 2s)
-  --ready-file FILE     after each build, write the number of builds so far into
-                        FILE, and with --serve the server's URL on a second line
-
-` + buildFlagsHelp + `
-
-Interrupt (Ctrl-C, SIGINT or SIGTERM) stops watching once the build in
+polls instead.`,
+	more: `Interrupt (Ctrl-C, SIGINT or SIGTERM) stops watching once the build in
 progress, if any, has finished. A second interrupt abandons that build: no
 snapshot is saved, so the next build redoes its work, and every document in
 the output is whole (each is renamed into place).
@@ -61,61 +57,77 @@ exit codes: 0 stopped; 130 stopped by a second interrupt during a build, which
 was abandoned; 1 the watch could not start; 2 usage or configuration error.
 
 examples:
-  rsgen watch --serve 127.0.0.1:8080 --base-url http://127.0.0.1:8080/
-  rsgen watch --config example-site/rsgen.toml --debounce 1s`
+  rsgen watch --serve 127.0.0.1:8080
+  rsgen watch --config example-site/rsgen.toml --debounce 1s`,
+	flags: func() (*flag.FlagSet, any) { f := newWatchFlags(); return f.fs, f },
+	run:   runWatch,
+}
 
-// watchFlags are the flags of watch beyond the build flags.
+// watchFlags are the flags of rsgen watch.
 type watchFlags struct {
+	fs                      *flag.FlagSet
+	site                    siteFlags
+	verify, skipUnreadable  bool
+	force, quiet            bool
 	serve, readyFile        string
 	debounce, maxWait, poll time.Duration
 }
 
-// watchOwnFlags names the watchFlags, which prepare does not know.
-var watchOwnFlags = []string{"serve", "debounce", "max-wait", "poll", "ready-file"}
-
-// watcher is one run of rsgen watch: the current configuration, the build
-// counter and the server.
-type watcher struct {
-	cio       cliIO
-	wf        watchFlags
-	buildArgs []string // the build flags, for prepare on each reload
-
-	cfg   *config.Config
-	opts  generator.Options
-	flags *buildFlags
-
-	lock    sync.RWMutex // held for writing by builds; the server reads under it
-	handler *serve.Handler
-	srv     *server
-	builds  int
+func newWatchFlags() *watchFlags {
+	f := &watchFlags{fs: flag.NewFlagSet("watch", flag.ContinueOnError)}
+	f.site.register(f.fs)
+	f.fs.BoolVar(&f.verify, "verify", false, "re-read every file on every build")
+	f.fs.BoolVar(&f.skipUnreadable, "skip-unreadable", false, "leave out files and folders that cannot be read")
+	f.fs.BoolVar(&f.force, "force", false, "publish into a non-empty output folder that holds no rsgen build")
+	f.fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
+	f.fs.StringVar(&f.serve, "serve", "", "be a development server at `ADDR`, e.g. 127.0.0.1:8080: build a\nprivate copy of the site for that address, serve it, reload pages")
+	f.fs.DurationVar(&f.debounce, "debounce", watch.DefaultDebounce, "quiet time before a rebuild (a `DURATION`)")
+	f.fs.DurationVar(&f.maxWait, "max-wait", watch.DefaultMaxWait, "longest a stream of changes puts a rebuild off (a `DURATION`)")
+	f.fs.DurationVar(&f.poll, "poll", 0, "rebuild at this interval instead of watching (a `DURATION`; when\nwatching fails, rsgen polls every 2s)")
+	f.fs.StringVar(&f.readyFile, "ready-file", "", "after each build, done or failed, write the number of builds so far\ninto `FILE`, and with --serve the server's URL on a second line")
+	return f
 }
 
-func runWatch(ctx context.Context, cio cliIO, args []string) int {
-	f := newBuildFlags("watch", cio.stderr)
-	w := &watcher{cio: cio}
-	f.fs.StringVar(&w.wf.serve, "serve", "", "")
-	f.fs.DurationVar(&w.wf.debounce, "debounce", watch.DefaultDebounce, "")
-	f.fs.DurationVar(&w.wf.maxWait, "max-wait", watch.DefaultMaxWait, "")
-	f.fs.DurationVar(&w.wf.poll, "poll", 0, "")
-	f.fs.StringVar(&w.wf.readyFile, "ready-file", "", "")
-	if code := parseFlags(f.fs, args, watchUsage, cio.stdout); code != exitOK {
-		return code
-	}
-	if w.wf.debounce <= 0 || w.wf.maxWait <= 0 || w.wf.poll < 0 {
+// watcher is one run of rsgen watch: the current configuration, the build
+// counter and the development server.
+type watcher struct {
+	cio cliIO
+	f   *watchFlags
+
+	prod *config.Config // the configuration, as rsgen build reads it
+	cfg  *config.Config // what is built: prod, or its development copy
+	opts generator.Options
+
+	lock     sync.RWMutex // held for writing by builds; the server reads under it
+	handler  *serve.Handler
+	srv      *server
+	builds   int
+	warnings []string // the last build's, printed again only when they change
+}
+
+func runWatch(ctx context.Context, cio cliIO, values any, _ []string) int {
+	f := values.(*watchFlags)
+	if f.debounce <= 0 || f.maxWait <= 0 || f.poll < 0 {
 		fmt.Fprintln(cio.stderr, "rsgen watch: --debounce and --max-wait must be positive, --poll not negative")
 		return exitUsage
 	}
-	w.buildArgs = buildArgs(f.fs, watchOwnFlags...)
-	var code int
-	if w.cfg, w.opts, w.flags, code = prepare("watch", watchUsage, cio, w.buildArgs); w.cfg == nil {
-		return code
-	}
-	if w.wf.serve != "" {
+	w := &watcher{cio: cio, f: f}
+	if f.serve != "" {
 		if err := w.startServer(); err != nil {
 			fmt.Fprintf(cio.stderr, "rsgen watch: %v\n", err)
 			return exitFailure
 		}
 		defer w.stopServer()
+	}
+	if err := w.load(); err != nil {
+		fmt.Fprintf(cio.stderr, "rsgen watch: %v\n", err)
+		return exitCodeOf(err)
+	}
+	if w.handler != nil {
+		if err := w.serveSite(); err != nil {
+			fmt.Fprintf(cio.stderr, "rsgen watch: %v\n", err)
+			return exitFailure
+		}
 	}
 	buildCtx, stopForce := forceContext(ctx)
 	defer stopForce()
@@ -125,6 +137,46 @@ func runWatch(ctx context.Context, cio cliIO, args []string) int {
 			return code
 		}
 	}
+}
+
+// load reads the configuration, and derives what a development server
+// builds from it.
+func (w *watcher) load() error {
+	prod, cfgFile, err := w.f.site.load()
+	if err != nil {
+		return err
+	}
+	w.prod, w.cfg = prod, prod
+	w.opts = generator.Options{Verify: w.f.verify, ConfigFile: cfgFile, SkipUnreadable: w.f.skipUnreadable, Force: w.f.force}
+	if w.srv != nil {
+		w.cfg = devConfig(prod, devBaseURL(w.srv.Addr()))
+		// The development site lives in the production state folder:
+		// that folder is left out of the scan, wherever it is. It is
+		// the developer's to play with: a set removed or a new address
+		// needs no confirmation there.
+		w.opts.Exclude = []string{prod.State}
+		w.opts.Rebase, w.opts.RemoveSets = true, true
+	}
+	return nil
+}
+
+// devConfig returns the configuration of the development site of prod: the
+// same sources and settings, built for base, into the dev/ folder of the
+// state folder, which rsgen build never publishes.
+func devConfig(prod *config.Config, base string) *config.Config {
+	dev := *prod
+	dir := filepath.Join(prod.State, "dev")
+	dev.Out, dev.State, dev.BaseURL = filepath.Join(dir, "public"), filepath.Join(dir, "state"), base
+	return &dev
+}
+
+// devBaseURL is the base URL of the development site served at addr.
+func devBaseURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		return "http://localhost:" + strconv.Itoa(tcp.Port) + "/"
+	}
+	return "http://" + addr.String() + "/"
 }
 
 // forceContext returns the context builds run under. The first interrupt
@@ -155,13 +207,14 @@ func forceContext(ctx context.Context) (context.Context, func()) {
 // folders to watch change with the configuration (restart). Builds run
 // under buildCtx (see forceContext).
 func (w *watcher) watch(ctx, buildCtx context.Context) (restart bool, code int) {
+	skip := []string{w.prod.Out, w.prod.State}
 	fw, err := watch.New(watch.Options{
 		Root:       w.cfg.Source,
-		Skip:       []string{w.cfg.Out, w.cfg.State},
+		Skip:       skip,
 		ConfigFile: w.opts.ConfigFile,
-		Debounce:   w.wf.debounce,
-		MaxWait:    w.wf.maxWait,
-		Poll:       w.wf.poll,
+		Debounce:   w.f.debounce,
+		MaxWait:    w.f.maxWait,
+		Poll:       w.f.poll,
 		Warn:       func(err error) { fmt.Fprintf(w.cio.stderr, "rsgen watch: warning: %v\n", err) },
 	})
 	if err != nil {
@@ -169,7 +222,7 @@ func (w *watcher) watch(ctx, buildCtx context.Context) (restart bool, code int) 
 		return false, exitFailure
 	}
 	defer fw.Close()
-	if !w.flags.quiet {
+	if !w.f.quiet {
 		fmt.Fprintf(w.cio.stderr, "rsgen watch: watching %s (Ctrl-C to stop)\n", w.cfg.Source)
 	}
 	if !w.build(buildCtx, watch.Trigger{}) {
@@ -197,84 +250,114 @@ func (w *watcher) watch(ctx, buildCtx context.Context) (restart bool, code int) 
 // cancelled during the build, which was abandoned.
 func (w *watcher) build(ctx context.Context, t watch.Trigger) bool {
 	opts := w.opts
-	now, err := w.flags.buildTime(w.cio.getenv)
+	now, err := buildTime("", w.cio.getenv)
 	if err != nil {
 		fmt.Fprintf(w.cio.stderr, "rsgen watch: %v\n", err)
 		return true
 	}
 	opts.Now = now
+	p := newProgress(w.cio.stderr, progressNone, true)
+	opts.Notify = p.notify
 	start := time.Now()
 	w.lock.Lock()
 	sum, err := generator.Build(ctx, w.cfg, opts)
 	w.lock.Unlock()
-	switch {
-	case err != nil && ctx.Err() != nil:
+	if err != nil && ctx.Err() != nil {
 		fmt.Fprintln(w.cio.stderr, "rsgen watch: interrupted twice during a build, which was abandoned; the output and state are those of the last complete build")
 		return false
-	case err != nil:
-		fmt.Fprintf(w.cio.stderr, "rsgen watch: build failed: %v\n", err)
-		return true
+	}
+	if w.handler != nil {
+		w.handler.Built(err)
 	}
 	w.builds++
-	changed := sum.Created+sum.Updated+sum.Deleted > 0 || sum.DocumentsWritten > 0
-	if !w.flags.quiet && (changed || !t.Polled) {
-		fmt.Fprintf(w.cio.stderr, "rsgen watch: build %d: %d created, %d updated, %d deleted; %d documents written in %s\n",
-			w.builds, sum.Created, sum.Updated, sum.Deleted, sum.DocumentsWritten, time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		fmt.Fprintf(w.cio.stderr, "rsgen watch: build %d failed: %v\n", w.builds, err)
+	} else {
+		w.printWarnings(p)
+		changed := sum.Created+sum.Updated+sum.Deleted > 0 || sum.DocumentsWritten > 0
+		if !w.f.quiet && (changed || !t.Polled) {
+			fmt.Fprintf(w.cio.stderr, "rsgen watch: build %d: %d created, %d updated, %d deleted; %s written in %s\n",
+				w.builds, sum.Created, sum.Updated, sum.Deleted, plural(sum.DocumentsWritten, "document"), time.Since(start).Round(time.Millisecond))
+		}
 	}
-	if w.wf.readyFile != "" {
+	if w.f.readyFile != "" {
 		ready := strconv.Itoa(w.builds) + "\n"
 		if w.srv != nil {
-			ready += w.srv.url() + "\n"
+			ready += w.cfg.BaseURL + "\n"
 		}
-		if err := writeFileAtomic(w.wf.readyFile, ready); err != nil {
+		if err := writeFileAtomic(w.f.readyFile, ready); err != nil {
 			fmt.Fprintf(w.cio.stderr, "rsgen watch: warning: %v\n", err)
 		}
 	}
 	return true
 }
 
+// printWarnings prints a build's warnings, grouped, when they differ from
+// the last build's: a rebuild does not repeat what was said.
+func (w *watcher) printWarnings(p *progress) {
+	lines := groupedWarnings(p.warningList())
+	if slices.Equal(lines, w.warnings) {
+		return
+	}
+	w.warnings = lines
+	if w.f.quiet {
+		return
+	}
+	for _, l := range lines {
+		fmt.Fprintln(w.cio.stderr, l)
+	}
+}
+
 // reload reads the configuration again, through the same flags. An
-// invalid one is reported (by prepare) and the last good one kept. It
-// returns true when the folders to watch changed.
+// invalid one is reported and the last good one kept. It returns true when
+// the folders to watch changed.
 func (w *watcher) reload() (restart bool) {
-	cfg, opts, flags, _ := prepare("watch", watchUsage, w.cio, w.buildArgs)
-	if cfg == nil {
-		fmt.Fprintln(w.cio.stderr, "rsgen watch: keeping the last good configuration")
+	old := w.prod
+	oldCfg, oldOpts := w.cfg, w.opts
+	if err := w.load(); err != nil {
+		fmt.Fprintf(w.cio.stderr, "rsgen watch: %v\nrsgen watch: keeping the last good configuration\n", err)
 		return false
 	}
 	if w.handler != nil {
-		err := os.MkdirAll(cfg.Out, 0o755)
-		if err == nil {
-			err = w.handler.Reload(serveOptions(cfg, &w.lock))
-		}
-		if err != nil {
+		if err := w.serveSite(); err != nil {
 			fmt.Fprintf(w.cio.stderr, "rsgen watch: %v; keeping the last good configuration\n", err)
+			w.prod, w.cfg, w.opts = old, oldCfg, oldOpts
 			return false
 		}
 	}
-	restart = cfg.Source != w.cfg.Source || cfg.Out != w.cfg.Out || cfg.State != w.cfg.State
-	w.cfg, w.opts, w.flags = cfg, opts, flags
-	if !w.flags.quiet {
+	if !w.f.quiet {
 		fmt.Fprintln(w.cio.stderr, "rsgen watch: configuration reloaded")
 	}
-	return restart
+	return w.prod.Source != old.Source || w.prod.Out != old.Out || w.prod.State != old.State
 }
 
+// startServer listens at --serve, so that the development site can be
+// built for the address it is served at.
 func (w *watcher) startServer() error {
-	if err := os.MkdirAll(w.cfg.Out, 0o755); err != nil {
-		return fmt.Errorf("output folder: %w", err)
-	}
-	h, err := serve.New(serveOptions(w.cfg, &w.lock))
+	h, err := serve.New(serve.Options{Dir: os.TempDir(), BaseURL: "http://localhost/", Lock: &w.lock, Dev: true})
 	if err != nil {
 		return err
 	}
-	srv, err := startServer(w.wf.serve, h)
+	srv, err := startServer(w.f.serve, h)
 	if err != nil {
 		h.Close()
 		return err
 	}
 	w.handler, w.srv = h, srv
-	fmt.Fprintf(w.cio.stderr, "rsgen watch: serving %s at %s\n", w.cfg.Out, srv.url())
+	return nil
+}
+
+// serveSite points the server at the development site.
+func (w *watcher) serveSite() error {
+	if err := os.MkdirAll(w.cfg.Out, 0o755); err != nil {
+		return fmt.Errorf("development site: %w", err)
+	}
+	if err := w.handler.Reload(serveOptions(w.cfg, &w.lock)); err != nil {
+		return err
+	}
+	fmt.Fprintf(w.cio.stderr, "rsgen watch: serving the development site at %s (documents at %s, browser at %sresourcesync/); "+
+		"it is built into %s for this address, and the published site in %s is left alone\n",
+		w.cfg.BaseURL, w.cfg.BaseURL+".well-known/resourcesync", w.cfg.BaseURL, w.cfg.Out, w.prod.Out)
 	return nil
 }
 
