@@ -277,7 +277,9 @@ func (p *tabState) event(m cdpMessage) {
 			problem = "console." + e.Type + ": " + string(m.Params)
 		}
 	case "Log.entryAdded":
-		var e struct{ Entry struct{ Level, Source, Text, URL string } }
+		var e struct {
+			Entry struct{ Level, Source, Text, URL string }
+		}
 		json.Unmarshal(m.Params, &e)
 		if e.Entry.Level == "error" || e.Entry.Level == "warning" {
 			problem = "log " + e.Entry.Level + " (" + e.Entry.Source + "): " + e.Entry.Text + " " + e.Entry.URL

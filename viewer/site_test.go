@@ -50,7 +50,7 @@ var exampleHistory = []struct {
 	}},
 	{"2026-01-02T12:00:00Z", map[string]string{
 		"collection/manuscripts/ms-002 folio 3v.png": "",
-		"data/catalogue.csv": "id,title\n1,Harbour ledger\n",
+		"data/catalogue.csv":                         "id,title\n1,Harbour ledger\n",
 	}},
 	{"2026-01-04T09:00:00Z", map[string]string{
 		"collection/maps/index.json": `{"maps": ["survey-1843"]}` + "\n",
