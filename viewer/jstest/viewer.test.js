@@ -412,3 +412,108 @@ test('mapLimit keeps order and at most limit calls running', async () => {
   assert.deepEqual(out, [50, 10, 40, 20, 30]);
   assert.equal(most, 2);
 });
+
+// -------------------------------------------------------------- scanner
+
+const { readFileSync, readdirSync, statSync } = require('node:fs');
+const path = require('node:path');
+
+function bothReaders(xml) {
+  return [v.scanDocument(xml), v.readDocument(v.parseXML(xml, DOMParser))];
+}
+
+test('scanDocument reads what DOMParser reads, in the same shape', () => {
+  const xml = HEAD + `<?xml-stylesheet type="text/xsl" href="s.xsl"?>
+<!-- a comment before the root -->
+<urlset ${NS}>
+  <rs:ln rel="up" href="http://h/a?x=1&amp;y=2"/>
+  <rs:md capability="changelist" from='2026-01-01T00:00:00Z'/>
+  <!-- a comment between entries -->
+  <url>
+    <loc>
+      http://h/a%20b&amp;c&#x2F;d&#47;e
+    </loc>
+    <lastmod>2026-01-01T10:00:00Z</lastmod>
+    <rs:md change="updated" datetime="2026-01-01T10:00:00Z" hash="md5:00" length = "5" type="text/plain"></rs:md>
+    <rs:ln rel="alternate" href="http://h/x&quot;y&lt;z&gt;" type='a "quoted" type'/>
+    <other xmlns:o="urn:o"><loc>not an entry's loc</loc></other>
+  </url>
+  <url><loc>http://h/2</loc><rs:md change="deleted"/></url>
+</urlset>`;
+  const [scanned, parsed] = bothReaders(xml);
+  assert.deepEqual(scanned, null, 'a namespace declaration below the root is left to DOMParser');
+  const plain = xml.replace(' xmlns:o="urn:o"', '').replace('<other>', '<rs:other>').replace('</other>', '</rs:other>');
+  const [s2, p2] = bothReaders(plain);
+  assert.deepEqual(s2, p2);
+  assert.equal(s2.entries[0].loc, 'http://h/a%20b&c/d/e');
+  assert.equal(s2.entries[0].links[0].href, 'http://h/x"y<z>');
+  assert.equal(s2.entries[0].links[0].type, 'a "quoted" type');
+  assert.equal(s2.links[0].href, 'http://h/a?x=1&y=2');
+  assert.equal(s2.entries.length, 2);
+  assert.ok(parsed.entries.length === 2);
+});
+
+test('scanDocument resolves other prefixes as DOMParser does', () => {
+  const xml = HEAD + `<sm:sitemapindex xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:r="http://www.openarchives.org/rs/terms/" xmlns:rs="urn:not-resourcesync">
+  <r:md capability="resourcelist" at="2026-01-01T00:00:00Z"/>
+  <rs:md capability="ignored"/>
+  <sm:sitemap><sm:loc>http://h/p1.xml</sm:loc><r:md at="2026-01-01T00:00:00Z"/></sm:sitemap>
+</sm:sitemapindex>`;
+  const [scanned, parsed] = bothReaders(xml);
+  assert.deepEqual(scanned, parsed);
+  assert.equal(scanned.capability, 'resourcelist');
+  assert.equal(scanned.root, 'sitemapindex');
+});
+
+test('scanDocument leaves to DOMParser what it does not read', () => {
+  const cases = {
+    'CDATA': `<urlset ${NS}><url><loc><![CDATA[http://h/a]]></loc></url></urlset>`,
+    'a DOCTYPE': `<!DOCTYPE urlset [<!ENTITY e "x">]><urlset ${NS}><url><loc>&e;</loc></url></urlset>`,
+    'an unknown entity': `<urlset ${NS}><url><loc>http://h/&nbsp;</loc></url></urlset>`,
+    'a mismatched end tag': `<urlset ${NS}><url><loc>http://h/a</lastmod></url></urlset>`,
+    'a truncated document': `<urlset ${NS}><url><loc>http://h/a</loc></url>`,
+    'an unbound prefix': `<urlset ${NS}><x:url/></urlset>`,
+    'an element in loc': `<urlset ${NS}><url><loc>http://h/<b>a</b></loc></url></urlset>`,
+    'a root that is not a Sitemap': `<html ${NS}/>`,
+  };
+  for (const [what, body] of Object.entries(cases)) {
+    assert.equal(v.scanDocument(HEAD + body), null, what);
+  }
+});
+
+test('readText scans large documents and parses small ones', () => {
+  const entry = '<url><loc>http://h/a</loc><rs:md length="1"/></url>\n';
+  const small = HEAD + `<urlset ${NS}><rs:md capability="resourcelist"/>${entry}</urlset>`;
+  const large = HEAD + `<urlset ${NS}><rs:md capability="resourcelist"/>${entry.repeat(Math.ceil(v.SCAN_ABOVE / entry.length) + 1)}</urlset>`;
+  assert.equal(v.readText(small, DOMParser).reader, 'DOMParser');
+  const read = v.readText(large, DOMParser);
+  assert.equal(read.reader, 'scanner');
+  assert.equal(read.doc.entries.length, Math.ceil(v.SCAN_ABOVE / entry.length) + 1);
+  const broken = large.replace('</urlset>', '');
+  assert.throws(() => v.readText(broken, DOMParser), /not well-formed XML/);
+});
+
+// RSGEN_VIEWER_SITE names a built site (.ci/viewer-tests builds the
+// example): both readers must agree on every one of its documents.
+test('both readers agree on every document of a built site', (t) => {
+  const site = process.env.RSGEN_VIEWER_SITE;
+  if (!site) {
+    t.skip('set RSGEN_VIEWER_SITE to an output folder (.ci/viewer-tests does)');
+    return;
+  }
+  const files = [path.join(site, '.well-known', 'resourcesync')];
+  const walk = (dir) => {
+    for (const name of readdirSync(dir)) {
+      const p = path.join(dir, name);
+      if (statSync(p).isDirectory()) {
+        if (name !== 'mementos') walk(p);
+      } else if (name.endsWith('.xml')) files.push(p);
+    }
+  };
+  walk(path.join(site, 'resourcesync'));
+  assert.ok(files.length > 40, files.length + ' documents');
+  for (const f of files) {
+    const [scanned, parsed] = bothReaders(readFileSync(f, 'utf8'));
+    assert.deepEqual(scanned, parsed, f);
+  }
+});
