@@ -1,14 +1,17 @@
 package viewer
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -139,6 +142,33 @@ func toPalette(img image.Image) *image.Paletted {
 		}
 	}
 	return out
+}
+
+// rsgenServe serves out with rsgen serve on a free port and returns its
+// URL, read from the line it prints once listening.
+func rsgenServe(t *testing.T, out string) string {
+	t.Helper()
+	cmd := exec.Command(buildRsgen(t), "serve", "--out", out, "--base-url", "http://localhost:8000/", "--addr", "127.0.0.1:0")
+	r, w := io.Pipe()
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		w.Close()
+	})
+	lines := bufio.NewScanner(r)
+	for lines.Scan() {
+		if _, after, ok := strings.Cut(lines.Text(), " at "); ok && strings.Contains(lines.Text(), "serving") {
+			url, _, _ := strings.Cut(after, " ")
+			go io.Copy(io.Discard, r) // keep the server's output flowing
+			return url
+		}
+	}
+	t.Fatalf("rsgen serve printed no address: %v", lines.Err())
+	return ""
 }
 
 // serveUnderSub serves a folder at /sub/ of a new local server.
@@ -420,6 +450,22 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 		p.goTo("#doc=resourcesync/collection/resourcelist.xml")
 		shots.save("phone", p.screenshot(""))
 		shots.save("phone-table", p.screenshotAt("section.entries-section"))
+	})
+
+	t.Run("served by rsgen serve at the root", func(t *testing.T) {
+		p := p.in(t)
+		url := rsgenServe(t, out)
+		p.open(url + "resourcesync/")
+		if v := p.view(); v.H1 != "Source Description" || v.Count != len(docs[".well-known/resourcesync"].URLs) {
+			t.Errorf("rsgen serve: the page shows %q with %d entries %s", v.H1, v.Count, v.Error)
+		}
+		p.goTo("#doc=resourcesync/catalogue/resourcelist.xml&entry=1")
+		var status int
+		p.eval(`fetch(document.querySelector('dl.attrs dd a.uri').href).then(r => r.status)`, &status)
+		if status != http.StatusOK {
+			t.Errorf("rsgen serve: the first resource's link answers %d", status)
+		}
+		p.noProblems("rsgen serve")
 	})
 
 	t.Run("from a file", func(t *testing.T) {

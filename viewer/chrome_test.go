@@ -25,12 +25,16 @@ import (
 // is none, unless RSGEN_REQUIRE_CHROMIUM=1 (then it fails).
 func chromiumPath(t *testing.T) string {
 	t.Helper()
+	required := os.Getenv("RSGEN_REQUIRE_CHROMIUM") == "1"
+	if testing.Short() && !required {
+		t.Skip("-short: the document browser is not tested in a browser")
+	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	if os.Getenv("RSGEN_REQUIRE_CHROMIUM") == "1" {
+	if required {
 		t.Fatal("chromium not found and RSGEN_REQUIRE_CHROMIUM=1 (apt-get install chromium)")
 	}
 	t.Skip("chromium not found: the document browser is not tested in a browser (apt-get install chromium)")

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -16,14 +17,40 @@ import (
 // with encoding/xml, independently of the browser's script, so that what
 // the browser shows can be compared with what the documents say.
 
-// buildRsgen compiles cmd/rsgen into a temporary folder.
+// rsgenBinary is cmd/rsgen, built once for all the tests of a run and
+// removed by TestMain.
+var rsgenBinary struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// buildRsgen returns the path of cmd/rsgen, built on first use.
 func buildRsgen(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rsgen")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/rsgen").CombinedOutput(); err != nil {
-		t.Fatalf("go build ../cmd/rsgen: %v\n%s", err, out)
+	rsgenBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rsgen-viewer-test-")
+		if err != nil {
+			rsgenBinary.err = err
+			return
+		}
+		rsgenBinary.dir = dir
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "rsgen"), "../cmd/rsgen").CombinedOutput(); err != nil {
+			rsgenBinary.err = fmt.Errorf("go build ../cmd/rsgen: %v\n%s", err, out)
+		}
+	})
+	if rsgenBinary.err != nil {
+		t.Fatal(rsgenBinary.err)
 	}
-	return bin
+	return filepath.Join(rsgenBinary.dir, "rsgen")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if rsgenBinary.dir != "" {
+		os.RemoveAll(rsgenBinary.dir)
+	}
+	os.Exit(code)
 }
 
 // rsgenBuild runs rsgen build with a configuration at a build time.
