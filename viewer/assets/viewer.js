@@ -43,9 +43,6 @@
   const DATE_ATTRS = new Set(['lastmod', 'datetime', 'at', 'completed', 'from', 'until', 'modified']);
   const NUMERIC_ATTRS = new Set(['length', 'pri', 'n']);
   const CHANGES = ['created', 'updated', 'deleted'];
-  // LONG_LINK_ATTRS are the link attributes a table row leaves to the
-  // entry's view.
-  const LONG_LINK_ATTRS = new Set(['hash', 'length', 'modified']);
 
   // REL_LABELS shortens link relations written as URIs.
   const REL_LABELS = { [RS_NS + 'patch']: 'patch' };
@@ -503,13 +500,13 @@
         };
       case 'changelist':
         if (isIndex) return indexStatus(doc, 'Change List', 'events');
-        return listStatus(md, 'this list never changes; a Destination that has processed it need not fetch it again.',
+        return listStatus(md, 'This list never changes: a Destination that has processed it need not fetch it again.',
           'changes' + since(md.from) + ' on, and grows with every build that finds changes. A Destination polls it and processes only the events after the last one it has seen; once it carries until, it is closed and never changes again.');
       case 'resourcedump':
         return { state: 'snapshot', text: 'The set' + at(md) + ' as ' + n + ' ZIP package' + (n === 1 ? '' : 's') + '. A Destination downloads each package, checks its hash and length, and unpacks it following its manifest. A package’s name follows its content, so one already held need not be downloaded again.' };
       case 'changedump':
         if (isIndex) return indexStatus(doc, 'Change Dump', 'packages');
-        return listStatus(md, 'this dump never changes; a Destination that has applied its packages need not fetch it again.',
+        return listStatus(md, 'This dump never changes: a Destination that has applied its packages need not fetch it again.',
           'one package per build with changes' + since(md.from) + ' on. A Destination polls it and applies the packages it has not applied yet.');
       case 'resourcedump-manifest':
         return { state: 'closed', text: 'The manifest of one Resource Dump package' + at(md) + ': every bitstream in the ZIP with its path in it. A Destination checks each unpacked file against the hash and length listed. The package and this copy of its manifest never change.' };
@@ -538,9 +535,11 @@
     return doc.links.some((ln) => ln.rel === rel);
   }
 
+  // listStatus words the status of a Change List or Change Dump; its
+  // badge says open or closed.
   function listStatus(md, closedText, openText) {
-    if (md.until) return { state: 'closed', text: 'Closed: covers' + span(md) + '; ' + closedText };
-    return { state: 'open', text: 'Open: covers ' + openText };
+    if (md.until) return { state: 'closed', text: 'Covers' + span(md) + '. ' + closedText };
+    return { state: 'open', text: 'Covers ' + openText };
   }
 
   function indexStatus(doc, what, items) {
@@ -1081,10 +1080,10 @@
   // aboutSection lists the document's own attributes and links.
   App.prototype.aboutSection = function (doc) {
     const h = this.h.bind(this);
-    const attrs = this.attributeList(Object.assign({ 'root element': '<' + doc.root + '>' }, doc.md), []);
-    const section = h('section', { class: 'about', 'aria-labelledby': 'about-h' }, h('h2', { id: 'about-h', text: 'Document' }), attrs);
+    const section = h('section', { class: 'about', 'aria-labelledby': 'about-h' }, h('h2', { id: 'about-h', text: 'Document' }),
+      h('dl', { class: 'attrs' }, h('dt', { text: 'root element' }), h('dd', {}, h('code', { text: '<' + doc.root + '>' })), this.attributeRows(doc.md, [])));
     if (doc.links.length) {
-      section.append(h('ul', { class: 'links doc-links', 'aria-label': 'Links of this document' }, doc.links.map((ln) => this.linkItem(ln, true))));
+      section.append(h('ul', { class: 'links doc-links', 'aria-label': 'Links of this document' }, doc.links.map((ln) => this.linkItem(ln))));
     }
     return section;
   };
@@ -1108,23 +1107,31 @@
     return h('span', { class: 'text', text: v });
   };
 
-  // linkItem renders one rs:ln: its relation, its target (inside the
-  // browser for documents), and its other attributes: all of them in full,
-  // or in a table row only the short ones (type, pri), the rest being in
-  // the entry's own view.
-  App.prototype.linkItem = function (ln, full) {
+  // linkItem renders one rs:ln in full: its relation, its target (inside
+  // the browser for documents), and every other attribute.
+  App.prototype.linkItem = function (ln) {
     const h = this.h.bind(this);
-    const rel = ln.rel || '';
-    const label = relLabel(rel);
-    const attrs = [];
-    for (const name of orderAttributes(new Set(Object.keys(ln)))) {
-      if (name === 'rel' || name === 'href' || (!full && LONG_LINK_ATTRS.has(name))) continue;
-      attrs.push(h('span', { class: 'ln-attr' }, h('span', { class: 'ln-name', text: name }), ' ', this.value(name, ln[name], full)));
-    }
-    return h('li', { 'data-rel': rel },
-      label === rel ? h('span', { class: 'rel', text: label }) : h('abbr', { class: 'rel', title: rel, text: label }), ' ',
+    const attrs = this.attributeRows(ln, ['rel', 'href']);
+    return h('li', { 'data-rel': ln.rel || '' }, this.relName(ln.rel), ' ',
       ln.href ? this.target(ln.href, linkIsDocument(ln)) : h('span', { class: 'uri', text: '(no href)' }),
-      attrs.length ? h('span', { class: 'ln-attrs' }, attrs) : null);
+      attrs.length ? h('dl', { class: 'ln-attrs' }, attrs) : null);
+  };
+
+  // linkChip renders one rs:ln of a table row: its relation, linked to its
+  // target, which its title names; the entry's own view has the rest, so
+  // that a row stays short.
+  App.prototype.linkChip = function (ln) {
+    const h = this.h.bind(this);
+    const label = relLabel(ln.rel);
+    const href = ln.href && (linkIsDocument(ln) ? this.docHref(ln.href) : safeHref(fetchURL(this.site, ln.href), this.site.protocol));
+    const title = (ln.rel !== label ? ln.rel + ' ' : '') + (ln.href ? displayPath(this.site, ln.href) : '(no href)');
+    return h('li', { 'data-rel': ln.rel || '' },
+      href ? h('a', { href: href, title: title, text: label }) : h('span', { title: title, text: label }));
+  };
+
+  App.prototype.relName = function (rel) {
+    const label = relLabel(rel);
+    return label === rel ? this.h('span', { class: 'rel', text: label }) : this.h('abbr', { class: 'rel', title: rel, text: label });
   };
 
   // entryView shows one entry in full, with every attribute and link.
@@ -1141,8 +1148,7 @@
       entryIsDocument(doc, entry) ? [' ', this.rawLink(entry.loc)] : null,
       h('div', {}, h('code', { class: 'uri' }, this.uri(entry.loc))))];
     if (entry.lastmod) rows.push(h('dt', { text: 'lastmod' }), h('dd', {}, this.value('lastmod', entry.lastmod, true)));
-    const md = this.attributeList(entry.md, []);
-    out.push(h('section', { 'aria-labelledby': 'entry-h' }, h('h2', { id: 'entry-h', text: 'Entry' }), h('dl', { class: 'attrs' }, rows, md ? Array.from(md.childNodes) : null)));
+    out.push(h('section', { 'aria-labelledby': 'entry-h' }, h('h2', { id: 'entry-h', text: 'Entry' }), h('dl', { class: 'attrs' }, rows, this.attributeRows(entry.md, []))));
     if (entry.links.length) out.push(this.linksTable(entry));
     const nav = [];
     if (entry.n > 1) nav.push(h('a', { href: this.docHref(url, Object.assign({}, listRoute, { entry: entry.n - 1 })), text: '← Entry ' + (entry.n - 1) }));
@@ -1164,17 +1170,18 @@
           h('tbody', {}, entry.links.map((ln) => h('tr', { 'data-rel': ln.rel || '' },
             h('th', { scope: 'row' }, relLabel(ln.rel), REL_LABELS[ln.rel] ? h('div', {}, h('code', { class: 'uri' }, this.uri(ln.rel))) : null),
             h('td', { class: 'col-loc' }, ln.href ? this.target(ln.href, linkIsDocument(ln)) : ''),
-            h('td', {}, this.attributeList(ln, ['rel', 'href'])))))))); 
+            h('td', {}, h('dl', { class: 'attrs' }, this.attributeRows(ln, ['rel', 'href']))))))))); 
   };
 
-  // attributeList lists attributes in full, but those named in skip.
-  App.prototype.attributeList = function (attrs, skip) {
+  // attributeRows lists attributes in full, as the terms of a dl, but
+  // those named in skip.
+  App.prototype.attributeRows = function (attrs, skip) {
     const h = this.h.bind(this);
     const rows = [];
     for (const name of orderAttributes(new Set(Object.keys(attrs)))) {
       if (!skip.includes(name)) rows.push(h('dt', { text: name }), h('dd', {}, this.value(name, attrs[name], true)));
     }
-    return rows.length ? h('dl', { class: 'attrs' }, rows) : '';
+    return rows;
   };
 
   // ------------------------------------------------------------ entry table
@@ -1288,7 +1295,7 @@
         case 'loc':
           return h('th', { scope: 'row', class: 'col-loc' }, e.loc ? app.target(e.loc, isDoc) : h('span', { class: 'missing', text: '(no loc)' }), isDoc && e.loc ? [' ', app.rawLink(e.loc)] : null);
         case 'links':
-          return h('td', { class: 'col-links' }, e.links.length ? h('ul', { class: 'links' }, e.links.map((ln) => app.linkItem(ln, false))) : '');
+          return h('td', { class: 'col-links' }, e.links.length ? h('ul', { class: 'chips' }, e.links.map((ln) => app.linkChip(ln))) : '');
         default: {
           const v = valueOf(e, c.key);
           return h('td', { class: 'col-' + c.kind }, v === undefined || v === '' ? '' : app.value(c.label, v, false));
@@ -1355,6 +1362,7 @@
     const entries = [];
     let queue = urls.slice();
     let read = 0;
+    let lists = 0;
     while (queue.length) {
       const batch = Array.from(new Set(queue)).filter((u) => !seen.has(u));
       queue = [];
@@ -1368,11 +1376,12 @@
         if (d.root === 'sitemapindex' || LISTS_OF_DOCUMENTS.has(d.capability)) {
           queue.push(...d.entries.map((e) => e.loc).filter((u) => !seen.has(u)));
         } else {
+          lists++;
           for (const e of d.entries) entries.push(e);
         }
       }
     }
-    return { entries: entries, lists: read };
+    return { entries: entries, lists: lists };
   };
 
   App.prototype.drawCharts = async function (plan, body) {
