@@ -454,6 +454,20 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 		shots.save("phone-table", p.screenshotAt("section.entries-section"))
 	})
 
+	t.Run("a missing document", func(t *testing.T) {
+		p := p.in(t)
+		p.goTo("#doc=resourcesync/collection/nothing-here.xml")
+		v := p.view()
+		if !strings.Contains(v.Error, "404") || !strings.Contains(v.Error, "/sub/resourcesync/collection/nothing-here.xml") {
+			t.Errorf("for a missing document the page says %q, not the address and the server's 404", v.Error)
+		}
+		for _, pr := range p.takeProblems() {
+			if !strings.Contains(pr, "404") {
+				t.Errorf("missing document: %s", pr) // the browser's own note of the 404 is expected
+			}
+		}
+	})
+
 	t.Run("served by rsgen serve at the root", func(t *testing.T) {
 		p := p.in(t)
 		url := rsgenServe(t, out)
