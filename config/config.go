@@ -108,7 +108,9 @@ type Publish struct {
 	// Targets are the hosts to write configuration for (see Targets).
 	Targets []string `toml:"targets"`
 	// Stylesheet publishes an XSL stylesheet and references it from every
-	// document, so that a browser shows a readable table.
+	// document, so that a browser with XSLT shows a table. Off by default:
+	// Chromium warns about XSLT on every such page and is removing it; the
+	// document browser (Viewer) needs none.
 	Stylesheet bool `toml:"stylesheet"`
 	// Viewer publishes the document browser at resourcesync/index.html:
 	// a page that shows every document of the Source in a browser.
@@ -234,7 +236,7 @@ func Default() Config {
 		Lastmod:         "content",
 		IncludeDotfiles: []string{".well-known"},
 		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
-		Publish:         Publish{Stylesheet: true, Viewer: true, ShortCache: Duration{5 * time.Minute}},
+		Publish:         Publish{Viewer: true, ShortCache: Duration{5 * time.Minute}},
 		Dumps:           Dumps{PackageSize: 1 << 30, Compression: "auto"},
 		Archives:        Archives{SnapshotEvery: Duration{30 * 24 * time.Hour}},
 	}

@@ -63,6 +63,7 @@ func TestStylesheetRendersInChromium(t *testing.T) {
 	bin := chromiumPath(t)
 	s := newSite(t, testBaseURL, func(c *config.Config) {
 		c.Sets = []config.Set{{Name: "books", Path: "books"}}
+		c.Publish.Stylesheet = true // off by default
 	})
 	for i := range 7 {
 		s.write("books/b"+strconv.Itoa(i)+".txt", "book "+strconv.Itoa(i))

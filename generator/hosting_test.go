@@ -28,6 +28,7 @@ func hostingSite(t *testing.T, baseURL string, tweak func(*config.Config)) *site
 		}
 		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
 		c.Publish.Targets = allTargets
+		c.Publish.Stylesheet = true // its host rules are checked too
 		if tweak != nil {
 			tweak(c)
 		}
