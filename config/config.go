@@ -295,7 +295,7 @@ func Parse(r io.Reader, name string) (Config, error) {
 	cfg.origin = origin{file: name, data: data}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
-		return Config{}, decodeError(name, err)
+		return Config{}, decodeError(name, data, err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		key := undecoded[0]
@@ -309,7 +309,7 @@ func Parse(r io.Reader, name string) (Config, error) {
 
 var typeErrorPattern = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
-func decodeError(name string, err error) error {
+func decodeError(name string, data []byte, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		msg := pe.Message
@@ -321,9 +321,49 @@ func decodeError(name string, err error) error {
 	// Type mismatches come as plain errors: "toml: line N (last key "k"): msg".
 	if m := typeErrorPattern.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return &Error{File: name, Line: line, Msg: m[2] + ": " + m[3]}
+		return &Error{File: name, Line: line, Msg: m[2] + ": " + plainTypeError(m[3], valueOn(data, line))}
 	}
 	return &Error{File: name, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+}
+
+var incompatible = regexp.MustCompile(`^incompatible types: TOML value has type (\w+); destination has type (\w+)$`)
+
+// plainTypeError says in plain words what the TOML decoder calls
+// incompatible types: what the key wants, and the value it got.
+func plainTypeError(msg, value string) string {
+	m := incompatible.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := map[string]string{
+		"boolean": "true or false",
+		"slice":   `a list, such as ["a", "b"]`,
+		"string":  "a string in quotes",
+		"int64":   "a whole number",
+		"int":     "a whole number",
+		"struct":  "a table",
+		"map":     "a table",
+	}[m[2]]
+	if want == "" {
+		return msg
+	}
+	if value == "" {
+		return "expected " + want + ", got a " + m[1]
+	}
+	return "expected " + want + ", got " + value
+}
+
+// valueOn returns the value assigned on a line of the file, as written.
+func valueOn(data []byte, line int) string {
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	_, v, ok := strings.Cut(lines[line-1], "=")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(v)
 }
 
 // keyLine finds the line on which the last element of key is assigned, in
@@ -351,6 +391,30 @@ func keyLine(data []byte, key []string, occurrence int) int {
 		}
 		if current == table && (occurrence < 0 || seen == occurrence) && assign.MatchString(line) {
 			return n
+		}
+	}
+	return headerLine(data, key, occurrence)
+}
+
+// headerLine finds the line of the table header [key] (or the
+// occurrence-th [[key]]) when the key names a table rather than a value,
+// or the table holding a key that is missing from it (a set without a
+// name). It returns 0 when there is none.
+func headerLine(data []byte, key []string, occurrence int) int {
+	header := regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?`)
+	whole, parent := strings.Join(key, "."), strings.Join(key[:len(key)-1], ".")
+	seen := -1
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		m := header.FindStringSubmatch(sc.Text())
+		switch {
+		case m == nil:
+		case m[1] == whole:
+			return n
+		case m[1] == parent && parent != "":
+			if seen++; occurrence >= 0 && seen == occurrence {
+				return n
+			}
 		}
 	}
 	return 0
@@ -484,6 +548,9 @@ func (c *Config) checkValues() error {
 	}
 	seen := map[string]bool{}
 	for i, s := range c.Sets {
+		if s.Name == "" {
+			return c.keyError("set.name", i, "set %d has no name: give it one, such as name = \"articles\" (lowercase letters, digits, '.', '_' or '-')", i+1)
+		}
 		if !setNamePattern.MatchString(s.Name) {
 			return c.keyError("set.name", i, "set %d: name %q must be lowercase letters, digits, '.', '_' or '-'", i+1, s.Name)
 		}

@@ -3,6 +3,7 @@ package generator
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -35,6 +36,9 @@ var ErrDiscontinuity = errors.New("this build would change what Destinations fol
 // checkContinuity refuses a new base URL or a removed set unless confirmed,
 // and starts the Source afresh for a confirmed rebase.
 func (b *builder) checkContinuity() error {
+	if b.prev.BaseURL != b.base {
+		b.warnBasePath()
+	}
 	if b.prev.BaseURL != "" && b.prev.BaseURL != b.base {
 		if !b.opts.Rebase {
 			return fmt.Errorf("%w: the state in %s was published at base_url %s, and this build would publish at %s: every document would move, and the closed Change Lists could not follow. "+
@@ -106,4 +110,18 @@ func (b *builder) rebase() {
 	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("rebase: the Source starts afresh at %s (it was published at %s)", b.base, prev.BaseURL)})
 	b.prev = &snapshot.State{LastBuild: prev.LastBuild, ScanStart: prev.ScanStart, Files: prev.Files,
 		Outputs: prev.Outputs, Versions: prev.Versions, SetChanged: map[string]int64{}}
+}
+
+// warnBasePath warns, once per base URL, when it has a path: Destinations
+// look for the Source Description at the root of a host (§8, RFC 8615),
+// where this output is not.
+func (b *builder) warnBasePath() {
+	u, err := url.Parse(b.base)
+	if err != nil || u.Path == "/" || u.Path == "" {
+		return
+	}
+	root := u.Scheme + "://" + u.Host + "/.well-known/resourcesync"
+	b.warn(WarnBaseURL, "", fmt.Sprintf("base_url %s has a path: Destinations look for the Source Description at %s, the root of the host, and will not find %s%s by themselves. "+
+		"Serve the output at the root of a host, or publish a copy of %s (or a redirect to it) there, or tell Destinations the full URL (rsgen help hosting)",
+		b.base, root, b.base, layout.SourceDescription, layout.SourceDescription))
 }

@@ -77,3 +77,25 @@ func TestRemovingASetNeedsConfirmation(t *testing.T) {
 	}
 	s.build(t0.Add(3 * time.Minute)) // and nothing more to confirm
 }
+
+// TestBasePathWarnedOnce: a base URL with a path is warned about on the
+// first build at it, saying where Destinations look instead, and not on
+// every build.
+func TestBasePathWarnedOnce(t *testing.T) {
+	s := newSite(t, "https://data.example.org/pub/", nil)
+	s.write("a.txt", "a")
+	for i, want := range []int{1, 0} {
+		var warned []string
+		_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0.Add(time.Duration(i) * time.Minute), Notify: func(n generator.Note) {
+			if n.Code == generator.WarnBaseURL {
+				warned = append(warned, n.Msg)
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warned) != want || want == 1 && !strings.Contains(warned[0], "https://data.example.org/.well-known/resourcesync") {
+			t.Errorf("build %d: warnings %q; want %d naming where Destinations look", i+1, warned, want)
+		}
+	}
+}

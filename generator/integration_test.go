@@ -445,7 +445,7 @@ func TestNonUTF8FileName(t *testing.T) {
 	var warnings []generator.Note
 	var mu sync.Mutex
 	_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0, Notify: func(n generator.Note) {
-		if n.Kind == generator.NoteWarning {
+		if isTestWarning(n) {
 			mu.Lock()
 			warnings = append(warnings, n)
 			mu.Unlock()

@@ -125,7 +125,7 @@ func (s *site) buildWithNotes(opts generator.Options) []generator.Note {
 	var notes []generator.Note
 	var mu sync.Mutex
 	opts.Notify = func(n generator.Note) {
-		if n.Kind == generator.NoteWarning {
+		if isTestWarning(n) {
 			mu.Lock()
 			notes = append(notes, n)
 			mu.Unlock()

@@ -102,7 +102,7 @@ func buildRealTree(t *testing.T, dir string, only func(name string) bool) {
 func realBuild(t *testing.T, s *site, now time.Time) int {
 	t.Helper()
 	sum, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: now, Notify: func(n generator.Note) {
-		if n.Kind == generator.NoteWarning && !expectedRealTreeWarning(n.Msg) {
+		if isTestWarning(n) && !expectedRealTreeWarning(n.Msg) {
 			t.Errorf("build at %s warned: %s: %s", now.Format(time.RFC3339), n.Path, n.Msg)
 		}
 	}})

@@ -98,7 +98,7 @@ func TestURITooLongLeftOut(t *testing.T) {
 	s.write("a.txt", "a")
 	var notes []generator.Note
 	sum, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0, Notify: func(n generator.Note) {
-		if n.Kind == generator.NoteWarning {
+		if isTestWarning(n) {
 			notes = append(notes, n)
 		}
 	}})
