@@ -94,9 +94,13 @@ func checkHeaders(t *testing.T, website string, files map[string][32]byte) {
 		{func(k string) bool { return k == "collection/manuscripts/ms-001 folio 1r.png" }, "image/png", ""},
 		{func(k string) bool { return k == "index.html" }, "text/html", ""},
 		{func(k string) bool { return strings.Contains(k, "/resourcedump/") && strings.HasSuffix(k, ".zip") }, "application/zip", forever},
-		{func(k string) bool { return strings.Contains(k, "/resourcedump/") && strings.HasSuffix(k, "-manifest.xml") }, "application/xml", forever},
+		{func(k string) bool {
+			return strings.Contains(k, "/resourcedump/") && strings.HasSuffix(k, "-manifest.xml")
+		}, "application/xml", forever},
 		{func(k string) bool { return strings.HasSuffix(k, ".timemap") }, "application/link-format", short},
-		{func(k string) bool { return strings.HasPrefix(k, "resourcesync/mementos/") && strings.HasSuffix(k, ".json") }, "application/json", forever},
+		{func(k string) bool {
+			return strings.HasPrefix(k, "resourcesync/mementos/") && strings.HasSuffix(k, ".json")
+		}, "application/json", forever},
 		{func(k string) bool { return strings.Contains(k, "/changelists/changelist-") }, "application/xml", short}, // open
 		{func(k string) bool { return strings.Contains(k, "/resourcelists/resourcelist-") }, "application/xml", forever},
 		{func(k string) bool { return strings.HasSuffix(k, "/capabilitylist.xml") }, "application/xml", short},
