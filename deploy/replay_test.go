@@ -29,7 +29,9 @@ type bucketView map[string]string
 
 // replay checks log (one deploy, or several in order) against final, the
 // output being deployed (key -> SHA-256), for a bucket that held view
-// before, and returns the view after.
+// before, and returns the view after. An upload that was not answered 2xx
+// counts as not there: it is when a deploy was cancelled or killed in
+// the middle of it, which versity.view tells.
 func replay(t *testing.T, log []*request, final map[string][32]byte, view bucketView, base, prefix string) bucketView {
 	t.Helper()
 	type event struct {

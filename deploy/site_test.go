@@ -40,6 +40,14 @@ func newSite(t *testing.T, dir, text, base string) *site {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s := loadSite(t, path, base)
+	s.build(t)
+	return s
+}
+
+// loadSite loads the configuration of a site at path, served at base.
+func loadSite(t *testing.T, path, base string) *site {
+	t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -48,9 +56,7 @@ func newSite(t *testing.T, dir, text, base string) *site {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	s := &site{dir: dir, cfg: &cfg, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s.build(t)
-	return s
+	return &site{dir: filepath.Dir(path), cfg: &cfg, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 }
 
 // build builds the site, an hour after its last build.

@@ -168,6 +168,26 @@ func (v *versity) keys(t *testing.T, prefix string) []string {
 	return keys
 }
 
+// view returns what the bucket holds below prefix, by key: the SHA-256
+// its metadata says. A deploy that was cancelled or killed leaves
+// requests whose outcome its client never learnt; the test learns it
+// here.
+func (v *versity) view(t *testing.T, prefix string) bucketView {
+	t.Helper()
+	view := bucketView{}
+	for _, k := range v.keys(t, prefix) {
+		if strings.HasPrefix(k, MetaDir+"/") {
+			continue
+		}
+		out, err := v.client.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(websiteBucket), Key: aws.String(prefix + k)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		view[k] = out.Metadata[shaMetadata]
+	}
+	return view
+}
+
 // request is one request through a proxy, as recorded.
 type request struct {
 	seq      int // when it arrived, on the proxy's clock (one tick per arrival or response)
@@ -184,10 +204,13 @@ type request struct {
 
 // proxy is a reverse proxy in front of versitygw that records every
 // request, and fails those that fail says to (with 503, which the SDK
-// retries, so a failure that should stick must keep failing).
+// retries, so a failure that should stick must keep failing). A request
+// it forwards is completed even when its client goes away (cancelled, or
+// killed), so that the log says what the bucket holds.
 type proxy struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
+	srv      *httptest.Server
+	inflight sync.WaitGroup
+	mu       sync.Mutex
 	log    []*request
 	clock  int
 	fail   func(r *request) bool
@@ -201,7 +224,11 @@ func newProxy(t *testing.T, target string) *proxy {
 	}
 	p := &proxy{}
 	rp := httputil.NewSingleHostReverseProxy(u) // keeps the Host header, which the signature covers
+	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.inflight.Add(1)
+		defer p.inflight.Done()
+		r = r.WithContext(context.WithoutCancel(r.Context()))
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := &request{method: r.Method, key: objectKey(r.URL.Path), copy: r.Header.Get("X-Amz-Copy-Source") != "",
@@ -261,8 +288,9 @@ type statusWriter struct {
 
 func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
 
-// requests returns the log so far, and clears it.
+// take returns the log once no request is in flight, and clears it.
 func (p *proxy) take() []*request {
+	p.inflight.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	log := p.log
