@@ -211,10 +211,10 @@ type proxy struct {
 	srv      *httptest.Server
 	inflight sync.WaitGroup
 	mu       sync.Mutex
-	log    []*request
-	clock  int
-	fail   func(r *request) bool
-	before func(r *request) // called before forwarding, outside the lock
+	log      []*request
+	clock    int
+	fail     func(r *request) bool
+	before   func(r *request) // called before forwarding, outside the lock
 }
 
 func newProxy(t *testing.T, target string) *proxy {
