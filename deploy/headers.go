@@ -34,9 +34,11 @@ type HeaderPolicy func(rel string) Headers
 // OutputPolicy returns rsgen's header policy for the output folder root,
 // whose files (output paths) are rels, served at base with the documents
 // of sets. Content-Type comes from rsgen's media-type table
-// (layout.ContentType); a resource, or a memento, whose name says nothing
-// gets the type its set's Resource List publishes for it, and none when
-// that list gives none. Cache-Control is:
+// (layout.ContentType); a resource whose name says nothing gets the type
+// its set's Resource List publishes for it, and a memento the type the
+// list gives its link, else its resource's; none when the list gives none
+// (the resource was deleted, or its type has no place in a list).
+// Cache-Control is:
 //   - immutable for what rsgen never rewrites: the versions of resources
 //     (mementos and patches) and the files of layout.StepImmutable (dump
 //     packages and their manifests, archived documents, closed Change Lists
@@ -61,6 +63,9 @@ func OutputPolicy(root *os.Root, rels []string, base string, sets []string, shor
 			open[rel] = isOpen
 		case layout.ContentType(rel) == "":
 			untyped = append(untyped, rel)
+			if p, ok := resourceOfMemento(rel); ok {
+				untyped = append(untyped, p)
+			}
 		}
 	}
 	listed, err := listedTypes(root, untyped, base, sets)
@@ -73,6 +78,9 @@ func OutputPolicy(root *os.Root, rels []string, base string, sets []string, shor
 		if h.ContentType == "" {
 			h.ContentType = listed[rel]
 		}
+		if p, ok := resourceOfMemento(rel); ok && h.ContentType == "" {
+			h.ContentType = listed[p]
+		}
 		step := layout.PublishStep(rel)
 		switch {
 		case step == layout.StepVersions || step == layout.StepImmutable && !open[rel]:
@@ -82,6 +90,21 @@ func OutputPolicy(root *os.Root, rels []string, base string, sets []string, shor
 		}
 		return h
 	}, nil
+}
+
+// resourceOfMemento returns the source path of the resource whose version
+// the output file at rel is, when rel is a memento (layout.Memento).
+func resourceOfMemento(rel string) (string, bool) {
+	rest, ok := strings.CutPrefix(rel, layout.DocumentsDir+"/mementos/")
+	stamp, p, cut := strings.Cut(rest, "/")
+	if !ok || !cut {
+		return "", false
+	}
+	t, err := time.Parse("20060102150405", stamp)
+	if err != nil || layout.Memento(t, p) != rel {
+		return "", false
+	}
+	return p, true
 }
 
 // openSegment reports whether the document at rel is the open document of

@@ -24,6 +24,9 @@ func parallel[T any](ctx context.Context, items []T, fn func(context.Context, T)
 	for range min(uploadJobs, len(items)) {
 		wg.Go(func() {
 			for it := range work {
+				if ctx.Err() != nil {
+					continue // fed before the failure was seen: skip
+				}
 				if err := fn(ctx, it); err != nil {
 					once.Do(func() { first = err; cancel() })
 				}

@@ -143,10 +143,8 @@ func (s *S3Store) startLease(body []byte, etag string, previous *Holder) *s3Leas
 	return l
 }
 
-// renew renews the lock every lockRenew until Release. A renewal refused
-// because the lock changed hands loses the lease; any other failure is
-// tried again at the next tick (the deploy's own requests fail meanwhile,
-// if the bucket cannot be reached).
+// renew renews the lock every lockRenew until Release, or until it is
+// lost.
 func (l *s3Lease) renew() {
 	defer close(l.done)
 	tick := time.NewTicker(lockRenew)
@@ -157,25 +155,35 @@ func (l *s3Lease) renew() {
 			return
 		case <-tick.C:
 		}
-		l.mu.Lock()
-		etag := l.etag
-		l.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), lockRenew)
-		next, err := l.s.putLock(ctx, l.body, etag)
-		cancel()
-		switch {
-		case err == nil:
-			l.mu.Lock()
-			l.etag = next
-			l.mu.Unlock()
-		case httpStatus(err) == http.StatusPreconditionFailed:
-			l.mu.Lock()
-			l.err = fmt.Errorf("lost the lock of %s: another deploy took it over", l.s)
-			l.mu.Unlock()
-			close(l.lost)
+		if l.renewOnce() {
 			return
 		}
 	}
+}
+
+// renewOnce renews the lock once, and reports whether it is lost: a
+// renewal refused because the lock changed hands (412), or is gone (404:
+// taken over and released), loses the lease; any
+// other failure is tried again at the next tick (the deploy's own requests
+// fail meanwhile, if the bucket cannot be reached).
+func (l *s3Lease) renewOnce() (lost bool) {
+	l.mu.Lock()
+	etag := l.etag
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), lockRenew)
+	defer cancel()
+	next, err := l.s.putLock(ctx, l.body, etag)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil:
+		l.etag = next
+	case httpStatus(err) == http.StatusPreconditionFailed || httpStatus(err) == http.StatusNotFound:
+		l.err = fmt.Errorf("lost the lock of %s: another deploy took it over", l.s)
+		close(l.lost)
+		return true
+	}
+	return false
 }
 
 func (l *s3Lease) Lost() <-chan struct{} { return l.lost }

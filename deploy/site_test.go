@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -148,4 +149,31 @@ func run(t *testing.T, opts Options) *Summary {
 		t.Fatalf("deploy: %v", err)
 	}
 	return sum
+}
+
+// tinySite builds a small site of n text files, served at base.
+func tinySite(t *testing.T, base string, n int) *site {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range n {
+		p := filepath.Join(dir, "site", "docs", fmt.Sprintf("file-%03d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("file %d\n", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return newSite(t, dir, "", base)
+}
+
+// openRoot opens dir as an os.Root, closed with the test.
+func openRoot(t *testing.T, dir string) *os.Root {
+	t.Helper()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return root
 }
