@@ -25,11 +25,14 @@ import (
 // part. Every path is resolved through an os.Root: nothing outside the
 // folder is read, written or removed, whatever links it holds. Headers
 // come from the server's configuration (the hosting files rsgen writes,
-// which are deployed too), so the store keeps none.
+// which are deployed too), so the store keeps none. The folder is created
+// by the first write: a dry run creates nothing.
 type DirStore struct {
 	dir  string
-	root *os.Root
 	reqs dirRequests
+
+	mu   sync.Mutex
+	root *os.Root // nil until the folder exists
 }
 
 type dirRequests struct {
@@ -37,20 +40,48 @@ type dirRequests struct {
 	bytes         atomic.Int64
 }
 
-// OpenDir returns the store of the folder dir, which it creates if need be.
+// OpenDir returns the store of the folder dir.
 func OpenDir(dir string) (*DirStore, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("deploy to %s: %w", dir, err)
+	d := &DirStore{dir: dir}
+	if _, err := d.open(false); err != nil {
+		return nil, err
 	}
-	root, err := os.OpenRoot(dir)
+	return d, nil
+}
+
+// open returns the folder's root, creating the folder when create is set;
+// without, a folder that is not there is a nil root.
+func (d *DirStore) open(create bool) (*os.Root, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.root != nil {
+		return d.root, nil
+	}
+	if create {
+		if err := os.MkdirAll(d.dir, 0o755); err != nil {
+			return nil, fmt.Errorf("deploy to %s: %w", d.dir, err)
+		}
+	}
+	root, err := os.OpenRoot(d.dir)
+	if errors.Is(err, fs.ErrNotExist) && !create {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("deploy to %s: %w", dir, err)
+		return nil, fmt.Errorf("deploy to %s: %w", d.dir, err)
 	}
-	return &DirStore{dir: dir, root: root}, nil
+	d.root = root
+	return root, nil
 }
 
 // Close releases the folder.
-func (d *DirStore) Close() error { return d.root.Close() }
+func (d *DirStore) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.root == nil {
+		return nil
+	}
+	return d.root.Close()
+}
 
 func (d *DirStore) String() string          { return "file://" + d.dir }
 func (d *DirStore) KeepsHeaders() bool      { return false }
@@ -68,36 +99,41 @@ func (d *DirStore) Requests() Requests {
 // is linked instead, which fails when a file is there.
 func (d *DirStore) Put(_ context.Context, obj *Object, body io.ReaderAt, ifAbsent bool) error {
 	d.reqs.put.Add(1)
-	tmp, err := d.writeTemp(path.Dir(obj.Key), io.NewSectionReader(body, 0, obj.Size+1), obj)
+	root, err := d.open(true)
+	if err != nil {
+		return err
+	}
+	tmp, err := writeTemp(root, path.Dir(obj.Key), io.NewSectionReader(body, 0, obj.Size+1), obj)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", obj.Key, err)
 	}
 	d.reqs.bytes.Add(obj.Size)
 	if ifAbsent {
-		err = d.root.Link(tmp, obj.Key)
-		d.root.Remove(tmp)
+		err = root.Link(tmp, obj.Key)
+		root.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("write %s: %w", obj.Key, ErrExists)
 		}
 	} else {
-		err = d.root.Rename(tmp, obj.Key)
+		err = root.Rename(tmp, obj.Key)
 	}
 	if err != nil {
-		d.root.Remove(tmp)
+		root.Remove(tmp)
 		return fmt.Errorf("write %s: %w", obj.Key, err)
 	}
 	return nil
 }
 
-// writeTemp writes body into a new temporary file in dir and returns its
-// path: temporary names start with layout.TempPrefix, which servers
-// configured by rsgen never serve.
-func (d *DirStore) writeTemp(dir string, body io.Reader, obj *Object) (string, error) {
-	if err := d.root.MkdirAll(dir, 0o755); err != nil {
+// writeTemp writes body into a new temporary file in dir below root,
+// checks that it holds obj's bytes, and returns its path: temporary names
+// start with layout.TempPrefix, which servers configured by rsgen never
+// serve.
+func writeTemp(root *os.Root, dir string, body io.Reader, obj *Object) (string, error) {
+	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	tmp := path.Join(dir, layout.TempPrefix+"deploy-"+randomHex(8))
-	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", err
 	}
@@ -110,7 +146,7 @@ func (d *DirStore) writeTemp(dir string, body io.Reader, obj *Object) (string, e
 		err = errChanged
 	}
 	if err != nil {
-		d.root.Remove(tmp)
+		root.Remove(tmp)
 		return "", err
 	}
 	return tmp, nil
@@ -122,8 +158,15 @@ func (d *DirStore) Reheader(context.Context, *Object) error { return nil }
 // Stat reads the file at key for its length and SHA-256.
 func (d *DirStore) Stat(_ context.Context, key string) (*Object, error) {
 	d.reqs.get.Add(1)
+	root, err := d.open(false)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil {
+		return nil, fmt.Errorf("stat %s: %w", key, ErrNotExist)
+	}
 	f := &localFile{rel: key}
-	err := hashFile(d.root, f, sha256.New())
+	err = hashFile(root, f, sha256.New())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("stat %s: %w", key, ErrNotExist)
 	}
@@ -135,13 +178,17 @@ func (d *DirStore) Stat(_ context.Context, key string) (*Object, error) {
 
 // Delete removes the files at keys, and the folders they leave empty.
 func (d *DirStore) Delete(_ context.Context, keys []string) error {
+	root, err := d.open(false)
+	if err != nil || root == nil {
+		return err
+	}
 	for _, key := range keys {
 		d.reqs.del.Add(1)
-		if err := d.root.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := root.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("delete %s: %w", key, err)
 		}
 		for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
-			if d.root.Remove(dir) != nil {
+			if root.Remove(dir) != nil {
 				break // not empty, or gone: either way, done climbing
 			}
 		}
@@ -162,7 +209,14 @@ func metaTag(info fs.FileInfo) string {
 func (d *DirStore) ReadMeta(_ context.Context, name, etag string) ([]byte, string, error) {
 	d.reqs.get.Add(1)
 	rel := path.Join(MetaDir, name)
-	f, err := openRegular(d.root, rel)
+	root, err := d.open(false)
+	if err != nil {
+		return nil, "", err
+	}
+	if root == nil {
+		return nil, "", fmt.Errorf("%s: %w", rel, ErrNotExist)
+	}
+	f, err := openRegular(root, rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("%s: %w", rel, ErrNotExist)
 	}
@@ -188,17 +242,21 @@ func (d *DirStore) ReadMeta(_ context.Context, name, etag string) ([]byte, strin
 func (d *DirStore) WriteMeta(_ context.Context, name string, data []byte) (string, error) {
 	d.reqs.put.Add(1)
 	rel := path.Join(MetaDir, name)
+	root, err := d.open(true)
+	if err != nil {
+		return "", err
+	}
 	sum := sha256.Sum256(data)
-	tmp, err := d.writeTemp(MetaDir, bytes.NewReader(data), &Object{Size: int64(len(data)), SHA256: sum})
+	tmp, err := writeTemp(root, MetaDir, bytes.NewReader(data), &Object{Size: int64(len(data)), SHA256: sum})
 	if err == nil {
-		if err = d.root.Rename(tmp, rel); err != nil {
-			d.root.Remove(tmp)
+		if err = root.Rename(tmp, rel); err != nil {
+			root.Remove(tmp)
 		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", rel, err)
 	}
-	info, err := d.root.Lstat(rel)
+	info, err := root.Lstat(rel)
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", rel, err)
 	}
@@ -210,10 +268,14 @@ func (d *DirStore) WriteMeta(_ context.Context, name string, data []byte) (strin
 // stale and breakLock has nothing to do.
 func (d *DirStore) Lock(_ context.Context, holder Holder, _ bool) (Lease, error) {
 	rel := path.Join(MetaDir, "lock")
-	if err := d.root.MkdirAll(MetaDir, 0o755); err != nil {
+	root, err := d.open(true)
+	if err != nil {
+		return nil, err
+	}
+	if err := root.MkdirAll(MetaDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", rel, err)
 	}
-	f, err := d.root.OpenFile(rel, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	f, err := root.OpenFile(rel, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", rel, err)
 	}

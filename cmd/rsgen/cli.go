@@ -54,6 +54,7 @@ func commands() map[string]*command {
 		"help":    helpCommand,
 		"watch":   watchCommand,
 		"serve":   serveCommand,
+		"deploy":  deployCommand,
 	}
 }
 
