@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rsgen/rsgen/checker"
 	"github.com/rsgen/rsgen/layout"
@@ -23,7 +24,9 @@ func TestS3ExampleSite(t *testing.T) {
 	store := v.store(t, p.srv.URL, "")
 
 	// First deploy: everything, in order.
+	start := time.Now()
 	sum := run(t, s.options(store))
+	logDeploy(t, "example site, first deploy", sum, time.Since(start))
 	final := s.outputFiles(t, store)
 	uploads, _, _ := sum.Uploads()
 	if uploads != len(final) || sum.Files != len(final) {
@@ -39,7 +42,9 @@ func TestS3ExampleSite(t *testing.T) {
 	checkHeaders(t, v.website, final)
 
 	// Nothing changed: one conditional GET of the manifest, nothing sent.
+	start = time.Now()
 	sum = run(t, s.options(store))
+	logDeploy(t, "example site, nothing changed", sum, time.Since(start))
 	if log := p.take(); len(log) != 1 || log[0].method != http.MethodGet || log[0].status != http.StatusNotModified {
 		t.Errorf("a deploy with nothing changed made %d requests: %v", len(log), describe(log))
 	}
@@ -63,6 +68,14 @@ func TestS3ExampleSite(t *testing.T) {
 		t.Errorf("incremental deploy: %d uploads, %d deletes of %d files", uploads, sum.Deletes, len(final2))
 	}
 	checkDestination(t, v.website)
+}
+
+// logDeploy logs what a deploy did, for the README's figures (go test -v).
+func logDeploy(t *testing.T, name string, sum *Summary, took time.Duration) {
+	uploads, reheaders, bytes := sum.Uploads()
+	r := sum.Requests
+	t.Logf("%s: %d files: %d uploads (%d bytes), %d re-headed, %d deletes; %d requests (%d PUT, %d COPY, %d GET, %d HEAD, %d DELETE), %d bytes sent, in %s",
+		name, sum.Files, uploads, bytes, reheaders, sum.Deletes, r.Total(), r.Put, r.Copy, r.Get, r.Head, r.Delete, r.BytesSent, took.Round(time.Millisecond))
 }
 
 // checkDestination checks the Source at url as a Destination reads it:
