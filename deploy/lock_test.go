@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -41,10 +42,14 @@ func TestS3LockRefusesAnotherDeploy(t *testing.T) {
 
 	opts := s.options(store)
 	opts.BreakLock = true
-	var warned bool
-	opts.Notify = func(e Event) { warned = warned || e.Kind == EventWarning && strings.Contains(e.Msg, "ci-runner-7") }
+	var warned atomic.Bool
+	opts.Notify = func(e Event) {
+		if e.Kind == EventWarning && strings.Contains(e.Msg, "ci-runner-7") {
+			warned.Store(true)
+		}
+	}
 	run(t, opts)
-	if !warned {
+	if !warned.Load() {
 		t.Error("taking the lock over was not reported")
 	}
 	lease := held.(*s3Lease)

@@ -194,10 +194,13 @@ func TestS3KilledDeployResumes(t *testing.T) {
 	checkView(t, view, final, s.cfg.Out, s.cfg.BaseURL)
 
 	var warnings []string
+	var wmu sync.Mutex
 	opts := s.options(store)
 	opts.Notify = func(e Event) {
 		if e.Kind == EventWarning {
+			wmu.Lock()
 			warnings = append(warnings, e.Msg)
+			wmu.Unlock()
 		}
 	}
 	sum := run(t, opts)

@@ -209,8 +209,9 @@ type request struct {
 // killed), so that the log says what the bucket holds.
 type proxy struct {
 	srv      *httptest.Server
-	inflight sync.WaitGroup
 	mu       sync.Mutex
+	idle     *sync.Cond // signalled when inflight drops to 0
+	inflight int
 	log      []*request
 	clock    int
 	fail     func(r *request) bool
@@ -223,13 +224,25 @@ func newProxy(t *testing.T, target string) *proxy {
 		t.Fatal(err)
 	}
 	p := &proxy{}
+	p.idle = sync.NewCond(&p.mu)
 	rp := httputil.NewSingleHostReverseProxy(u) // keeps the Host header, which the signature covers
 	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.inflight.Add(1)
-		defer p.inflight.Done()
+		p.mu.Lock()
+		p.inflight++
+		p.mu.Unlock()
+		defer func() {
+			p.mu.Lock()
+			if p.inflight--; p.inflight == 0 {
+				p.idle.Broadcast()
+			}
+			p.mu.Unlock()
+		}()
 		r = r.WithContext(context.WithoutCancel(r.Context()))
-		body, _ := io.ReadAll(r.Body)
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return // the client went away while sending: nothing forwarded
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := &request{method: r.Method, key: objectKey(r.URL.Path), copy: r.Header.Get("X-Amz-Copy-Source") != "",
 			sha: r.Header.Get("X-Amz-Content-Sha256"), received: time.Now()}
@@ -290,8 +303,10 @@ func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter
 
 // take returns the log once no request is in flight, and clears it.
 func (p *proxy) take() []*request {
-	p.inflight.Wait()
 	p.mu.Lock()
+	for p.inflight > 0 {
+		p.idle.Wait()
+	}
 	defer p.mu.Unlock()
 	log := p.log
 	p.log = nil
