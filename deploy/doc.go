@@ -35,6 +35,13 @@
 // one request: a GET of the manifest, conditional on the entity tag of the
 // copy cached in the state folder, answered 304 with no body.
 //
+// The state folder holds the deploy's local files (State/deploy): the hash
+// cache (hashes), and per store a folder with the cached manifest, its
+// entity tag and the lock that keeps one deploy per store from one state
+// folder. A deploy needs the output and the state of a complete build:
+// none while a build's publishing record is in the state folder, and none
+// if a build published anything while the deploy read the output.
+//
 // Only keys the manifest names are ever deleted: objects rsgen did not put
 // on the store are never touched. A key that left the output is deleted at
 // the end of the deploy, or, with a grace period, by the first deploy
@@ -80,4 +87,14 @@
 // The lock of a bucket is only as good as the service's conditional
 // writes: a service that ignores If-None-Match and If-Match (older
 // S3-compatible servers) lets two deploys interleave.
+//
+// The manifest, and during a deploy the lock (which names the deploying
+// host, process and state folder), are objects below the prefix: a bucket
+// or web server that serves the prefix publicly serves MetaDir too, unless
+// it is denied there.
+//
+// The manifest is rewritten whole by every deploy that changes anything,
+// twice: about 38 bytes per key compressed, 3.9 MB for 100,000 keys. At
+// millions of keys that dominates small deploys; splitting it by folder is
+// the next step.
 package deploy

@@ -3,6 +3,8 @@ package deploy
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -50,6 +52,24 @@ func TestS3ExampleSite(t *testing.T) {
 	}
 	if u, r, _ := sum.Uploads(); u+r+sum.Deletes != 0 || sum.Unchanged != len(final) || sum.Hashed != 0 {
 		t.Errorf("no-change deploy: %+v", sum)
+	}
+
+	// A fresh CI runner: the output and the state restored, every file
+	// touched by the checkout, no deploy cache. One GET of the whole
+	// manifest; every file is read again, none is sent.
+	touched := time.Now().Add(-time.Minute)
+	for rel := range final {
+		os.Chtimes(filepath.Join(s.cfg.Out, filepath.FromSlash(rel)), touched, touched)
+	}
+	if err := os.RemoveAll(filepath.Join(s.cfg.State, "deploy")); err != nil {
+		t.Fatal(err)
+	}
+	sum = run(t, s.options(store))
+	if log := p.take(); len(log) != 1 || log[0].method != http.MethodGet || log[0].status != http.StatusOK {
+		t.Errorf("a fresh runner's deploy with nothing changed made %d requests: %v", len(log), describe(log))
+	}
+	if u, r, _ := sum.Uploads(); u+r != 0 || sum.Hashed != len(final) {
+		t.Errorf("fresh runner: %d uploads, %d re-headed, %d files read of %d", u, r, sum.Hashed, len(final))
 	}
 
 	// Change a resource, add one, delete one; rebuild; deploy.
