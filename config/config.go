@@ -65,6 +65,7 @@ type Config struct {
 	Sets []Set `toml:"set"`
 	// Publish configures the hosting files and the discovery helpers.
 	Publish Publish `toml:"publish"`
+	Deploy  Deploy  `toml:"deploy"`
 
 	// Dir is the folder relative paths were resolved against.
 	Dir string `toml:"-"`
@@ -436,6 +437,8 @@ func suggest(key toml.Key) string {
 		valid = []string{"resource_dump", "change_dump", "package_size", "compression"}
 	case len(key) > 1 && key[0] == "publish":
 		valid = publishKeys
+	case len(key) > 1 && key[0] == "deploy":
+		valid = deployKeys
 	}
 	return Closest(key[len(key)-1], valid)
 }
@@ -458,7 +461,7 @@ func Closest(word string, valid []string) string {
 
 var (
 	topKeys = []string{"source", "out", "state", "base_url", "copy_resources", "resource_base_url",
-		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "follow_symlinks", "changelist", "dumps", "archives", "set", "publish"}
+		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "follow_symlinks", "changelist", "dumps", "archives", "set", "publish", "deploy"}
 	setKeys = []string{"name", "path", "include", "exclude", "describedby", "resource_dump", "change_dump"}
 )
 

@@ -68,7 +68,7 @@ func newBuildFlags() *buildFlags {
 // options returns the generator's options for a build of this command
 // line, and the configuration it builds.
 func (f *buildFlags) options(cio cliIO) (*config.Config, generator.Options, error) {
-	cfg, cfgFile, err := f.site.load()
+	cfg, cfgFile, err := f.site.loadToBuild()
 	if err != nil {
 		return nil, generator.Options{}, err
 	}

@@ -57,7 +57,7 @@ type cliIO struct {
 func commands() map[string]*command {
 	cmds := map[string]*command{}
 	for _, c := range []*command{buildCommand, statusCommand, initCommand, checkCommand, versionCommand,
-		helpCommand, watchCommand, serveCommand, completionCommand} {
+		helpCommand, watchCommand, serveCommand, completionCommand, deployCommand} {
 		cmds[c.name] = c
 	}
 	return cmds
@@ -207,7 +207,7 @@ func flagHelp(c *command) string {
 		if arg != "" {
 			head += " " + arg
 		}
-		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "0s" {
+		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "0s" && d != "-1" {
 			usage += " (default " + d + ")"
 		}
 		lines := strings.Split(usage, "\n")

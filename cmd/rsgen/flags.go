@@ -84,10 +84,20 @@ func (f *siteFlags) load() (*config.Config, string, error) {
 		}
 		return nil, "", err
 	}
-	if err := cfg.CheckSource(); err != nil {
+	return &cfg, path, nil
+}
+
+// loadToBuild is load for the commands that read the source: a source
+// folder that is not there is a configuration error.
+func (f *siteFlags) loadToBuild() (*config.Config, string, error) {
+	cfg, path, err := f.load()
+	if err == nil {
+		err = cfg.CheckSource()
+	}
+	if err != nil {
 		return nil, "", err
 	}
-	return &cfg, path, nil
+	return cfg, path, nil
 }
 
 // loadConfigFile is config.Load, except that a file that is there but

@@ -44,7 +44,7 @@ func newStatusFlags() *statusFlags {
 
 func runStatus(ctx context.Context, cio cliIO, values any, _ []string) int {
 	f := values.(*statusFlags)
-	cfg, cfgFile, err := f.site.load()
+	cfg, cfgFile, err := f.site.loadToBuild()
 	if err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen status: %v\n", err)
 		return exitCodeOf(err)

@@ -142,7 +142,7 @@ func runWatch(ctx context.Context, cio cliIO, values any, _ []string) int {
 // load reads the configuration, and derives what a development server
 // builds from it.
 func (w *watcher) load() error {
-	prod, cfgFile, err := w.f.site.load()
+	prod, cfgFile, err := w.f.site.loadToBuild()
 	if err != nil {
 		return err
 	}

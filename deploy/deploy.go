@@ -1,0 +1,320 @@
+package deploy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rsgen/rsgen/layout"
+)
+
+// Options configures one deploy.
+type Options struct {
+	// Out is the output folder of the build to publish, State its state
+	// folder: the deploy keeps its own files in State/deploy.
+	Out, State string
+	// BaseURL is where the documents say the output is served, Sets the
+	// names of the sets: the default header policy reads the documents.
+	BaseURL string
+	Sets    []string
+	// ShortCache is the max-age of the documents that change.
+	ShortCache time.Duration
+	// Store is where to publish.
+	Store Store
+	// Policy gives the headers of every file; nil takes OutputPolicy.
+	Policy HeaderPolicy
+	// MaxDeletes fails the deploy, before it writes anything, when it
+	// would delete more keys than this; negative: no limit.
+	MaxDeletes int
+	// Grace keeps a key that left the output this long before deleting
+	// it, so that caches holding documents that still list it expire
+	// first. It is counted from the first deploy that found it gone.
+	Grace time.Duration
+	// DryRun plans and reports, and writes nothing.
+	DryRun bool
+	// BreakLock takes the store's lock over from a deploy known to be gone.
+	BreakLock bool
+	// Notify, when set, receives progress and warnings; it may be called
+	// from several goroutines at once.
+	Notify func(Event)
+	// Now is the clock, for the grace period and the lock; nil is time.Now.
+	Now func() time.Time
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// The events of a deploy.
+const (
+	EventWarning EventKind = iota + 1 // Path, Msg
+	EventInfo                         // Msg
+	EventStep                         // a step starts: Step, Count writes, Bytes to send
+	EventWritten                      // an object was written: Step, Path, Bytes sent
+	EventDeleted                      // Count keys were deleted
+)
+
+// Event reports one thing a deploy did.
+type Event struct {
+	Kind  EventKind
+	Step  layout.Step
+	Path  string
+	Count int
+	Bytes int64
+	Msg   string
+}
+
+// StepSummary counts the writes of one step.
+type StepSummary struct {
+	Uploads   int   // objects whose bytes are sent
+	Reheaders int   // objects whose headers alone change
+	Bytes     int64 // bytes of the uploads
+}
+
+// Summary is the outcome of a deploy, or with DryRun its plan.
+type Summary struct {
+	Store       string
+	DryRun      bool
+	Files       int   // output files the store publishes
+	Hashed      int   // of them, read because their stat was new or changed
+	HashedBytes int64 // their bytes
+	Steps       [layout.NumSteps]StepSummary
+	Unchanged   int // files the store holds as they are
+	Resumed     int // files an interrupted deploy had written already
+	Deletes     int // keys deleted (planned, with DryRun)
+	Deferred    int // keys waiting for their grace period
+	// Requests are the requests made; with DryRun, those the deploy
+	// would make (the manifest's GET made).
+	Requests Requests
+	ScanTime time.Duration
+}
+
+// Uploads, Reheaders and Bytes total the steps.
+func (s *Summary) Uploads() (uploads, reheaders int, bytes int64) {
+	for _, st := range s.Steps {
+		uploads, reheaders, bytes = uploads+st.Uploads, reheaders+st.Reheaders, bytes+st.Bytes
+	}
+	return uploads, reheaders, bytes
+}
+
+// TooManyDeletesError is returned when a deploy would delete more keys
+// than Options.MaxDeletes allows: nothing was written.
+type TooManyDeletesError struct {
+	Deletes, Max int
+}
+
+func (e *TooManyDeletesError) Error() string {
+	return fmt.Sprintf("the deploy would delete %d objects, more than the %d that --max-deletes allows: nothing was written "+
+		"(check the plan with --dry-run, then raise --max-deletes)", e.Deletes, e.Max)
+}
+
+// Run publishes the last complete build of opts.Out to opts.Store: it
+// reads the output (trusting the stat of the files it read before), diffs
+// it against the store's manifest, and, unless nothing changed, takes the
+// store's lock and writes the changed files step by step in the order of
+// publication (layout.PublishStep), then deletes what the output no longer
+// has. A failure stops the deploy before the next step; the next deploy
+// completes it without writing again what landed.
+func Run(ctx context.Context, opts Options) (*Summary, error) {
+	d := &deployer{opts: opts, store: opts.Store, sum: &Summary{Store: opts.Store.String(), DryRun: opts.DryRun}}
+	if d.opts.Notify == nil {
+		d.opts.Notify = func(Event) {}
+	}
+	if d.opts.Now == nil {
+		d.opts.Now = time.Now
+	}
+	d.before = d.store.Requests()
+	err := d.run(ctx)
+	if !opts.DryRun {
+		d.sum.Requests = d.store.Requests().sub(d.before)
+	}
+	return d.sum, err
+}
+
+// deployer holds the state of one deploy.
+type deployer struct {
+	opts  Options
+	store Store
+	sum   *Summary
+	// before are the store's requests before the deploy, which may share
+	// the store with others.
+	before Requests
+	dir    string   // the deploy's folder for this store in the state folder
+	out    *os.Root // the output folder
+
+	files  []*localFile
+	policy HeaderPolicy
+
+	manifest *manifest
+	etag     string // of the manifest as read; "" when the store has none
+}
+
+func (d *deployer) run(ctx context.Context) error {
+	d.dir = filepath.Join(d.opts.State, "deploy", storeID(d.store))
+	holder, unlock, err := d.lockLocally()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := d.readOutput(ctx); err != nil {
+		return err
+	}
+	if err := d.readManifest(ctx); err != nil {
+		return err
+	}
+	p := d.plan()
+	if d.opts.DryRun {
+		d.sum.Requests = d.store.Requests().sub(d.before).add(estimate(p, d.manifest))
+		return d.checkDeletes(p)
+	}
+	if err := d.checkDeletes(p); err != nil {
+		return err
+	}
+	if p.tasks() == 0 && len(p.deletes) == 0 && equalManifests(p.final, d.manifest) {
+		return nil // nothing changed: one request
+	}
+	lease, err := d.store.Lock(ctx, holder, d.opts.BreakLock)
+	if err != nil {
+		return err
+	}
+	if prev := lease.Previous(); prev != nil {
+		d.opts.Notify(Event{Kind: EventWarning, Msg: fmt.Sprintf("took over the lock of %s from process %d on %s (state %s), started %s: that deploy is gone; this one completes it",
+			d.store, prev.PID, prev.Host, prev.State, prev.Started.UTC().Format(time.RFC3339))})
+	}
+	lctx, stop := withLease(ctx, lease)
+	err = d.publish(lctx, p)
+	if cause := context.Cause(lctx); err != nil && cause != nil && ctx.Err() == nil {
+		err = cause // the lease was lost
+	}
+	stop()
+	if rerr := lease.Release(context.WithoutCancel(ctx)); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// lockLocally takes the lock of this store in the state folder, so that
+// one state folder runs one deploy to a store at a time; it is also what
+// lets Store.Lock recognise a lock left by a killed deploy from here.
+func (d *deployer) lockLocally() (Holder, func(), error) {
+	host, _ := os.Hostname()
+	state, err := filepath.Abs(d.opts.State)
+	if err != nil {
+		return Holder{}, nil, err
+	}
+	holder := Holder{Owner: randomHex(8), Host: host, PID: os.Getpid(), State: state, Started: d.opts.Now().UTC()}
+	path := filepath.Join(d.dir, "lock")
+	if err := os.MkdirAll(d.dir, 0o755); err != nil {
+		return Holder{}, nil, fmt.Errorf("state folder: %w", err)
+	}
+	os.WriteFile(filepath.Join(d.dir, "store"), []byte(d.store.String()+"\n"), 0o644) // says which store the folder is for
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return Holder{}, nil, fmt.Errorf("state folder: %w", err)
+	}
+	other, err := flockFile(f, path, holder)
+	if errors.Is(err, errHeld) {
+		return Holder{}, nil, fmt.Errorf("another rsgen deploy to %s from this state folder is running (process %d)", d.store, other.PID)
+	}
+	if err != nil {
+		return Holder{}, nil, err
+	}
+	return holder, func() { f.Close() }, nil
+}
+
+// storeID names a store's folder in the state folder.
+func storeID(s Store) string {
+	sum := sha256.Sum256([]byte(s.String()))
+	return hex.EncodeToString(sum[:8])
+}
+
+// readOutput reads the output folder: its files, their SHA-256 (through
+// the hash cache) and the header policy. It checks that no build
+// published anything meanwhile.
+func (d *deployer) readOutput(ctx context.Context) error {
+	start := time.Now()
+	mark, err := completeBuild(d.opts.Out, d.opts.State)
+	if err != nil {
+		return err
+	}
+	if d.out, err = os.OpenRoot(d.opts.Out); err != nil {
+		return fmt.Errorf("output folder: %w", err)
+	}
+	cachePath := filepath.Join(d.opts.State, "deploy", "hashes")
+	cache := loadHashCache(cachePath)
+	scanStart := time.Now().UnixNano()
+	res, err := scanOutput(ctx, d.out, d.store.Publishes, cache, d.opts.Notify)
+	if err != nil {
+		return err
+	}
+	if again, err := completeBuild(d.opts.Out, d.opts.State); err != nil || again != mark {
+		return errors.New("a build published into the output while the deploy read it: deploy again")
+	}
+	if err := saveHashCache(cachePath, scanStart, res.files); err != nil {
+		d.opts.Notify(Event{Kind: EventWarning, Msg: "cannot save the hash cache (the next deploy reads every file again): " + err.Error()})
+	}
+	d.files = res.files
+	d.sum.Files, d.sum.Hashed, d.sum.HashedBytes = len(res.files), res.hashed, res.hashedBytes
+	d.policy = d.opts.Policy
+	if d.policy == nil {
+		rels := make([]string, len(res.files))
+		for i, f := range res.files {
+			rels[i] = f.rel
+		}
+		if d.policy, err = OutputPolicy(d.out, rels, d.opts.BaseURL, d.opts.Sets, d.opts.ShortCache); err != nil {
+			return err
+		}
+	}
+	d.sum.ScanTime = time.Since(start)
+	return nil
+}
+
+// plan diffs the output against the manifest and counts the plan.
+func (d *deployer) plan() *plan {
+	p := makePlan(d.files, d.policy, d.manifest, d.store.KeepsHeaders(), d.opts.Now(), d.opts.Grace)
+	d.count(p)
+	return p
+}
+
+// count puts the plan's numbers into the summary.
+func (d *deployer) count(p *plan) {
+	for step, tasks := range p.steps {
+		st := StepSummary{}
+		for _, t := range tasks {
+			if t.reheader {
+				st.Reheaders++
+			} else {
+				st.Uploads++
+				st.Bytes += t.obj.Size
+			}
+		}
+		d.sum.Steps[step] = st
+	}
+	d.sum.Unchanged, d.sum.Deletes, d.sum.Deferred = p.unchanged, len(p.deletes), p.deferred
+}
+
+func (d *deployer) checkDeletes(p *plan) error {
+	if d.opts.MaxDeletes >= 0 && len(p.deletes) > d.opts.MaxDeletes {
+		return &TooManyDeletesError{Deletes: len(p.deletes), Max: d.opts.MaxDeletes}
+	}
+	return nil
+}
+
+// withLease returns a context cancelled when the lease is lost, with the
+// lease's error as its cause.
+func withLease(ctx context.Context, lease Lease) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-lease.Lost():
+			cancel(lease.Err())
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
+}

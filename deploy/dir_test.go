@@ -1,0 +1,169 @@
+package deploy
+
+import (
+	"context"
+	"crypto/sha256"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rsgen/rsgen/checker"
+	"github.com/rsgen/rsgen/layout"
+)
+
+// webRoot returns the files of a web root (output paths and SHA-256),
+// without the deploy's own folder, and fails on a temporary file left.
+func webRoot(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	files := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case rel == MetaDir:
+			return fs.SkipDir
+		case strings.HasPrefix(d.Name(), layout.TempPrefix):
+			t.Errorf("temporary file left: %s", rel)
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			files[rel] = sha256.Sum256(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestDirExampleSite deploys the example site into a web root: the same
+// files as the output (the web servers' configuration included), a
+// Source that checks, one read for a deploy with nothing changed, and the
+// difference (deleted folders pruned) after a change.
+func TestDirExampleSite(t *testing.T) {
+	s := exampleSite(t, "http://localhost:8000/")
+	dst := filepath.Join(t.TempDir(), "www")
+	store, err := OpenDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	run(t, s.options(store))
+	if got, want := webRoot(t, dst), s.outputFiles(t, store); !equalFiles(got, want) {
+		t.Errorf("web root differs from the output:\n%v\n%v", keysOf(got), keysOf(want))
+	}
+	for _, f := range []string{".htaccess", "rsgen-nginx.conf", layout.SourceDescription} {
+		if _, err := os.Stat(filepath.Join(dst, f)); err != nil {
+			t.Errorf("%s was not deployed: %v", f, err)
+		}
+	}
+	rep, err := checker.CheckDir(context.Background(), dst, checker.Options{VerifyContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Severity == checker.Error {
+			t.Errorf("check: %v", f)
+		}
+	}
+
+	before := store.Requests()
+	if sum := run(t, s.options(store)); sum.Unchanged != sum.Files {
+		t.Errorf("no-change deploy: %+v", sum)
+	}
+	if n := store.Requests().sub(before).Total(); n != 1 {
+		t.Errorf("a deploy with nothing changed made %d requests; want 1", n)
+	}
+
+	s.remove(t, "collection/metadata/survey-1843.dc.xml")
+	s.write(t, "data/catalogue.csv", "id,title\n1,changed\n")
+	s.build(t)
+	run(t, s.options(store))
+	if got, want := webRoot(t, dst), s.outputFiles(t, store); !equalFiles(got, want) {
+		t.Errorf("web root differs from the output after a change")
+	}
+	if _, err := os.Stat(filepath.Join(dst, "collection", "metadata")); !os.IsNotExist(err) {
+		t.Errorf("the folder the deleted file left empty is still there: %v", err)
+	}
+}
+
+func equalFiles(a, b map[string][32]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestFileChangedUnderDeploy: an output file replaced after the deploy
+// read it (a build running meanwhile) fails the deploy rather than
+// publish bytes the plan did not read; nothing of a later step is written.
+func TestFileChangedUnderDeploy(t *testing.T) {
+	s := tinySite(t, "https://data.example.org/", 3)
+	dst := t.TempDir()
+	store, err := OpenDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	opts := s.options(store)
+	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), nil, s.cfg.BaseURL, opts.Sets, opts.ShortCache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaced := false
+	opts.Policy = func(rel string) Headers {
+		if !replaced { // the plan asks the policy once the output was read
+			replaced = true
+			p := filepath.Join(s.cfg.Out, "docs", "file-001.txt")
+			os.Remove(p)
+			os.WriteFile(p, []byte("file 1, rewritten\n"), 0o644)
+		}
+		return policy(rel)
+	}
+	_, err = Run(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "docs/file-001.txt") || !strings.Contains(err.Error(), "changed") {
+		t.Fatalf("deploy of a file replaced under it: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dst, layout.SourceDescription)); !os.IsNotExist(err) {
+		t.Error("the Source Description was deployed after a failed step")
+	}
+}
+
+// TestTamperedManifest: a manifest naming a key outside the store, or in
+// the deploy's own folder, fails the deploy before it deletes anything.
+func TestTamperedManifest(t *testing.T) {
+	s := tinySite(t, "https://data.example.org/", 1)
+	parent := t.TempDir()
+	dst := filepath.Join(parent, "www")
+	store, err := OpenDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	victim := filepath.Join(parent, "victim.txt")
+	os.WriteFile(victim, []byte("keep me"), 0o644)
+	m := newManifest()
+	m.entries["../victim.txt"] = &entry{Object: Object{Key: "../victim.txt"}}
+	os.MkdirAll(filepath.Join(dst, MetaDir), 0o755)
+	os.WriteFile(filepath.Join(dst, MetaDir, "manifest"), m.encode(), 0o644)
+	_, err = Run(context.Background(), s.options(store))
+	if err == nil || !strings.Contains(err.Error(), "bad path") {
+		t.Fatalf("deploy with a tampered manifest: %v", err)
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("a file outside the web root was deleted: %v", err)
+	}
+}

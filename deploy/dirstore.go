@@ -1,0 +1,313 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/rsgen/rsgen/layout"
+)
+
+// DirStore publishes into a web server's document root (nginx, Apache):
+// each file is written beside its place under a temporary name and renamed
+// over it, so that a request gets the old file or the new one, never a
+// part. Every path is resolved through an os.Root: nothing outside the
+// folder is read, written or removed, whatever links it holds. Headers
+// come from the server's configuration (the hosting files rsgen writes,
+// which are deployed too), so the store keeps none. The folder is created
+// by the first write: a dry run creates nothing.
+type DirStore struct {
+	dir  string
+	reqs dirRequests
+
+	mu   sync.Mutex
+	root *os.Root // nil until the folder exists
+}
+
+type dirRequests struct {
+	put, get, del atomic.Int64
+	bytes         atomic.Int64
+}
+
+// OpenDir returns the store of the folder dir.
+func OpenDir(dir string) (*DirStore, error) {
+	d := &DirStore{dir: dir}
+	if _, err := d.open(false); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// open returns the folder's root, creating the folder when create is set;
+// without, a folder that is not there is a nil root.
+func (d *DirStore) open(create bool) (*os.Root, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.root != nil {
+		return d.root, nil
+	}
+	if create {
+		if err := os.MkdirAll(d.dir, 0o755); err != nil {
+			return nil, fmt.Errorf("deploy to %s: %w", d.dir, err)
+		}
+	}
+	root, err := os.OpenRoot(d.dir)
+	if errors.Is(err, fs.ErrNotExist) && !create {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deploy to %s: %w", d.dir, err)
+	}
+	d.root = root
+	return root, nil
+}
+
+// Close releases the folder.
+func (d *DirStore) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.root == nil {
+		return nil
+	}
+	return d.root.Close()
+}
+
+func (d *DirStore) String() string          { return "file://" + d.dir }
+func (d *DirStore) KeepsHeaders() bool      { return false }
+func (d *DirStore) Publishes(_ string) bool { return true }
+
+// Requests counts file writes as PUTs, reads as GETs and removals as
+// DELETEs.
+func (d *DirStore) Requests() Requests {
+	return Requests{Put: int(d.reqs.put.Load()), Get: int(d.reqs.get.Load()), Delete: int(d.reqs.del.Load()),
+		BytesSent: d.reqs.bytes.Load()}
+}
+
+// Put copies body to a temporary file beside obj.Key, checks its length
+// and SHA-256 against obj's, and renames it into place; with ifAbsent it
+// is linked instead, which fails when a file is there.
+func (d *DirStore) Put(_ context.Context, obj *Object, body io.ReaderAt, ifAbsent bool) error {
+	d.reqs.put.Add(1)
+	root, err := d.open(true)
+	if err != nil {
+		return err
+	}
+	tmp, err := writeTemp(root, path.Dir(obj.Key), io.NewSectionReader(body, 0, obj.Size+1), obj)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", obj.Key, err)
+	}
+	d.reqs.bytes.Add(obj.Size)
+	if ifAbsent {
+		err = root.Link(tmp, obj.Key)
+		root.Remove(tmp)
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("write %s: %w", obj.Key, ErrExists)
+		}
+	} else {
+		err = root.Rename(tmp, obj.Key)
+	}
+	if err != nil {
+		root.Remove(tmp)
+		return fmt.Errorf("write %s: %w", obj.Key, err)
+	}
+	return nil
+}
+
+// writeTemp writes body into a new temporary file in dir below root,
+// checks that it holds obj's bytes, and returns its path: temporary names
+// start with layout.TempPrefix, which servers configured by rsgen never
+// serve.
+func writeTemp(root *os.Root, dir string, body io.Reader, obj *Object) (string, error) {
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp := path.Join(dir, layout.TempPrefix+"deploy-"+randomHex(8))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && (n != obj.Size || !bytes.Equal(h.Sum(nil), obj.SHA256[:])) {
+		err = errChanged
+	}
+	if err != nil {
+		root.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// Reheader does nothing: the server's configuration gives the headers.
+func (d *DirStore) Reheader(context.Context, *Object) error { return nil }
+
+// Stat reads the file at key for its length and SHA-256.
+func (d *DirStore) Stat(_ context.Context, key string) (*Object, error) {
+	d.reqs.get.Add(1)
+	root, err := d.open(false)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil {
+		return nil, fmt.Errorf("stat %s: %w", key, ErrNotExist)
+	}
+	f := &localFile{rel: key}
+	err = hashFile(root, f, sha256.New())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("stat %s: %w", key, ErrNotExist)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Object{Key: key, Size: f.size, SHA256: f.sum}, nil
+}
+
+// Delete removes the files at keys, and the folders they leave empty.
+func (d *DirStore) Delete(_ context.Context, keys []string) error {
+	root, err := d.open(false)
+	if err != nil || root == nil {
+		return err
+	}
+	for _, key := range keys {
+		d.reqs.del.Add(1)
+		if err := root.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete %s: %w", key, err)
+		}
+		for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
+			if root.Remove(dir) != nil {
+				break // not empty, or gone: either way, done climbing
+			}
+		}
+	}
+	return nil
+}
+
+// metaTag is the entity tag of one of the deploy's files: its length,
+// mtime and inode, which every replacement changes.
+func metaTag(info fs.FileInfo) string {
+	var ino uint64
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		ino = st.Ino
+	}
+	return fmt.Sprintf("%d-%d-%d", info.Size(), info.ModTime().UnixNano(), ino)
+}
+
+func (d *DirStore) ReadMeta(_ context.Context, name, etag string) ([]byte, string, error) {
+	d.reqs.get.Add(1)
+	rel := path.Join(MetaDir, name)
+	root, err := d.open(false)
+	if err != nil {
+		return nil, "", err
+	}
+	if root == nil {
+		return nil, "", fmt.Errorf("%s: %w", rel, ErrNotExist)
+	}
+	f, err := openRegular(root, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", fmt.Errorf("%s: %w", rel, ErrNotExist)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", rel, err)
+	}
+	tag := metaTag(info)
+	if tag == etag {
+		return nil, tag, ErrNotModified
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", rel, err)
+	}
+	return data, tag, nil
+}
+
+func (d *DirStore) WriteMeta(_ context.Context, name string, data []byte) (string, error) {
+	d.reqs.put.Add(1)
+	rel := path.Join(MetaDir, name)
+	root, err := d.open(true)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	tmp, err := writeTemp(root, MetaDir, bytes.NewReader(data), &Object{Size: int64(len(data)), SHA256: sum})
+	if err == nil {
+		if err = root.Rename(tmp, rel); err != nil {
+			root.Remove(tmp)
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", rel, err)
+	}
+	info, err := root.Lstat(rel)
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", rel, err)
+	}
+	return metaTag(info), nil
+}
+
+// Lock takes an flock on MetaDir/lock in the folder: the kernel releases
+// it when the deploy ends, however it ends, so a web root's lock is never
+// stale and breakLock has nothing to do.
+func (d *DirStore) Lock(_ context.Context, holder Holder, _ bool) (Lease, error) {
+	rel := path.Join(MetaDir, "lock")
+	root, err := d.open(true)
+	if err != nil {
+		return nil, err
+	}
+	if err := root.MkdirAll(MetaDir, 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", rel, err)
+	}
+	f, err := root.OpenFile(rel, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", rel, err)
+	}
+	other, err := flockFile(f, rel, holder)
+	if errors.Is(err, errHeld) {
+		return nil, &LockedError{Store: d.String(), Holder: other}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &fileLease{f: f, lost: make(chan struct{})}, nil
+}
+
+// fileLease is a held flock: never lost while the process lives.
+type fileLease struct {
+	f    *os.File
+	lost chan struct{}
+	once sync.Once
+}
+
+func (l *fileLease) Lost() <-chan struct{} { return l.lost }
+func (l *fileLease) Err() error            { return nil }
+func (l *fileLease) Previous() *Holder     { return nil }
+func (l *fileLease) Release(context.Context) error {
+	var err error
+	l.once.Do(func() { err = l.f.Close() })
+	return err
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,199 @@
+package deploy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
+)
+
+// Headers are the HTTP headers an object is served with, on a store that
+// keeps them. An empty field leaves the host's default.
+type Headers struct {
+	ContentType  string
+	CacheControl string
+}
+
+// ImmutableCache is the Cache-Control of the files rsgen never rewrites.
+const ImmutableCache = "public, max-age=31536000, immutable"
+
+// Immutable reports whether the headers say that the object never
+// changes: such an object is written only where no object is yet.
+func (h Headers) Immutable() bool { return h.CacheControl == ImmutableCache }
+
+// HeaderPolicy returns the headers of the output file at rel. A deploy asks
+// it about every file on every run, so that a changed policy re-applies
+// the headers of files whose bytes did not change.
+type HeaderPolicy func(rel string) Headers
+
+// OutputPolicy returns rsgen's header policy for the output folder root,
+// whose files (output paths) are rels, served at base with the documents
+// of sets. Content-Type comes from rsgen's media-type table
+// (layout.ContentType); a resource whose name says nothing gets the type
+// its set's Resource List publishes for it, and a memento the type the
+// list gives its link, else its resource's; none when the list gives none
+// (the resource was deleted, or its type has no place in a list).
+// Cache-Control is:
+//   - immutable for what rsgen never rewrites: the versions of resources
+//     (mementos and patches) and the files of layout.StepImmutable (dump
+//     packages and their manifests, archived documents, closed Change Lists
+//     and Change Dumps), except the open Change List and Change Dump of a
+//     segment, which have no until yet;
+//   - short ("public, max-age=" shortCache) for every other file rsgen
+//     writes: the documents, TimeMaps, the stylesheet, the viewer;
+//   - none for the resources, which the host caches as it does any file.
+//
+// It reads the heads of the segment documents, and the Resource Lists
+// when some file needs them, once, here.
+func OutputPolicy(root *os.Root, rels []string, base string, sets []string, shortCache time.Duration) (HeaderPolicy, error) {
+	open := map[string]bool{}
+	var untyped []string
+	for _, rel := range rels {
+		switch {
+		case layout.PublishStep(rel) == layout.StepImmutable && layout.ContentType(rel) == layout.TypeXML:
+			isOpen, err := openSegment(root, rel)
+			if err != nil {
+				return nil, err
+			}
+			open[rel] = isOpen
+		case layout.ContentType(rel) == "":
+			untyped = append(untyped, rel)
+			if p, ok := resourceOfMemento(rel); ok {
+				untyped = append(untyped, p)
+			}
+		}
+	}
+	listed, err := listedTypes(root, untyped, base, sets)
+	if err != nil {
+		return nil, err
+	}
+	short := fmt.Sprintf("public, max-age=%d", int64(shortCache/time.Second))
+	return func(rel string) Headers {
+		h := Headers{ContentType: layout.ContentType(rel)}
+		if h.ContentType == "" {
+			h.ContentType = listed[rel]
+		}
+		if p, ok := resourceOfMemento(rel); ok && h.ContentType == "" {
+			h.ContentType = listed[p]
+		}
+		step := layout.PublishStep(rel)
+		switch {
+		case step == layout.StepVersions || step == layout.StepImmutable && !open[rel]:
+			h.CacheControl = ImmutableCache
+		case rel == layout.SourceDescription || strings.HasPrefix(rel, layout.DocumentsDir+"/"):
+			h.CacheControl = short
+		}
+		return h
+	}, nil
+}
+
+// resourceOfMemento returns the source path of the resource whose version
+// the output file at rel is, when rel is a memento (layout.Memento).
+func resourceOfMemento(rel string) (string, bool) {
+	rest, ok := strings.CutPrefix(rel, layout.DocumentsDir+"/mementos/")
+	stamp, p, cut := strings.Cut(rest, "/")
+	if !ok || !cut {
+		return "", false
+	}
+	t, err := time.Parse("20060102150405", stamp)
+	if err != nil || layout.Memento(t, p) != rel {
+		return "", false
+	}
+	return p, true
+}
+
+// openSegment reports whether the document at rel is the open document of
+// a Change List or Change Dump segment: one with no until. Other documents
+// of the immutable step (manifests, archived lists) are never rewritten.
+func openSegment(root *os.Root, rel string) (bool, error) {
+	f, err := root.Open(rel)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", rel, err)
+	}
+	defer f.Close()
+	head, err := rs.NewReader(f).Head()
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", rel, err)
+	}
+	capability := head.MD.Capability
+	return (capability == rs.CapChangeList || capability == rs.CapChangeDump) && head.MD.Until.IsZero(), nil
+}
+
+// listedTypes returns the media types the Resource Lists of sets publish
+// for the output paths untyped: the type of an entry's resource, and the
+// type of its links (its mementos). It reads nothing when untyped is
+// empty, as it is for most trees.
+func listedTypes(root *os.Root, untyped []string, base string, sets []string) (map[string]string, error) {
+	types := map[string]string{}
+	if len(untyped) == 0 {
+		return types, nil
+	}
+	want := make(map[string]bool, len(untyped))
+	for _, rel := range untyped {
+		want[rel] = true
+	}
+	note := func(u, typ string) {
+		if rel, ok := layout.PathFromURL(base, u); ok && typ != "" && want[rel] {
+			types[rel] = typ
+		}
+	}
+	for _, set := range sets {
+		err := readList(root, layout.ResourceList(set), base, true, func(e *rs.Entry) {
+			note(e.Loc, e.MD.Type)
+			for _, ln := range e.Links {
+				note(ln.Href, ln.Type)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return types, nil
+}
+
+// readList calls fn with every entry of the Resource List at rel, through
+// its parts when it is an index (and index says one may be). A set without
+// a Resource List (none published yet) has no entries.
+func readList(root *os.Root, rel, base string, index bool, fn func(*rs.Entry)) error {
+	f, err := root.Open(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", rel, err)
+	}
+	defer f.Close()
+	r := rs.NewReader(f)
+	head, err := r.Head()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", rel, err)
+	}
+	if head.Root == rs.SitemapIndex && !index {
+		return fmt.Errorf("read %s: a part of a Resource List Index is itself an index", rel)
+	}
+	var parts []string
+	err = r.Entries(func(e *rs.Entry) error {
+		if head.Root == rs.SitemapIndex {
+			if part, ok := layout.PathFromURL(base, e.Loc); ok {
+				parts = append(parts, part)
+			}
+			return nil
+		}
+		fn(e)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read %s: %w", rel, err)
+	}
+	for _, part := range parts {
+		if err := readList(root, part, base, false, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}

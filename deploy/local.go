@@ -1,0 +1,82 @@
+package deploy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// publishingRecord is the file a build keeps in the state folder while it
+// renames its files into place (the generator's intent record): while it
+// is there, the output is not a complete build.
+const publishingRecord = "publishing"
+
+// buildMark identifies the last complete build: the state file a build
+// replaces when it completes.
+type buildMark struct {
+	dev, ino     uint64
+	size, mtimeN int64
+}
+
+// completeBuild checks that the output folder holds a complete build and
+// returns its mark. A deploy compares the marks taken before and after it
+// reads the output: a build renames files into place only while its record
+// is there, and removes the record only after replacing the state file, so
+// equal marks and no record mean that no build published anything in
+// between.
+func completeBuild(out, state string) (buildMark, error) {
+	if _, err := os.Stat(filepath.Join(state, publishingRecord)); err == nil {
+		return buildMark{}, errors.New("the last build did not complete (run rsgen build to complete it), or one is running")
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return buildMark{}, fmt.Errorf("state folder: %w", err)
+	}
+	info, err := os.Stat(filepath.Join(state, snapshot.FileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return buildMark{}, fmt.Errorf("no build to deploy: %s holds no state (run rsgen build first)", state)
+	}
+	if err != nil {
+		return buildMark{}, fmt.Errorf("state folder: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(layout.SourceDescription))); err != nil {
+		return buildMark{}, fmt.Errorf("no build to deploy in %s: %w (run rsgen build first)", out, err)
+	}
+	m := buildMark{size: info.Size(), mtimeN: info.ModTime().UnixNano()}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		m.dev, m.ino = uint64(st.Dev), st.Ino
+	}
+	return m, nil
+}
+
+// errHeld is returned by flockFile when another process holds the lock.
+var errHeld = errors.New("held by another process")
+
+// flockFile takes an exclusive lock on f, the lock file at path (for
+// messages), without waiting, and writes holder into it for messages. The
+// kernel drops the lock when the process dies, however it dies. When
+// another process holds it, it closes f and returns errHeld with that
+// process's holder. Closing f releases the lock.
+func flockFile(f *os.File, path string, holder Holder) (Holder, error) {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		var other Holder
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			data, _ := io.ReadAll(f)
+			json.Unmarshal(data, &other) // for the message only
+			err = errHeld
+		}
+		f.Close()
+		return other, fmt.Errorf("lock %s: %w", path, err)
+	}
+	data, _ := json.Marshal(holder)
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt(data, 0) // for messages only: a failure here costs nothing
+	}
+	return holder, nil
+}

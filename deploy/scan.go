@@ -1,0 +1,197 @@
+package deploy
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/rsgen/rsgen/layout"
+)
+
+// localFile is a file of the output folder as the deploy found it.
+type localFile struct {
+	rel   string
+	size  int64
+	mtime int64 // Unix nanoseconds
+	ino   uint64
+	sum   [32]byte
+}
+
+// object returns what the store should hold for f under the policy.
+func (f *localFile) object(policy HeaderPolicy) Object {
+	return Object{Key: f.rel, Size: f.size, SHA256: f.sum, Headers: policy(f.rel)}
+}
+
+// scanResult is what scanOutput found.
+type scanResult struct {
+	files       []*localFile
+	hashed      int   // files read, their stat being new or changed
+	hashedBytes int64 // their bytes
+}
+
+// scanOutput lists the regular files of the output folder that store
+// publishes, and gets the SHA-256 of each: from cache when its stat did not
+// change, else by reading it. The build's temporary files are left out;
+// other files that are not regular (symbolic links, pipes) are left out
+// with a warning, and nothing is followed out of the folder.
+func scanOutput(ctx context.Context, root *os.Root, publishes func(string) bool, cache *hashCache, notify func(Event)) (*scanResult, error) {
+	res := &scanResult{}
+	var toHash []*localFile
+	err := fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("scan the output: %w", err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if rel == "." {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), layout.TempPrefix) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if rel == MetaDir {
+			return fmt.Errorf("the output holds %s, the name of the deploy's own folder on the target: rename it", rel)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !publishes(rel) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			notify(Event{Kind: EventWarning, Path: rel, Msg: "not a regular file: not deployed"})
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("scan the output: %w", err)
+		}
+		f := &localFile{rel: rel}
+		f.setStat(info)
+		var ok bool
+		if f.sum, ok = cache.lookup(f); !ok {
+			toHash = append(toHash, f)
+		}
+		res.files = append(res.files, f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := hashAll(ctx, root, toHash); err != nil {
+		return nil, err
+	}
+	res.hashed = len(toHash)
+	for _, f := range toHash {
+		res.hashedBytes += f.size
+	}
+	return res, nil
+}
+
+// setStat records the stat that decides whether f must be read again.
+func (f *localFile) setStat(info fs.FileInfo) {
+	f.size, f.mtime = info.Size(), info.ModTime().UnixNano()
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		f.ino = st.Ino
+	}
+}
+
+// hashAll reads files with one worker per CPU and sets their SHA-256.
+func hashAll(ctx context.Context, root *os.Root, files []*localFile) error {
+	work := make(chan *localFile)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Go(func() {
+			h := sha256.New()
+			for f := range work {
+				if err := hashFile(root, f, h); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for _, f := range files {
+		if len(errs) > 0 || ctx.Err() != nil {
+			break
+		}
+		work <- f
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return ctx.Err()
+	}
+}
+
+// hashFile reads f and sets its SHA-256 and the stat of the bytes read:
+// a file that changed while it was read (its size or mtime differ before
+// and after) fails, for a build is then replacing it.
+func hashFile(root *os.Root, f *localFile, h interface {
+	io.Writer
+	Sum([]byte) []byte
+	Reset()
+}) error {
+	file, err := openRegular(root, f.rel)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	before, err := file.Stat()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", f.rel, err)
+	}
+	h.Reset()
+	if _, err := io.Copy(h, file); err != nil {
+		return fmt.Errorf("read %s: %w", f.rel, err)
+	}
+	after, err := file.Stat()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", f.rel, err)
+	}
+	if before.Size() != after.Size() || !before.ModTime().Equal(after.ModTime()) {
+		return fmt.Errorf("read %s: %w", f.rel, errChanged)
+	}
+	f.setStat(after)
+	h.Sum(f.sum[:0])
+	return nil
+}
+
+// errChanged says that an output file changed under the deploy.
+var errChanged = errors.New("the file changed while the deploy read it (is a build running? deploy again once it is done)")
+
+// openRegular opens the regular file at rel below root, never through a
+// symbolic link and never a pipe or a device.
+func openRegular(root *os.Root, rel string) (*os.File, error) {
+	file, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	info, err := file.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return file, nil
+}

@@ -1,0 +1,85 @@
+package deploy
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/layout"
+)
+
+// TestScanTrustsUnchangedStat: the second scan reads no file, a file whose
+// mtime changed is read again, and so is one modified after the scan that
+// recorded it started (it may have changed after it was read).
+func TestScanTrustsUnchangedStat(t *testing.T) {
+	out := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for _, f := range []string{"a.txt", "b/c.txt", "d.txt"} {
+		p := filepath.Join(out, filepath.FromSlash(f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(f), 0o644)
+		os.Chtimes(p, old, old)
+	}
+	root := openRoot(t, out)
+	cachePath := filepath.Join(t.TempDir(), "hashes")
+	scan := func() *scanResult {
+		t.Helper()
+		start := time.Now().UnixNano()
+		res, err := scanOutput(context.Background(), root, func(string) bool { return true }, loadHashCache(cachePath), func(Event) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := saveHashCache(cachePath, start, res.files); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := scan(); res.hashed != 3 || len(res.files) != 3 {
+		t.Fatalf("first scan read %d of %d files; want 3 of 3", res.hashed, len(res.files))
+	}
+	if res := scan(); res.hashed != 0 {
+		t.Errorf("second scan read %d files; want 0", res.hashed)
+	}
+	touched := old.Add(time.Minute)
+	os.Chtimes(filepath.Join(out, "a.txt"), touched, touched)
+	future := time.Now().Add(time.Hour) // modified after the scan that recorded it started
+	os.Chtimes(filepath.Join(out, "d.txt"), future, future)
+	if res := scan(); res.hashed != 2 {
+		t.Errorf("scan after a touch and a racy mtime read %d files; want 2", res.hashed)
+	}
+	if res := scan(); res.hashed != 1 {
+		t.Errorf("the racy file must be read until its mtime is older than a scan: read %d; want 1", res.hashed)
+	}
+}
+
+// TestScanLeavesOut: temporary files of a build, links and the files the
+// store does not publish are left out; a file at the deploy's own folder
+// fails.
+func TestScanLeavesOut(t *testing.T) {
+	out := t.TempDir()
+	os.WriteFile(filepath.Join(out, "a.txt"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(out, layout.TempPrefix+"123"), []byte("tmp"), 0o644)
+	os.WriteFile(filepath.Join(out, ".htaccess"), []byte("x"), 0o644)
+	os.Symlink("/etc/passwd", filepath.Join(out, "link"))
+	var warnings []string
+	s3 := &S3Store{}
+	res, err := scanOutput(context.Background(), openRoot(t, out), s3.Publishes, loadHashCache(""), func(e Event) {
+		warnings = append(warnings, e.Path+": "+e.Msg)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.files) != 1 || res.files[0].rel != "a.txt" {
+		t.Errorf("scanned %v; want a.txt alone", res.files)
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "link:") {
+		t.Errorf("warnings %q; want one about the link", warnings)
+	}
+	os.MkdirAll(filepath.Join(out, MetaDir), 0o755)
+	if _, err := scanOutput(context.Background(), openRoot(t, out), s3.Publishes, loadHashCache(""), func(Event) {}); err == nil {
+		t.Error("an output holding the deploy's own folder was scanned")
+	}
+}
