@@ -128,7 +128,7 @@ type Publish struct {
 }
 
 // Targets lists the hosting targets [publish] targets accepts.
-var Targets = []string{"github-pages", "netlify", "cloudflare-pages", "nginx", "apache", "s3"}
+var Targets = []string{"github-pages", "netlify", "cloudflare-pages", "nginx", "apache"}
 
 // publishKeys are the keys of [publish], for suggestions.
 var publishKeys = []string{"targets", "stylesheet", "viewer", "robots", "html_link", "short_cache"}
@@ -545,6 +545,9 @@ func (c *Config) checkValues() error {
 		}
 	}
 	for _, t := range c.Publish.Targets {
+		if t == "s3" {
+			return c.keyError("publish.targets", -1, "the s3 target is retired: publish with rsgen deploy --to s3://BUCKET/PREFIX, which uploads in the right order and sets Content-Type and Cache-Control itself")
+		}
 		if !slices.Contains(Targets, t) {
 			return c.keyError("publish.targets", -1, "unknown target %q (use %s)%s", t, strings.Join(Targets, ", "), Closest(t, Targets))
 		}

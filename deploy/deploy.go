@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // Options configures one deploy.
@@ -154,7 +155,7 @@ type deployer struct {
 }
 
 func (d *deployer) run(ctx context.Context) error {
-	d.dir = filepath.Join(d.opts.State, "deploy", storeID(d.store))
+	d.dir = filepath.Join(d.opts.State, snapshot.DeployDir, storeID(d.store))
 	holder, unlock, err := d.lockLocally()
 	if err != nil {
 		return err
@@ -244,7 +245,7 @@ func (d *deployer) readOutput(ctx context.Context) error {
 	if d.out, err = os.OpenRoot(d.opts.Out); err != nil {
 		return fmt.Errorf("output folder: %w", err)
 	}
-	cachePath := filepath.Join(d.opts.State, "deploy", "hashes")
+	cachePath := filepath.Join(d.opts.State, snapshot.DeployDir, "hashes")
 	cache := loadHashCache(cachePath)
 	scanStart := time.Now().UnixNano()
 	res, err := scanOutput(ctx, d.out, d.store.Publishes, cache, d.opts.Notify)

@@ -17,7 +17,7 @@ import (
 // publishingRecord is the file a build keeps in the state folder while it
 // renames its files into place (the generator's intent record): while it
 // is there, the output is not a complete build.
-const publishingRecord = "publishing"
+const publishingRecord = snapshot.PublishingFile
 
 // buildMark identifies the last complete build: the state file a build
 // replaces when it completes.

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/rsgen/rsgen/layout"
 )
 
 // S3Options says which bucket to publish to, and how to reach it.
@@ -119,8 +120,13 @@ func (s *S3Store) KeepsHeaders() bool { return true }
 // hostingFiles are the configuration files rsgen writes for web servers
 // and static hosts ([publish] targets): a bucket has no use for them, and
 // should not show them.
-var hostingFiles = map[string]bool{".nojekyll": true, "_headers": true, "rsgen-nginx.conf": true,
-	".htaccess": true, "rsgen-s3-sync.sh": true}
+var hostingFiles = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range layout.HostingFiles {
+		m[f] = true
+	}
+	return m
+}()
 
 // Publishes leaves out the hosting files.
 func (s *S3Store) Publishes(rel string) bool { return !hostingFiles[rel] }

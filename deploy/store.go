@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/rsgen/rsgen/layout"
 )
 
 // Object is one published file as a store holds it: its key (the output
@@ -74,7 +76,7 @@ type Store interface {
 
 // MetaDir is the folder, below the store's prefix, of the deploy's own
 // files: the manifest and the lock. No output path may lie in it.
-const MetaDir = ".rsgen-deploy"
+const MetaDir = layout.DeployMetaDir
 
 // The errors of a Store.
 var (

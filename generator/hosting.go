@@ -29,14 +29,13 @@ import (
 // removed by the next build. They are never resources; a source file at
 // the same path fails the build, as one at a document's path does.
 
-// The hosting files, by output path.
+// The hosting files, by output path (layout.HostingFiles), and robots.txt.
 const (
-	noJekyllFile = ".nojekyll"        // github-pages: publish dot-folders such as .well-known
-	headersFile  = "_headers"         // netlify, cloudflare-pages
-	nginxFile    = "rsgen-nginx.conf" // nginx: include it in the server block
-	htaccessFile = ".htaccess"        // apache
-	s3ScriptFile = "rsgen-s3-sync.sh" // s3: aws s3 sync with the right metadata
-	robotsFile   = "robots.txt"       // [publish] robots
+	noJekyllFile = layout.NoJekyllFile
+	headersFile  = layout.HeadersFile
+	nginxFile    = layout.NginxFile
+	htaccessFile = layout.HtaccessFile
+	robotsFile   = "robots.txt" // [publish] robots
 	cacheForever = "public, max-age=31536000, immutable"
 )
 
@@ -57,7 +56,6 @@ func (b *builder) hostingFiles() []string {
 		{headersFile, p.HasTarget("netlify") || p.HasTarget("cloudflare-pages")},
 		{nginxFile, p.HasTarget("nginx")},
 		{htaccessFile, p.HasTarget("apache")},
-		{s3ScriptFile, p.HasTarget("s3")},
 		{robotsFile, p.Robots},
 	} {
 		if f.on {
@@ -110,7 +108,6 @@ func (b *builder) writeHosting() error {
 		headersFile:  b.writeHeaders,
 		nginxFile:    writeNginx,
 		htaccessFile: writeHtaccess,
-		s3ScriptFile: writeS3Script,
 		robotsFile:   b.writeRobots,
 	}
 	for _, f := range files {
@@ -365,6 +362,7 @@ func writeNginx(w *bufio.Writer, plan *hostPlan) error {
 	for _, f := range plan.hidden {
 		fmt.Fprintf(w, "\nlocation = %s {\n    return 404;\n}\n", nginxString(plan.basePath+f))
 	}
+	fmt.Fprintf(w, "\nlocation ^~ %s {\n    return 404;\n}\n", nginxString(plan.basePath+layout.DeployMetaDir+"/"))
 	return nil
 }
 
@@ -423,8 +421,8 @@ func apacheRegex(p string, folder bool) (re string, ok bool) {
 }
 
 // writeHtaccess writes the .htaccess of an Apache served output folder.
-// It needs mod_headers and AllowOverride FileInfo; Apache never serves
-// .ht* files. <If> sections match the decoded path, like nginx.
+// It needs mod_headers and AllowOverride FileInfo. <If> sections match
+// the decoded path, like nginx.
 func writeHtaccess(w *bufio.Writer, plan *hostPlan) error {
 	fmt.Fprintf(w, `# %s: written by rsgen ([publish] targets = ["apache"]); every build rewrites it.
 # The output folder must be served at base_url's path %s, with
@@ -455,106 +453,19 @@ func writeHtaccess(w *bufio.Writer, plan *hostPlan) error {
 		w.WriteString("</If>\n")
 	}
 	for _, f := range plan.hidden {
-		if !strings.HasPrefix(f, ".ht") {
-			fmt.Fprintf(w, "<Files %q>\n    Require all denied\n</Files>\n", f)
-		}
+		writeApacheNotFound(w, plan.basePath+f, false)
 	}
+	writeApacheNotFound(w, plan.basePath+layout.DeployMetaDir+"/", true)
 	return nil
 }
 
-// shellQuote quotes s for sh.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// s3Pattern returns the aws s3 --include/--exclude pattern matching the
-// rule's path, with the wildcard characters of its name made literal.
-func s3Pattern(r *hostRule, suffix string) string {
-	p := strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]").Replace(r.path)
-	if r.folder() {
-		p += "*" + suffix
+// writeApacheNotFound answers 404 for the path p, or everything below it
+// when folder is set. Redirect 404 is allowed by AllowOverride FileInfo;
+// Require would need AuthConfig too.
+func writeApacheNotFound(w *bufio.Writer, p string, folder bool) {
+	if re, ok := apacheRegex(p, folder); ok {
+		fmt.Fprintf(w, "<If \"%%{REQUEST_URI} =~ %s\">\n    Redirect 404\n</If>\n", re)
 	}
-	return shellQuote(p)
-}
-
-// writeS3Script writes a script that uploads the output folder with aws
-// s3 sync, which guesses content types from extensions and sets no cache
-// headers: resources first, then the documents by kind with their
-// content type and Cache-Control, the Source Description last, and only
-// then deletes what the build no longer publishes. S3 cannot send Link
-// headers.
-func writeS3Script(w *bufio.Writer, plan *hostPlan) error {
-	fmt.Fprintf(w, `#!/bin/sh
-# %s: written by rsgen ([publish] targets = ["s3"]); every build rewrites it.
-# Uploads this folder to an S3 bucket (or any S3-compatible store) with the
-# content types and Cache-Control headers ResourceSync needs:
-#
-#     RSGEN_S3_DEST=s3://my-bucket/prefix sh %s [aws s3 options...]
-#
-# e.g. --endpoint-url URL, --profile NAME, --dryrun. The bucket must serve
-# this folder at base_url (%s). S3 cannot send the Link: rel="resourcesync"
-# header; a CDN in front of the bucket can add it.
-set -eu
-dest="${RSGEN_S3_DEST:?set RSGEN_S3_DEST to s3://bucket or s3://bucket/prefix}"
-dest="${dest%%/}"
-cd "$(dirname "$0")"
-short=%s
-immutable=%s
-`, s3ScriptFile, s3ScriptFile, escapedBasePath(plan.basePath), shellQuote(plan.shortCache), shellQuote(cacheForever))
-	hidden := ""
-	for _, f := range plan.hidden {
-		hidden += " --exclude " + shellQuote(f)
-	}
-	fmt.Fprintf(w, "\n# 1. The resources: everything but the documents and rsgen's hosting files.\n")
-	fmt.Fprintf(w, "aws s3 sync . \"$dest\" --exclude %s --exclude %s%s \"$@\"\n",
-		shellQuote(layout.DocumentsDir+"/*"), shellQuote(layout.SourceDescription), hidden)
-	groups := []struct {
-		comment, contentType, cache string
-		match                       func(r *hostRule) []string
-	}{
-		{"2. Dump packages: never rewritten.", "application/zip", "$immutable", func(r *hostRule) []string {
-			if r.folder() && r.cache == cacheImmutable {
-				return []string{s3Pattern(r, ".zip")}
-			}
-			return nil
-		}},
-		{"3. Closed Change Lists and Change Dumps, package manifests: never rewritten.", layout.TypeXML, "$immutable", func(r *hostRule) []string {
-			if r.cache == cacheImmutable {
-				return []string{s3Pattern(r, ".xml")}
-			}
-			return nil
-		}},
-		{"4. The stylesheet.", layout.TypeXSL, "$short", func(r *hostRule) []string {
-			if r.contentType == layout.TypeXSL {
-				return []string{s3Pattern(r, "")}
-			}
-			return nil
-		}},
-		{"5. The documents that change between builds.", layout.TypeXML, "$short", func(r *hostRule) []string {
-			if r.cache == cacheShort && r.contentType == layout.TypeXML && r.path != layout.SourceDescription {
-				return []string{s3Pattern(r, "")}
-			}
-			return nil
-		}},
-	}
-	for _, g := range groups {
-		var includes []string
-		for i := range plan.rules {
-			includes = append(includes, g.match(&plan.rules[i])...)
-		}
-		if len(includes) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n# %s\naws s3 sync . \"$dest\" --exclude '*'", g.comment)
-		for _, inc := range includes {
-			fmt.Fprintf(w, " \\\n  --include %s", inc)
-		}
-		fmt.Fprintf(w, " \\\n  --content-type %s --cache-control \"%s\" \"$@\"\n", g.contentType, g.cache)
-	}
-	fmt.Fprintf(w, "\n# 6. The Source Description, last: it has no extension to guess its type from.\n")
-	fmt.Fprintf(w, "aws s3 cp %s \"$dest/%s\" --content-type %s --cache-control \"$short\" \"$@\"\n",
-		shellQuote(layout.SourceDescription), layout.SourceDescription, layout.TypeXML)
-	fmt.Fprintf(w, "\n# 7. Delete what this build no longer publishes (everything is uploaded by now).\n")
-	fmt.Fprintf(w, "aws s3 sync . \"$dest\" --delete%s \"$@\"\n", hidden)
-	return nil
 }
 
 // writeRobots writes a robots.txt that names every Resource List as a

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
 )
 
 // FuzzHostingFiles writes the nginx snippet, the .htaccess and the
@@ -60,7 +61,7 @@ func render(t *testing.T, write func(*bufio.Writer) error) string {
 
 // The lines an .htaccess and a _headers file may hold.
 var (
-	htaccessLine = regexp.MustCompile(`^(#[^\n]*|AddType [a-z0-9.+-]+/[a-z0-9.+-]+ \.[a-z0-9-]+|<If "%\{REQUEST_URI\} =~ m([#|!%^])\^[^\x00-\x1f\x7f]*">|    ForceType [a-z]+/[a-z+-]+|    Header set Cache-Control "[a-z0-9=, -]+"|    Header add Link "<[!-~]+>; rel=\\"resourcesync\\""|</If>|<Files "[^\x00-\x1f\x7f"]*">|    Require all denied|</Files>)$`)
+	htaccessLine = regexp.MustCompile(`^(#[^\n]*|AddType [a-z0-9.+-]+/[a-z0-9.+-]+ \.[a-z0-9-]+|<If "%\{REQUEST_URI\} =~ m([#|!%^])\^[^\x00-\x1f\x7f]*">|    ForceType [a-z]+/[a-z+-]+|    Header set Cache-Control "[a-z0-9=, -]+"|    Header add Link "<[!-~]+>; rel=\\"resourcesync\\""|    Redirect 404|</If>)$`)
 	headersLine  = regexp.MustCompile(`^(#[^\n]*|/[!-~]*|  Content-Type: [a-z]+/[a-z+-]+|  Cache-Control: [a-z0-9=, -]+|  Link: <[!-~]+>; rel="resourcesync")$`)
 )
 
@@ -152,6 +153,7 @@ func checkNginx(t *testing.T, text string, plan *hostPlan) {
 	for _, f := range plan.hidden {
 		want[plan.basePath+f] = true
 	}
+	want[plan.basePath+layout.DeployMetaDir+"/"] = true
 	next := func() nginxToken {
 		if len(toks) == 0 {
 			t.Fatalf("nginx snippet ends early:\n%s", text)

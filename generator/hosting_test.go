@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,7 +14,7 @@ import (
 	"github.com/rsgen/rsgen/generator"
 )
 
-var allTargets = []string{"github-pages", "netlify", "cloudflare-pages", "nginx", "apache", "s3"}
+var allTargets = config.Targets
 
 // hostingSite is a site with a folder-shaped set, a set chosen by a glob,
 // and a file in no set; Change Lists rotate every hour.
@@ -44,7 +43,7 @@ func hostingSite(t *testing.T, baseURL string, tweak func(*config.Config)) *site
 func TestHostingFilesFollowTheTargets(t *testing.T) {
 	s := hostingSite(t, testBaseURL, nil)
 	s.build(t0)
-	for _, f := range []string{".nojekyll", "_headers", "rsgen-nginx.conf", ".htaccess", "rsgen-s3-sync.sh"} {
+	for _, f := range []string{".nojekyll", "_headers", "rsgen-nginx.conf", ".htaccess"} {
 		if _, err := os.Stat(filepath.Join(s.Out, f)); err != nil {
 			t.Errorf("%s not written: %v", f, err)
 		}
@@ -54,7 +53,7 @@ func TestHostingFilesFollowTheTargets(t *testing.T) {
 	}
 	// The hosting files are not resources.
 	rl := string(s.outFile("resourcesync/books/resourcelist.xml")) + string(s.outFile("resourcesync/tables/resourcelist.xml"))
-	for _, f := range []string{"_headers", ".nojekyll", "rsgen-nginx.conf", ".htaccess", "rsgen-s3-sync.sh", generator.StylesheetPath} {
+	for _, f := range []string{"_headers", ".nojekyll", "rsgen-nginx.conf", ".htaccess", generator.StylesheetPath} {
 		if strings.Contains(rl, f+"</loc>") {
 			t.Errorf("a Resource List lists %s", f)
 		}
@@ -63,7 +62,7 @@ func TestHostingFilesFollowTheTargets(t *testing.T) {
 	// A target turned off has its file removed by the next build.
 	s.Cfg.Publish.Targets = []string{"netlify"}
 	s.build(t0.Add(time.Minute))
-	for _, f := range []string{".nojekyll", "rsgen-nginx.conf", ".htaccess", "rsgen-s3-sync.sh"} {
+	for _, f := range []string{".nojekyll", "rsgen-nginx.conf", ".htaccess"} {
 		if _, err := os.Stat(filepath.Join(s.Out, f)); err == nil {
 			t.Errorf("%s still there after its target was turned off", f)
 		}
@@ -154,59 +153,6 @@ func parseHeaders(t *testing.T, text string) map[string][]string {
 		}
 	}
 	return rules
-}
-
-func TestS3ScriptUploadsWithMetadataInOrder(t *testing.T) {
-	s := hostingSite(t, testBaseURL, func(c *config.Config) { c.Dumps.ResourceDump = true })
-	s.build(t0)
-	bin := t.TempDir()
-	log := filepath.Join(bin, "calls")
-	fake := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> " + log + "\n"
-	if err := os.WriteFile(filepath.Join(bin, "aws"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("sh", filepath.Join(s.Out, "rsgen-s3-sync.sh"), "--endpoint-url", "http://127.0.0.1:9")
-	cmd.Dir = t.TempDir() // the script works from its own folder
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "RSGEN_S3_DEST=s3://bucket/pub/")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("rsgen-s3-sync.sh: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := strings.Split(strings.TrimSpace(string(data)), "\n")
-	for i, c := range calls {
-		if !strings.HasSuffix(c, "--endpoint-url http://127.0.0.1:9") || !strings.Contains(c, " s3://bucket/pub") {
-			t.Errorf("call %d does not pass the destination and the extra options: %s", i+1, c)
-		}
-	}
-	find := func(substr string) int {
-		for i, c := range calls {
-			if strings.Contains(c, substr) {
-				return i
-			}
-		}
-		t.Errorf("no aws call with %q in\n%s", substr, data)
-		return -1
-	}
-	resources := find("sync . s3://bucket/pub --exclude resourcesync/*")
-	packages := find("--include resourcesync/books/resourcedump/*.zip")
-	lists := find("--include resourcesync/books/resourcelist.xml")
-	sd := find("cp .well-known/resourcesync s3://bucket/pub/.well-known/resourcesync --content-type application/xml --cache-control public, max-age=300")
-	del := find("--delete")
-	if !(resources < packages && packages < lists && lists < sd && sd < del) {
-		t.Errorf("calls out of order (resources, packages, lists, Source Description, deletions):\n%s", data)
-	}
-	if c := calls[packages]; !strings.Contains(c, "--content-type application/zip --cache-control public, max-age=31536000, immutable") {
-		t.Errorf("packages uploaded without their type and immutable caching: %s", c)
-	}
-	if c := calls[lists]; !strings.Contains(c, "--content-type application/xml --cache-control public, max-age=300") {
-		t.Errorf("lists uploaded without their type and short caching: %s", c)
-	}
-	if !strings.Contains(calls[del], "--exclude rsgen-s3-sync.sh") || !strings.Contains(calls[resources], "--exclude rsgen-s3-sync.sh") {
-		t.Errorf("the script uploads itself:\n%s", data)
-	}
 }
 
 func TestRobotsNamesEveryResourceList(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 // behind, and the next build removes the files it names that it does not
 // publish itself, however it got its state (the old one, or one rebuilt
 // from the output that no longer lists a deleted resource).
-const intentFile = "publishing"
+const intentFile = snapshot.PublishingFile
 
 // intent is what a record names: output paths added and resources deleted.
 type intent struct {

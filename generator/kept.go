@@ -27,7 +27,7 @@ import (
 )
 
 // archiveDir is the folder, inside the state folder, of the kept files.
-const archiveDir = "closed"
+const archiveDir = snapshot.ArchiveDir
 
 // archivePath returns the file, in the state archive, of output path rel.
 func (b *builder) archivePath(rel string) string {

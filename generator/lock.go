@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // LockFileName is the lock file in the state folder. While a build runs it
@@ -21,7 +23,7 @@ import (
 // takes the lock, says whose it was, and goes on. The PID in the file is
 // for messages only; it is never trusted to decide anything, so PID reuse
 // cannot wedge a build.
-const LockFileName = "lock"
+const LockFileName = snapshot.LockFile
 
 // ErrLocked is returned, wrapped in a *LockError, when another build holds
 // the state's lock and the caller did not ask to wait.

@@ -56,6 +56,7 @@ func startApache(t *testing.T, bin, out string, port int) {
 LoadModule mpm_event_module %[2]smod_mpm_event.so
 LoadModule authz_core_module %[2]smod_authz_core.so
 LoadModule mime_module %[2]smod_mime.so
+LoadModule alias_module %[2]smod_alias.so
 LoadModule headers_module %[2]smod_headers.so
 Listen 127.0.0.1:%[3]d
 ServerName localhost
@@ -67,7 +68,7 @@ Group www-data
 TypesConfig /dev/null
 DocumentRoot %[4]s
 <Directory %[4]s>
-    AllowOverride All
+    AllowOverride FileInfo
     Require all granted
 </Directory>
 `, dir, mods, port, out)
@@ -169,12 +170,27 @@ func TestOneMediaTypeTable(t *testing.T) {
 		startApache(t, bin, s.Out, port)
 		servers["apache"] = fmt.Sprintf("http://127.0.0.1:%d/", port)
 	}
+	// What a deploy to a web root keeps beside the output, which no host
+	// may serve either.
+	meta := filepath.Join(s.Out, layout.DeployMetaDir)
+	if err := os.Mkdir(meta, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(meta, "manifest"), []byte("deploy manifest"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hidden := []string{layout.NginxFile, layout.HtaccessFile, layout.DeployMetaDir + "/manifest"}
 	client := &http.Client{Timeout: 5 * time.Second}
 	for name, base := range servers {
 		for p, typ := range want {
 			got, status := contentTypeOf(t, client, base+string(layout.AppendEscapedPath(nil, p)))
 			if status != http.StatusOK || got != typ {
 				t.Errorf("%s: GET /%s: %d %q, want 200 %q", name, p, status, got, typ)
+			}
+		}
+		for _, p := range hidden {
+			if _, status := contentTypeOf(t, client, base+p); status < 400 {
+				t.Errorf("%s: GET /%s: %d, want it refused", name, p, status)
 			}
 		}
 	}

@@ -81,7 +81,7 @@ func (b *builder) removeStaleTemps() error {
 // folder a first build adopted, so that a first build killed before it
 // wrote its Source Description is recognised as rsgen's by the next. It
 // lives in the state folder because the output folder is published.
-const outputMarker = "output"
+const outputMarker = snapshot.OutputMarker
 
 // ErrForeignOutput is returned when a first build would write into a
 // non-empty output folder that holds no rsgen build.

@@ -168,3 +168,22 @@ var VersionDirs = []string{"mementos", "timemaps", "patches"}
 // ViewerPage is the output path of the document browser's page (package
 // viewer): no set may take its name either.
 const ViewerPage = DocumentsDir + "/index.html"
+
+// The hosting files: what rsgen writes at the top of the output for the
+// hosts that serve it ([publish] targets). They are configuration, never
+// resources: the hosts, rsgen serve and rsgen deploy to S3 keep them from
+// being served.
+const (
+	NoJekyllFile = ".nojekyll"        // github-pages: publish dot-folders such as .well-known
+	HeadersFile  = "_headers"         // netlify, cloudflare-pages
+	NginxFile    = "rsgen-nginx.conf" // nginx: include it in the server block
+	HtaccessFile = ".htaccess"        // apache
+)
+
+// HostingFiles lists the hosting files.
+var HostingFiles = []string{NoJekyllFile, HeadersFile, NginxFile, HtaccessFile}
+
+// DeployMetaDir is the folder rsgen deploy keeps its manifest and lock in,
+// at the top of what it publishes to. It is never published: no output path
+// may lie in it, and the hosting files keep hosts from serving it.
+const DeployMetaDir = ".rsgen-deploy"

@@ -40,8 +40,8 @@
 // forbidden. Not found are: the generator's temporary files
 // (.rsgen-tmp-*), which become documents only when renamed into place, so
 // that no response ever holds half a document; the hosting files rsgen
-// writes for the hosts (rsgen-nginx.conf, .htaccess, _headers, .nojekyll,
-// rsgen-s3-sync.sh), which those hosts refuse too; every path with a
+// writes for the hosts (rsgen-nginx.conf, .htaccess, _headers, .nojekyll),
+// which those hosts refuse too; every path with a
 // dot-segment (.git/config, a .env), except in .well-known, the resources
 // the Resource Lists list (dotfiles published with include_dotfiles) and
 // rsgen's versions of them; and a file named with a trailing slash.

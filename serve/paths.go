@@ -13,7 +13,7 @@ import (
 // for the hosts ([publish] targets, in generator/hosting.go), which every
 // host it configures refuses to serve. robots.txt, which it also writes,
 // is meant to be served.
-var hostingFiles = []string{".nojekyll", "_headers", "rsgen-nginx.conf", ".htaccess", "rsgen-s3-sync.sh"}
+var hostingFiles = layout.HostingFiles
 
 // target is what a request's path leads to: a redirect, a status, the
 // handler of a live-reload path, or else a file.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
 )
 
 // put writes a file straight into the output folder, as a stray .git or a
@@ -114,8 +115,8 @@ func TestHostingFilesRefused(t *testing.T) {
 			t.Errorf("hosting file %s: %s, want 404", e.Name(), resp.Status)
 		}
 	}
-	if len(refused) < 5 {
-		t.Errorf("hosting files found: %q; the build wrote fewer than the five expected", refused)
+	if len(refused) < len(layout.HostingFiles) {
+		t.Errorf("hosting files found: %q; the build wrote fewer than the %d expected", refused, len(layout.HostingFiles))
 	}
 }
 

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/generator"
 	"github.com/rsgen/rsgen/serve"
 )
 
@@ -82,7 +84,9 @@ func TestPublishedBaseURL(t *testing.T) {
 
 	other := "http://localhost:9999/data/"
 	fx.cfg.BaseURL = other
-	fx.build(t0.Add(time.Hour))
+	if _, err := generator.Build(context.Background(), fx.cfg, generator.Options{Now: t0.Add(time.Hour), Rebase: true}); err != nil {
+		t.Fatal(err)
+	}
 	want = "<" + other + `resourcesync/texts/capabilitylist.xml>; rel="resourcesync"`
 	if resp := do(h, "GET /data/texts/a.txt"); resp.StatusCode != http.StatusOK || resp.Header.Get("Link") != want {
 		t.Errorf("after a build for %s: %s, Link %q, want %q", other, resp.Status, resp.Header.Get("Link"), want)

@@ -111,9 +111,6 @@ func Open(journal []Segment) *Segment {
 	return nil
 }
 
-// FileName is the name of the state file inside the state folder.
-const FileName = "state"
-
 const (
 	magic = "rsgen-state\n"
 	// Version is the state format this rsgen writes; it reads every

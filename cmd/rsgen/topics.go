@@ -50,7 +50,7 @@ off has its file removed):
     changes from build to build and is cached for [publish] short_cache (5m).
 
 [publish]
-targets = ["github-pages", "netlify", "cloudflare-pages", "nginx", "apache", "s3"]
+targets = ["github-pages", "netlify", "cloudflare-pages", "nginx", "apache"]
 
 github-pages      writes .nojekyll (Jekyll would drop the .well-known folder).
                   Pages sets no custom headers: the Source Description is
@@ -73,11 +73,11 @@ nginx             writes rsgen-nginx.conf, to include in the server block
                   tests. Its locations send only their own add_header lines.
 apache            writes .htaccess (needs mod_headers and AllowOverride
                   FileInfo).
-s3                writes rsgen-s3-sync.sh, which uploads with aws s3 sync:
-                      RSGEN_S3_DEST=s3://bucket/prefix sh public/rsgen-s3-sync.sh
-                  resources first, then the documents with their content
-                  type and Cache-Control, the Source Description last, then
-                  deletions. S3 cannot send Link headers.
+
+S3 and S3-compatible services cannot be configured with a file: publish there
+with "rsgen deploy" ([deploy] to = "s3://bucket/prefix"), which sends each
+object with its content type and Cache-Control, in the order that keeps
+every published document's links valid. S3 cannot send Link headers.
 
 The hosting files are never listed as resources, and nginx and Apache are
 told not to serve them. A source file at the same path fails the build.
@@ -95,11 +95,12 @@ Discovery helpers, each off by default:
                      the published length and hashes are those of the
                      published bytes. Such files are read on every build.
 
-Human-readable documents: stylesheet = true (the default) publishes
+Human-readable documents: viewer = true (the default) publishes
+resourcesync/index.html, a page that shows every document of the Source
+with its links in any browser. stylesheet = true publishes
 resourcesync/_stylesheet.xsl and references it from every document with an
-<?xml-stylesheet?> instruction, so a browser shows a table with links,
-counts, from and until. XML clients ignore it. Chromium has announced that
-it will remove XSLT; browsers without it show the XML.`
+<?xml-stylesheet?> instruction; it is off by default because Chromium warns
+about XSLT and is removing it. XML clients ignore both.`
 
 const ciTopic = `Running rsgen in CI
 

@@ -17,6 +17,7 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/generator"
 	"github.com/rsgen/rsgen/serve"
+	"github.com/rsgen/rsgen/snapshot"
 	"github.com/rsgen/rsgen/watch"
 )
 
@@ -165,7 +166,7 @@ func (w *watcher) load() error {
 // state folder, which rsgen build never publishes.
 func devConfig(prod *config.Config, base string) *config.Config {
 	dev := *prod
-	dir := filepath.Join(prod.State, "dev")
+	dir := filepath.Join(prod.State, snapshot.DevDir)
 	dev.Out, dev.State, dev.BaseURL = filepath.Join(dir, "public"), filepath.Join(dir, "state"), base
 	return &dev
 }
