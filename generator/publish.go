@@ -124,6 +124,7 @@ func (b *builder) checkOutputOwned() error {
 // warnDotfiles warns, on a first build, about the dotfiles and dot-folders
 // at the top of the source that the default exclusions leave out: nothing
 // private is published by surprise, and nothing public is dropped silently.
+// A dotfile the configuration also excludes by name was left out on purpose.
 func (b *builder) warnDotfiles() {
 	if b.prev.LastBuild != 0 {
 		return
@@ -135,7 +136,8 @@ func (b *builder) warnDotfiles() {
 	ex := newExcluder(b.cfg, b.opts.ConfigFile, b.resBase, b.opts.Exclude...)
 	var names []string
 	for _, e := range entries {
-		if reason, excluded := ex.reason(e.Name(), e.IsDir()); excluded && strings.HasPrefix(reason, "dotfile") {
+		reason, excluded := ex.reason(e.Name(), e.IsDir())
+		if _, named := ex.matchingPattern(e.Name()); excluded && strings.HasPrefix(reason, "dotfile") && !named {
 			names = append(names, e.Name())
 		}
 	}

@@ -63,15 +63,23 @@ func (e *excluder) reason(p string, isDir bool) (string, bool) {
 	case strings.HasPrefix(name, ".") && !e.dotfileIncluded(p):
 		return "dotfile (publish it with include_dotfiles)", true
 	}
-	for _, pat := range e.patterns {
-		if layout.MatchGlob(pat, p) {
-			return "matches exclude pattern " + pat, true
-		}
+	if pat, ok := e.matchingPattern(p); ok {
+		return "matches exclude pattern " + pat, true
 	}
 	// A folder is left out when even its own URI is too long: everything
 	// below it is longer still.
 	if len(e.resBase)+len(layout.AppendEscapedPath(nil, p)) > rs.MaxLocLength {
 		return uriTooLong, true
+	}
+	return "", false
+}
+
+// matchingPattern returns the first exclude pattern that matches p.
+func (e *excluder) matchingPattern(p string) (string, bool) {
+	for _, pat := range e.patterns {
+		if layout.MatchGlob(pat, p) {
+			return pat, true
+		}
 	}
 	return "", false
 }
