@@ -1,7 +1,5 @@
 package checker
 
-import "sort"
-
 // Rule describes one check: its id, its default severity, the section of
 // ResourceSync 1.1 it comes from and what it requires.
 type Rule struct {
@@ -150,13 +148,6 @@ var rulesByID = func() map[string]Rule {
 	}
 	return m
 }()
-
-// Rules returns every rule the checker implements, sorted by id.
-func Rules() []Rule {
-	out := append([]Rule(nil), ruleTable...)
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
 
 // ruleFor returns the rule with the given id. It panics on an unknown id:
 // that is a bug in the checker, caught by its tests.

@@ -56,17 +56,6 @@ const manifestName = "manifest"
 
 func newManifest() *manifest { return &manifest{entries: map[string]*entry{}} }
 
-// pendingKeys counts the keys of unfinished deploys.
-func (m *manifest) pendingKeys() int {
-	n := 0
-	for _, e := range m.entries {
-		if e.status == pending {
-			n++
-		}
-	}
-	return n
-}
-
 // encode writes the manifest, sorted by key, so that equal manifests have
 // equal bytes: one line per distinct pair of headers ("h CONTENT-TYPE
 // CACHE-CONTROL", numbered from 0 in order), then one per key ("STATUS

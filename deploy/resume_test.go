@@ -275,3 +275,14 @@ func TestHelperDeploy(t *testing.T) {
 		t.Log(err)
 	}
 }
+
+// pendingKeys counts the keys of unfinished deploys.
+func (m *manifest) pendingKeys() int {
+	n := 0
+	for _, e := range m.entries {
+		if e.status == pending {
+			n++
+		}
+	}
+	return n
+}

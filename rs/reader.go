@@ -11,8 +11,7 @@ import (
 )
 
 // ErrTooLarge is returned by a Reader whose document holds more bytes or
-// entries than its limits allow (MaxBytes plus ReadSlack, and MaxEntries,
-// unless SetLimits says otherwise).
+// entries than its limits allow (MaxBytes plus ReadSlack, and MaxEntries).
 var ErrTooLarge = errors.New("document too large")
 
 // ReadSlack is what a Reader accepts beyond MaxBytes by default: rsgen
@@ -62,10 +61,6 @@ func NewReader(r io.Reader) *Reader {
 	in := &limitedReader{r: r, limit: MaxBytes + ReadSlack}
 	return &Reader{dec: xml.NewDecoder(in), in: in, maxEntries: MaxEntries}
 }
-
-// SetLimits changes the entry and byte limits; call it before Head. Tests
-// use it to exercise the limits without 50 MB documents.
-func (r *Reader) SetLimits(entries int, bytes int64) { r.maxEntries, r.in.limit = entries, bytes }
 
 // Head reads the document up to its first entry and returns its root,
 // <rs:md> and <rs:ln>. It may be called again; it reads only once.

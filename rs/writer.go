@@ -129,9 +129,6 @@ func (w *Writer) SetStylesheet(href string) { w.stylesheet = href }
 // Entries returns the number of entries written so far.
 func (w *Writer) Entries() int { return w.entries }
 
-// Bytes returns the number of bytes written so far.
-func (w *Writer) Bytes() int64 { return w.bytes }
-
 // Start writes the XML declaration, the root element, its links and its
 // <rs:md>.
 func (w *Writer) Start(md MD, links ...Link) error {

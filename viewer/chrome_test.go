@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -549,12 +548,4 @@ func (p *tab) screenshotAt(selector string) []byte {
 		p.t.Fatal(err)
 	}
 	return png
-}
-
-// text returns the visible text of the element the selector finds.
-func (p *tab) text(selector string) string {
-	p.t.Helper()
-	var s string
-	p.eval(`(document.querySelector(`+js(selector)+`) || {innerText: ''}).innerText`, &s)
-	return strings.TrimSpace(s)
 }

@@ -203,9 +203,6 @@ func startServer(addr string, h *serve.Handler) (*server, error) {
 	return &server{s}, nil
 }
 
-// url is the server's root URL.
-func (s *server) url() string { return "http://" + s.Addr().String() + "/" }
-
 // shutdown stops the server once the requests in progress are answered,
 // or after five seconds.
 func (s *server) shutdown() error {
