@@ -18,7 +18,7 @@
 //     namespace-aware Decoder and keeps only what later rules need: the root
 //     rs:md and rs:ln, and per entry its loc, lastmod, rs:md and rs:ln. While
 //     reading it checks the structure at least as strictly as the schemas in
-//     shared/schemas/rs11 (element order, which elements and attributes may
+//     testdata/schemas/rs11 (element order, which elements and attributes may
 //     appear where, empty rs:md and rs:ln); then it checks the values
 //     (datetimes, URIs, hashes, media types, lengths) and the rules of the
 //     document's capability (Appendix A's time attributes, chronological
@@ -83,7 +83,7 @@
 //
 // Several rules are softer than a literal reading of the specification,
 // because its own examples break them: a digest that is not hex (Example 27
-// of the specification, testdata/spec-examples/ex-26.xml, has base64url
+// of the specification, ../testdata/spec-examples/ex-26.xml, has base64url
 // ones) is the warning hash-encoding, not an error, and an
 // empty <urlset> is accepted although sitemap.xsd requires one <url>: an open
 // Change List may well be empty. A closed one (with until) may not

@@ -9,7 +9,7 @@ import (
 
 // addSeeds adds every fixture and spec example to the fuzz corpus.
 func addSeeds(f *testing.F) {
-	for _, pattern := range []string{"testdata/docs/*.xml", "testdata/spec-examples/*.xml"} {
+	for _, pattern := range []string{"testdata/docs/*.xml", "../testdata/spec-examples/*.xml"} {
 		paths, err := filepath.Glob(pattern)
 		if err != nil {
 			f.Fatal(err)

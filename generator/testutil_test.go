@@ -620,8 +620,8 @@ func isHex(c byte) bool {
 // The ResourceSync 1.1 schema (the official 0.9.1 one plus datetime), and
 // the official 0.9.1 schema that destinations of spec_version 1.0 use.
 const (
-	schemaPath   = "../../shared/schemas/rs11/rs-all.xsd"
-	schema10Path = "../../shared/schemas/rs-all.xsd"
+	schemaPath   = "../testdata/schemas/rs11/rs-all.xsd"
+	schema10Path = "../testdata/schemas/rs-all.xsd"
 )
 
 // documentFiles lists the ResourceSync documents of an output tree: the
