@@ -38,7 +38,7 @@ func writeResourceLists(stateDir, dir string) (listWrite, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return listWrite{}, err
 	}
-	algs := []snapshot.Algorithm{snapshot.SHA256}
+	algs := []rs.HashAlgorithm{rs.SHA256}
 	md := rs.MD{Capability: rs.CapResourceList, At: time.Unix(st.LastBuild, 0).UTC()}
 	up := rs.Link{Rel: rs.RelUp, Href: layout.URL(benchBaseURL, layout.CapabilityList("default"))}
 	files := st.Files
@@ -66,7 +66,7 @@ func writeResourceLists(stateDir, dir string) (listWrite, error) {
 
 // writePart writes entries for files into one part until done or full, and
 // returns how many it wrote.
-func writePart(path string, md rs.MD, up rs.Link, files []snapshot.Record, algs []snapshot.Algorithm) (int, error) {
+func writePart(path string, md rs.MD, up rs.Link, files []snapshot.Record, algs []rs.HashAlgorithm) (int, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, err

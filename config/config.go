@@ -17,6 +17,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
 )
 
 // FileName is the configuration file rsgen looks for in the working folder.
@@ -38,12 +39,12 @@ type Config struct {
 	CopyResources   bool   `toml:"copy_resources"`
 	ResourceBaseURL string `toml:"resource_base_url"`
 	// SpecVersion is "1.1" (default) or "1.0" for older destinations.
-	SpecVersion string `toml:"spec_version"`
+	SpecVersion SpecVersion `toml:"spec_version"`
 	// Hashes are the published digest algorithms: md5, sha-1, sha-256.
-	Hashes []string `toml:"hashes"`
+	Hashes []rs.HashAlgorithm `toml:"hashes"`
 	// Lastmod is "content" (when rsgen first saw the current content) or
 	// "mtime" (the file's modification time).
-	Lastmod string `toml:"lastmod"`
+	Lastmod LastmodSource `toml:"lastmod"`
 	// DescribedBy is the URL of information about the Source, linked from
 	// the Source Description.
 	DescribedBy string `toml:"describedby"`
@@ -100,14 +101,14 @@ type Dumps struct {
 	PackageSize ByteSize `toml:"package_size"`
 	// Compression is "auto" (store already-compressed media types such as
 	// images, PDF and ZIP; deflate the rest), "store" or "deflate".
-	Compression string `toml:"compression"`
+	Compression Compression `toml:"compression"`
 }
 
 // Publish configures what rsgen writes beside the documents for the hosts
 // that serve them, and for people and crawlers that find them.
 type Publish struct {
 	// Targets are the hosts to write configuration for (see Targets).
-	Targets []string `toml:"targets"`
+	Targets []Target `toml:"targets"`
 	// Stylesheet publishes an XSL stylesheet and references it from every
 	// document, so that a browser with XSLT shows a table. Off by default:
 	// Chromium warns about XSLT on every such page and is removing it; the
@@ -127,14 +128,11 @@ type Publish struct {
 	ShortCache Duration `toml:"short_cache"`
 }
 
-// Targets lists the hosting targets [publish] targets accepts.
-var Targets = []string{"github-pages", "netlify", "cloudflare-pages", "nginx", "apache"}
-
 // publishKeys are the keys of [publish], for suggestions.
 var publishKeys = []string{"targets", "stylesheet", "viewer", "robots", "html_link", "short_cache"}
 
 // HasTarget reports whether target is among the configured targets.
-func (p *Publish) HasTarget(target string) bool { return slices.Contains(p.Targets, target) }
+func (p *Publish) HasTarget(target Target) bool { return slices.Contains(p.Targets, target) }
 
 // Set is one set of resources.
 type Set struct {
@@ -232,13 +230,13 @@ func Default() Config {
 		Out:             "public",
 		State:           ".rsgen",
 		CopyResources:   true,
-		SpecVersion:     "1.1",
-		Hashes:          []string{"sha-256"},
-		Lastmod:         "content",
+		SpecVersion:     Spec11,
+		Hashes:          []rs.HashAlgorithm{rs.SHA256},
+		Lastmod:         LastmodContent,
 		IncludeDotfiles: []string{".well-known"},
 		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
 		Publish:         Publish{Viewer: true, ShortCache: Duration{5 * time.Minute}},
-		Dumps:           Dumps{PackageSize: 1 << 30, Compression: "auto"},
+		Dumps:           Dumps{PackageSize: 1 << 30, Compression: CompressAuto},
 		Archives:        Archives{SnapshotEvery: Duration{30 * 24 * time.Hour}},
 	}
 }
@@ -507,34 +505,31 @@ func (c *Config) keyError(key string, set int, format string, args ...any) error
 	return e
 }
 
-// HashAlgorithms lists the digest algorithms rsgen can publish.
-var HashAlgorithms = []string{"md5", "sha-1", "sha-256"}
-
 var setNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
 // checkValues checks the values that do not depend on flags.
 func (c *Config) checkValues() error {
-	if c.SpecVersion != "1.1" && c.SpecVersion != "1.0" {
+	if c.SpecVersion != Spec11 && c.SpecVersion != Spec10 {
 		return c.keyError("spec_version", -1, "must be \"1.1\" or \"1.0\", not %q", c.SpecVersion)
 	}
 	if len(c.Hashes) == 0 {
-		return c.keyError("hashes", -1, "must name at least one of %s", strings.Join(HashAlgorithms, ", "))
+		return c.keyError("hashes", -1, "must name at least one of %s", rs.HashNames())
 	}
 	for i, h := range c.Hashes {
-		if !slices.Contains(HashAlgorithms, h) {
-			return c.keyError("hashes", -1, "unknown algorithm %q (use %s)", h, strings.Join(HashAlgorithms, ", "))
+		if h >= rs.NumHashAlgorithms {
+			return c.keyError("hashes", -1, "unknown algorithm %d (use %s)", h, rs.HashNames())
 		}
 		if slices.Contains(c.Hashes[:i], h) {
 			return c.keyError("hashes", -1, "%q is named twice", h)
 		}
 	}
-	if c.Dumps.Compression != "auto" && c.Dumps.Compression != "store" && c.Dumps.Compression != "deflate" {
+	if !slices.Contains([]Compression{CompressAuto, CompressStore, CompressDeflate}, c.Dumps.Compression) {
 		return c.keyError("dumps.compression", -1, "must be \"auto\", \"store\" or \"deflate\", not %q", c.Dumps.Compression)
 	}
-	if c.Lastmod != "content" && c.Lastmod != "mtime" {
+	if c.Lastmod != LastmodContent && c.Lastmod != LastmodMtime {
 		return c.keyError("lastmod", -1, "must be \"content\" or \"mtime\", not %q", c.Lastmod)
 	}
-	if c.Lastmod == "mtime" && c.SpecVersion == "1.0" {
+	if c.Lastmod == LastmodMtime && c.SpecVersion == Spec10 {
 		return c.keyError("lastmod", -1, "lastmod = \"mtime\" cannot be combined with spec_version = \"1.0\": 1.0 Change Lists carry the change time in lastmod, which must equal the lastmod of the Resource List; use lastmod = \"content\"")
 	}
 	for key, patterns := range map[string][]string{"exclude": c.Exclude, "include_dotfiles": c.IncludeDotfiles} {
@@ -545,11 +540,15 @@ func (c *Config) checkValues() error {
 		}
 	}
 	for _, t := range c.Publish.Targets {
-		if t == "s3" {
+		if t == "s3" { // a target of earlier versions
 			return c.keyError("publish.targets", -1, "the s3 target is retired: publish with rsgen deploy --to s3://BUCKET/PREFIX, which uploads in the right order and sets Content-Type and Cache-Control itself")
 		}
 		if !slices.Contains(Targets, t) {
-			return c.keyError("publish.targets", -1, "unknown target %q (use %s)%s", t, strings.Join(Targets, ", "), Closest(t, Targets))
+			names := make([]string, len(Targets))
+			for i, t := range Targets {
+				names[i] = string(t)
+			}
+			return c.keyError("publish.targets", -1, "unknown target %q (use %s)%s", t, strings.Join(names, ", "), Closest(string(t), names))
 		}
 	}
 	seen := map[string]bool{}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestExampleParsesToTheDefaults(t *testing.T) {
 	def := Default() // base_url is commented out: the first build asks for it
 	if cfg.Source != def.Source || cfg.Out != def.Out || cfg.State != def.State || cfg.BaseURL != def.BaseURL ||
 		cfg.CopyResources != def.CopyResources || cfg.SpecVersion != def.SpecVersion || cfg.Lastmod != def.Lastmod ||
-		cfg.ChangeList != def.ChangeList || strings.Join(cfg.Hashes, ",") != strings.Join(def.Hashes, ",") {
+		cfg.ChangeList != def.ChangeList || !slices.Equal(cfg.Hashes, def.Hashes) {
 		t.Errorf("the example does not parse to the defaults")
 	}
 }

@@ -117,7 +117,7 @@ type SetLinks struct {
 	// Alternates links files that share a stem in one folder (§14.3):
 	// "alternate" (each links to the others) or "canonical" (each links
 	// to the generic URI, the path without its extension); "" for none.
-	Alternates string `toml:"alternates"`
+	Alternates Alternates `toml:"alternates"`
 	// Collections give collection membership ("collection", §14.7).
 	Collections []Collection `toml:"collection"`
 	// Via declares the set republished from an origin: the base URL at
@@ -161,10 +161,9 @@ type Collection struct {
 }
 
 var (
-	archiveKeys  = []string{"change_lists", "change_dumps", "resource_lists", "resource_dumps", "snapshot_every", "keep"}
-	setLinkKeys  = []string{"mirror", "metadata", "alternates", "collection", "via", "keep_versions", "patches"}
-	linkSubKeys  = map[string][]string{"mirror": {"base_url", "pri"}, "metadata": {"objects", "records", "profile"}, "collection": {"href", "match"}}
-	alternatesIn = []string{"alternate", "canonical"}
+	archiveKeys = []string{"change_lists", "change_dumps", "resource_lists", "resource_dumps", "snapshot_every", "keep"}
+	setLinkKeys = []string{"mirror", "metadata", "alternates", "collection", "via", "keep_versions", "patches"}
+	linkSubKeys = map[string][]string{"mirror": {"base_url", "pri"}, "metadata": {"objects", "records", "profile"}, "collection": {"href", "match"}}
 )
 
 // checkLinkValues checks the link rules of set i.
@@ -175,8 +174,8 @@ func (c *Config) checkLinkValues(i int, s *Set) error {
 	if slices.Contains(layout.VersionDirs, s.Name) {
 		return c.keyError("set.name", i, "set name %q is reserved for rsgen's versions (%s)", s.Name, strings.Join(layout.VersionDirs, ", "))
 	}
-	if s.Alternates != "" && s.Alternates != "alternate" && s.Alternates != "canonical" {
-		return c.keyError("set.alternates", i, "set %q: must be %q or %q, not %q", s.Name, alternatesIn[0], alternatesIn[1], s.Alternates)
+	if s.Alternates != AlternatesOff && s.Alternates != AlternatesLink && s.Alternates != AlternatesCanonical {
+		return c.keyError("set.alternates", i, "set %q: must be %q or %q, not %q", s.Name, AlternatesLink, AlternatesCanonical, s.Alternates)
 	}
 	if s.Patches && !s.KeepVersions {
 		return c.keyError("set.patches", i, "set %q: patches need keep_versions = true: a patch applies to the previous version, which keep_versions publishes", s.Name)

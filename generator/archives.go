@@ -54,13 +54,13 @@ func (b *builder) archives(s *set) []string {
 	if a.ResourceLists {
 		caps = append(caps, rs.CapResourceList)
 	}
-	if a.ResourceDumps && s.WantsResourceDump(&b.cfg.Dumps) {
+	if a.ResourceDumps && s.resourceDump {
 		caps = append(caps, rs.CapResourceDump)
 	}
 	if a.ChangeLists {
 		caps = append(caps, rs.CapChangeList)
 	}
-	if a.ChangeDumps && s.WantsChangeDump(&b.cfg.Dumps) {
+	if a.ChangeDumps && s.changeDump {
 		caps = append(caps, rs.CapChangeDump)
 	}
 	return caps

@@ -165,7 +165,7 @@ type builder struct {
 	src      *snapshot.Tree // the source folder, read only through it
 	cfg      *config.Config
 	opts     Options
-	algs     []snapshot.Algorithm
+	algs     []rs.HashAlgorithm
 	sets     []*set
 	prev     *snapshot.State
 	next     *snapshot.State
@@ -195,10 +195,6 @@ type builder struct {
 }
 
 func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
-	algs, ok := snapshot.ParseAlgorithms(cfg.Hashes)
-	if !ok {
-		return nil, fmt.Errorf("generator: bad hash algorithms %v", cfg.Hashes)
-	}
 	base, err := layout.ParseBaseURL(cfg.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("generator: base_url: %w", err)
@@ -218,7 +214,7 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	if opts.limits == (limits{}) {
 		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
 	}
-	b := &builder{cfg: cfg, opts: opts, algs: algs, sets: newSets(cfg), src: src,
+	b := &builder{cfg: cfg, opts: opts, algs: cfg.Hashes, sets: newSets(cfg), src: src,
 		base: base, resBase: resBase, sum: &Summary{}, carried: map[string][]carriedPackage{}}
 	if b.prev, err = b.loadState(); err != nil {
 		src.Close()

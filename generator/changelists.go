@@ -28,7 +28,7 @@ var (
 
 // segmentKinds returns the kinds of segment documents set s publishes.
 func (b *builder) segmentKinds(s *set) []segmentKind {
-	if s.WantsChangeDump(&b.cfg.Dumps) {
+	if s.changeDump {
 		return []segmentKind{changeLists, changeDumps}
 	}
 	return []segmentKind{changeLists}
@@ -46,7 +46,7 @@ func segmentPath(kind segmentKind, set string, seg *snapshot.Segment) string {
 // kept.go), every closed segment's documents, the open ones, and the
 // indexes.
 func (b *builder) writeJournalDocs(ctx context.Context, s *set, closed []snapshot.Segment) error {
-	if s.WantsChangeDump(&b.cfg.Dumps) {
+	if s.changeDump {
 		if err := b.listCarriedPackages(s); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
@@ -26,7 +27,7 @@ func (b *builder) writeDocuments(ctx context.Context, closed map[string][]snapsh
 		if err := b.writeResourceList(s); err != nil {
 			return err
 		}
-		if s.WantsResourceDump(&b.cfg.Dumps) {
+		if s.resourceDump {
 			if err := b.writeResourceDump(ctx, s); err != nil {
 				return err
 			}
@@ -154,7 +155,7 @@ func (b *builder) writeChangeList(path string, s *set, seg *snapshot.Segment) (b
 func (b *builder) changeEntry(ev *snapshot.Event) *rs.Entry {
 	t := unixTime(ev.Time)
 	e := &rs.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: b.eventLastmod(ev), MD: rs.MD{Change: ev.Change.String()}}
-	if b.cfg.SpecVersion != "1.0" {
+	if b.cfg.SpecVersion != config.Spec10 {
 		e.MD.Datetime = t
 	}
 	if ev.Change != snapshot.Deleted {
@@ -169,7 +170,7 @@ func (b *builder) eventLastmod(ev *snapshot.Event) time.Time {
 	if ev.Change == snapshot.Deleted {
 		return unixTime(ev.Time)
 	}
-	return ev.Record.Lastmod(b.cfg.Lastmod == "mtime")
+	return ev.Record.Lastmod(b.cfg.Lastmod == config.LastmodMtime)
 }
 
 // describe fills in the hash, length and type of a resource.

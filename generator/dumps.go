@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
@@ -25,9 +26,9 @@ const packageEntryBound = 500
 // zipOptions returns the compression the configuration asks for.
 func (b *builder) zipOptions() *zippkg.Options {
 	switch b.cfg.Dumps.Compression {
-	case "store":
+	case config.CompressStore:
 		return &zippkg.Options{Method: func(string) uint16 { return zip.Store }}
-	case "deflate":
+	case config.CompressDeflate:
 		return &zippkg.Options{Method: func(string) uint16 { return zip.Deflate }}
 	}
 	return nil
@@ -71,7 +72,7 @@ func (b *builder) writeResourceDump(ctx context.Context, s *set) error {
 // writing it unless the last build wrote the same one.
 func (b *builder) resourcePackage(ctx context.Context, s *set, files []int) (snapshot.Package, error) {
 	m := &zippkg.Manifest{Kind: zippkg.ResourceDump, Up: b.docURL(layout.CapabilityList(s.Name)), At: b.sum.Now}
-	fromMtime := b.cfg.Lastmod == "mtime"
+	fromMtime := b.cfg.Lastmod == config.LastmodMtime
 	for _, i := range files {
 		r := &b.next.Files[i]
 		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: manifestPath(r.Path),
@@ -255,7 +256,7 @@ func (b *builder) writeChangePackage(ctx context.Context, s *set, events []*snap
 	for _, ev := range events {
 		t := unixTime(ev.Time)
 		e := zippkg.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: b.eventLastmod(ev), Change: ev.Change.String()}
-		if b.cfg.SpecVersion != "1.0" {
+		if b.cfg.SpecVersion != config.Spec10 {
 			e.Datetime = t
 		}
 		if ev.Change != snapshot.Deleted {

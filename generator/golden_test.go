@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/viewer"
 )
 
@@ -50,7 +51,7 @@ func goldenConfig(t *testing.T, root string) *config.Config {
 	cfg := config.Default()
 	cfg.Dir = root
 	cfg.BaseURL = "https://data.example.org/"
-	cfg.Hashes = []string{"md5", "sha-256"}
+	cfg.Hashes = []rs.HashAlgorithm{rs.MD5, rs.SHA256}
 	cfg.DescribedBy = "https://data.example.org/about.html"
 	cfg.ChangeList.Rotate = config.Duration{Duration: time.Hour}
 	cfg.Sets = []config.Set{

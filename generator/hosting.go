@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -52,10 +53,10 @@ func (b *builder) hostingFiles() []string {
 		name string
 		on   bool
 	}{
-		{noJekyllFile, p.HasTarget("github-pages")},
-		{headersFile, p.HasTarget("netlify") || p.HasTarget("cloudflare-pages")},
-		{nginxFile, p.HasTarget("nginx")},
-		{htaccessFile, p.HasTarget("apache")},
+		{noJekyllFile, p.HasTarget(config.TargetGitHubPages)},
+		{headersFile, p.HasTarget(config.TargetNetlify) || p.HasTarget(config.TargetCloudflarePages)},
+		{nginxFile, p.HasTarget(config.TargetNginx)},
+		{htaccessFile, p.HasTarget(config.TargetApache)},
 		{robotsFile, p.Robots},
 	} {
 		if f.on {
@@ -166,10 +167,10 @@ func (b *builder) hostPlan(files []string) *hostPlan {
 				}
 			}
 		}
-		if s.WantsResourceDump(&b.cfg.Dumps) {
+		if s.resourceDump {
 			dumpDirs = append(dumpDirs, path.Dir(layout.ResourceDumpPackage(s.Name, "x"))+"/")
 		}
-		if s.WantsChangeDump(&b.cfg.Dumps) {
+		if s.changeDump {
 			dumpDirs = append(dumpDirs, path.Dir(layout.ChangeDumpPackage(s.Name, time.Time{}, "x"))+"/")
 		}
 	}
@@ -261,7 +262,7 @@ func linkValue(capabilityList string) string { return "<" + capabilityList + `>;
 // a warning says so if even that is not enough.
 func (b *builder) writeHeaders(w *bufio.Writer, plan *hostPlan) error {
 	rules := plan.rules
-	if b.cfg.Publish.HasTarget("cloudflare-pages") && len(rules) > cloudflareMaxRules {
+	if b.cfg.Publish.HasTarget(config.TargetCloudflarePages) && len(rules) > cloudflareMaxRules {
 		rules = dropOldestClosed(rules, len(rules)-cloudflareMaxRules)
 		if len(rules) > cloudflareMaxRules {
 			b.warn(WarnHosting, headersFile, fmt.Sprintf("%d rules, but Cloudflare Pages reads only the first %d: some resources get no Link header; "+

@@ -42,7 +42,7 @@ func FuzzHostingFiles(f *testing.F) {
 		checkNginx(t, nginx, plan)
 		htaccess := render(t, func(w *bufio.Writer) error { return writeHtaccess(w, plan) })
 		checkLines(t, ".htaccess", htaccess, htaccessLine)
-		b := &builder{cfg: &config.Config{Publish: config.Publish{Targets: []string{"netlify"}}}}
+		b := &builder{cfg: &config.Config{Publish: config.Publish{Targets: []config.Target{"netlify"}}}}
 		headers := render(t, func(w *bufio.Writer) error { return b.writeHeaders(w, plan) })
 		checkLines(t, "_headers", headers, headersLine)
 	})

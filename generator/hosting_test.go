@@ -60,7 +60,7 @@ func TestHostingFilesFollowTheTargets(t *testing.T) {
 	}
 
 	// A target turned off has its file removed by the next build.
-	s.Cfg.Publish.Targets = []string{"netlify"}
+	s.Cfg.Publish.Targets = []config.Target{"netlify"}
 	s.build(t0.Add(time.Minute))
 	for _, f := range []string{".nojekyll", "rsgen-nginx.conf", ".htaccess"} {
 		if _, err := os.Stat(filepath.Join(s.Out, f)); err == nil {

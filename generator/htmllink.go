@@ -16,6 +16,7 @@ import (
 	xhtml "golang.org/x/net/html"
 
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -99,9 +100,9 @@ func (b *builder) rewriter(r *snapshot.Record, dst *lazyFile) (io.Writer, func()
 	writers := []io.Writer{dst}
 	for i, a := range b.algs {
 		switch a {
-		case snapshot.MD5:
+		case rs.MD5:
 			hashes[i] = md5.New()
-		case snapshot.SHA1:
+		case rs.SHA1:
 			hashes[i] = sha1.New()
 		default:
 			hashes[i] = sha256.New()

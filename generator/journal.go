@@ -47,7 +47,7 @@ func (b *builder) advanceJournals(events []snapshot.Event) (map[string][]snapsho
 			}
 		}
 		force := false
-		if known && s.WantsChangeDump(&b.cfg.Dumps) {
+		if known && s.changeDump {
 			lost, err := b.carryChangePackages(s, journal)
 			if err != nil {
 				return nil, err

@@ -77,14 +77,13 @@ func (b *builder) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Lin
 	rules := &s.SetLinks
 	rel := strings.TrimPrefix(r.Path, s.prefix)
 	var links []rs.Link
-	for _, m := range rules.Mirrors {
-		base, _ := layout.ParseBaseURL(m.BaseURL)
-		links = append(links, rs.Link{Rel: rs.RelDuplicate, Href: layout.URL(base, r.Path), Pri: m.Pri})
+	for _, m := range s.mirrors {
+		links = append(links, rs.Link{Rel: rs.RelDuplicate, Href: layout.URL(m.base, r.Path), Pri: m.pri})
 	}
 	for _, m := range rules.Metadata {
 		links = b.metadataLinks(links, s, rel, &m)
 	}
-	if rules.Alternates != "" {
+	if rules.Alternates != config.AlternatesOff {
 		links = b.alternateLinks(links, r, rules.Alternates)
 	}
 	for _, c := range rules.Collections {
@@ -112,7 +111,7 @@ func (b *builder) describedLink(relation, href string, r *snapshot.Record) rs.Li
 	var md rs.MD
 	b.describe(&md, r)
 	return rs.Link{Rel: relation, Href: href, Type: md.Type, Hash: md.Hash, Length: md.Length, HasLength: true,
-		Modified: r.Lastmod(b.cfg.Lastmod == "mtime")}
+		Modified: r.Lastmod(b.cfg.Lastmod == config.LastmodMtime)}
 }
 
 // metadataLinks appends the links of metadata rule m for the resource at
@@ -151,7 +150,7 @@ func matchPair(pattern, rel string) (string, bool) {
 
 // alternateLinks appends the links between the files that share r's stem
 // in its folder: to each other file, or to the generic URI.
-func (b *builder) alternateLinks(links []rs.Link, r *snapshot.Record, mode string) []rs.Link {
+func (b *builder) alternateLinks(links []rs.Link, r *snapshot.Record, mode config.Alternates) []rs.Link {
 	stem, ok := stemOf(r.Path)
 	if !ok {
 		return links
@@ -160,7 +159,7 @@ func (b *builder) alternateLinks(links []rs.Link, r *snapshot.Record, mode strin
 	if len(group) < 2 {
 		return links
 	}
-	if mode == "canonical" {
+	if mode == config.AlternatesCanonical {
 		return append(links, rs.Link{Rel: rs.RelCanonical, Href: b.resURL(stem)})
 	}
 	for _, i := range group {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 )
@@ -15,7 +16,7 @@ const resourceEntryBound = 400
 // writeResourceList writes the set's Resource List (§10).
 func (b *builder) writeResourceList(s *set) error {
 	members := b.members(s)
-	fromMtime := b.cfg.Lastmod == "mtime"
+	fromMtime := b.cfg.Lastmod == config.LastmodMtime
 	var size int64
 	for _, i := range members {
 		size += int64(len(b.resBase)+3*len(b.next.Files[i].Path)) + resourceEntryBound
@@ -127,7 +128,7 @@ func (b *builder) writeCapabilityList(s *set) error {
 		links = append(links, rs.Link{Rel: rs.RelDescribedBy, Href: d})
 	}
 	caps := []struct{ capability, rel string }{{rs.CapResourceList, layout.ResourceList(s.Name)}}
-	if s.WantsResourceDump(&b.cfg.Dumps) {
+	if s.resourceDump {
 		caps = append(caps, struct{ capability, rel string }{rs.CapResourceDump, layout.ResourceDump(s.Name)})
 	}
 	for _, kind := range b.segmentKinds(s) {

@@ -102,7 +102,7 @@ func contentTypeOf(t *testing.T, client *http.Client, url string) (string, int) 
 // patches, packages) are checked the same way, against layout.ContentType.
 func TestOneMediaTypeTable(t *testing.T) {
 	s := newSite(t, "http://127.0.0.1:1/", func(c *config.Config) {
-		c.Publish.Targets = []string{"nginx", "apache"}
+		c.Publish.Targets = []config.Target{"nginx", "apache"}
 		c.Dumps.ResourceDump = true
 		c.Sets = []config.Set{{Name: "files", SetLinks: config.SetLinks{KeepVersions: true, Patches: true}}}
 	})

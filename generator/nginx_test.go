@@ -129,7 +129,7 @@ func TestNginxServesWithTheSnippet(t *testing.T) {
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	s := hostingSite(t, base, func(c *config.Config) {
-		c.Publish.Targets = []string{"nginx"}
+		c.Publish.Targets = []config.Target{"nginx"}
 		c.Dumps.ResourceDump = true
 	})
 	s.write("books/a b#1.txt", "odd name")

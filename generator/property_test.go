@@ -88,7 +88,7 @@ func runHistory(t *testing.T, seed uint64, builds, files int) {
 			SnapshotEvery: config.Duration{Duration: 2 * time.Hour}}
 		// Every target but Cloudflare Pages, whose limit of 100 rules a
 		// set chosen by file type passes, with a warning.
-		c.Publish.Targets = []string{"github-pages", "netlify", "nginx", "apache"}
+		c.Publish.Targets = []config.Target{"github-pages", "netlify", "nginx", "apache"}
 		c.Publish.HTMLLink = true
 		c.Sets = []config.Set{
 			{Name: "all", SetLinks: config.SetLinks{KeepVersions: true, Patches: true, Alternates: "alternate"}},

@@ -61,7 +61,7 @@ func buildRealTree(t *testing.T, dir string, only func(name string) bool) {
 		c.Dumps.PackageSize = 16 << 20
 		c.Archives = config.Archives{ChangeLists: true, ChangeDumps: true, ResourceLists: true, ResourceDumps: true,
 			SnapshotEvery: config.Duration{Duration: time.Hour}}
-		c.Publish.Targets = []string{"github-pages", "netlify", "nginx", "apache"}
+		c.Publish.Targets = []config.Target{"github-pages", "netlify", "nginx", "apache"}
 		c.Publish.HTMLLink = true
 		c.Sets = []config.Set{{Name: "all", SetLinks: config.SetLinks{KeepVersions: true, Patches: true, Alternates: "alternate"}}}
 	})

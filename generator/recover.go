@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
@@ -319,7 +320,7 @@ func (b *builder) recoverJournal(name string, at int64, setFiles map[string]snap
 	var late []snapshot.Event
 	// With lastmod from content, every listed file first seen after the
 	// baseline has its event at that time in the lists; see dropUnexplained.
-	check := b.cfg.Lastmod == "content" && len(lists) > 0
+	check := b.cfg.Lastmod == config.LastmodContent && len(lists) > 0
 	evented := map[eventKey]bool{}
 	for _, l := range lists {
 		rec.lists++

@@ -118,7 +118,7 @@ func publishedHashes(t *testing.T, out string) map[string]string {
 // without the event, and is killed before writing the index and the
 // Resource List; then the state is lost. It checks that the Change Lists,
 // replayed over the first Resource List, give the last.
-func killedRetrySequence(t *testing.T, lastmod string, change func(src string)) {
+func killedRetrySequence(t *testing.T, lastmod config.LastmodSource, change func(src string)) {
 	root, src, cfg := recoverySite(t, map[string]string{"a.txt": "a", "b.txt": "b"}, func(c *config.Config) {
 		c.Lastmod = lastmod
 		c.ChangeList.Rotate = config.Duration{Duration: 6 * time.Minute}
@@ -169,14 +169,14 @@ func killedRetrySequence(t *testing.T, lastmod string, change func(src string)) 
 // not leave such an output: a state older than the output's Resource List
 // is rebuilt from the output (see outputNewer).
 func TestRecoveryAfterKilledRetries(t *testing.T) {
-	for _, lastmod := range []string{"content", "mtime"} {
-		t.Run(lastmod+"/created", func(t *testing.T) {
+	for _, lastmod := range []config.LastmodSource{config.LastmodContent, config.LastmodMtime} {
+		t.Run(string(lastmod)+"/created", func(t *testing.T) {
 			killedRetrySequence(t, lastmod, func(src string) { writeTree(t, src, map[string]string{"n.txt": "new"}) })
 		})
-		t.Run(lastmod+"/updated", func(t *testing.T) {
+		t.Run(string(lastmod)+"/updated", func(t *testing.T) {
 			killedRetrySequence(t, lastmod, func(src string) { writeTree(t, src, map[string]string{"a.txt": "a, revised"}) })
 		})
-		t.Run(lastmod+"/deleted", func(t *testing.T) {
+		t.Run(string(lastmod)+"/deleted", func(t *testing.T) {
 			killedRetrySequence(t, lastmod, func(src string) { os.Remove(filepath.Join(src, "b.txt")) })
 		})
 	}

@@ -93,16 +93,30 @@ func (e *excluder) dotfileIncluded(p string) bool {
 	return false
 }
 
-// set is one configured set of resources with its membership test.
+// set is one configured set of resources with its membership test, and
+// its settings resolved once from the set and the configuration.
 type set struct {
 	config.Set
-	prefix string // "" or the set's folder with a trailing slash
+	prefix       string // "" or the set's folder with a trailing slash
+	resourceDump bool   // the set publishes a Resource Dump
+	changeDump   bool   // the set publishes a Change Dump
+	mirrors      []mirror
+}
+
+// mirror is a [[set.mirror]] with its base URL parsed.
+type mirror struct {
+	base string // with a trailing slash
+	pri  int
 }
 
 func newSets(cfg *config.Config) []*set {
 	var sets []*set
 	for _, s := range cfg.SetsOrDefault() {
-		ns := &set{Set: s}
+		ns := &set{Set: s, resourceDump: s.WantsResourceDump(&cfg.Dumps), changeDump: s.WantsChangeDump(&cfg.Dumps)}
+		for _, m := range s.Mirrors {
+			base, _ := layout.ParseBaseURL(m.BaseURL) // checked by config.Validate
+			ns.mirrors = append(ns.mirrors, mirror{base: base, pri: m.Pri})
+		}
 		if p := strings.Trim(filepath.ToSlash(filepath.Clean(s.Path)), "/"); p != "" && p != "." {
 			ns.prefix = p + "/"
 		}

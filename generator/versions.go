@@ -166,7 +166,7 @@ func (b *builder) writeMemento(r *snapshot.Record) error {
 func versionSums(v *snapshot.Record) sums {
 	if v.Rewritten {
 		s := sums{size: v.Size}
-		if v.Digests.HasAll([]snapshot.Algorithm{snapshot.SHA256}) {
+		if v.Digests.HasAll([]rs.HashAlgorithm{rs.SHA256}) {
 			s.sha256 = v.Digests.SHA256
 		}
 		return s
@@ -276,7 +276,7 @@ func (b *builder) writeOutput(rel string, write func(io.Writer) error) error {
 
 // digestsOf returns every published digest of data.
 func digestsOf(data []byte) snapshot.Digests {
-	d := snapshot.Digests{Has: 1<<snapshot.MD5 | 1<<snapshot.SHA1 | 1<<snapshot.SHA256,
+	d := snapshot.Digests{Has: 1<<rs.MD5 | 1<<rs.SHA1 | 1<<rs.SHA256,
 		MD5: md5.Sum(data), SHA1: sha1.Sum(data), SHA256: sha256.Sum256(data)}
 	return d
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/rsgen/rsgen/rs"
 )
 
 // TestDirFSFiles: DirFS opens files as bare descriptors whose stat says
@@ -76,7 +78,7 @@ func TestFileReplacedByFIFO(t *testing.T) {
 		t.Fatalf("stat: %v, %v; want a named pipe", info, err)
 	}
 	r := Record{Path: "pipe"}
-	err = newHasher([]Algorithm{SHA256}).hashFile(context.Background(), openTree(t, dir), &r, true, nil)
+	err = newHasher([]rs.HashAlgorithm{rs.SHA256}).hashFile(context.Background(), openTree(t, dir), &r, true, nil)
 	if !errors.Is(err, ErrChangedWhileReading) {
 		t.Errorf("hashFile on a FIFO: %v, want ErrChangedWhileReading", err)
 	}

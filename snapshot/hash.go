@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/rsgen/rsgen/rs"
 	"github.com/zeebo/blake3"
 )
 
@@ -19,21 +20,21 @@ import (
 // reused for every file it reads.
 type hasher struct {
 	fingerprint *blake3.Hasher
-	digests     [numAlgorithms]hash.Hash
-	algs        []Algorithm
+	digests     [rs.NumHashAlgorithms]hash.Hash
+	algs        []rs.HashAlgorithm
 	buf         []byte
 	head        [512]byte // the first bytes of a file, to sniff its type
 }
 
-func newHasher(algs []Algorithm) *hasher {
+func newHasher(algs []rs.HashAlgorithm) *hasher {
 	h := &hasher{fingerprint: blake3.New(), algs: algs, buf: make([]byte, 256<<10)}
 	for _, a := range algs {
 		switch a {
-		case MD5:
+		case rs.MD5:
 			h.digests[a] = md5.New()
-		case SHA1:
+		case rs.SHA1:
 			h.digests[a] = sha1.New()
-		case SHA256:
+		case rs.SHA256:
 			h.digests[a] = sha256.New()
 		}
 	}

@@ -2,8 +2,9 @@ package snapshot
 
 import (
 	"encoding/hex"
-	"strings"
 	"time"
+
+	"github.com/rsgen/rsgen/rs"
 )
 
 // Record is what the snapshot knows of one published file.
@@ -38,54 +39,29 @@ func (r *Record) Lastmod(fromMtime bool) time.Time {
 	return time.Unix(r.Seen, 0).UTC()
 }
 
-// Algorithm identifies a published digest algorithm.
-type Algorithm uint8
-
-// The published digest algorithms, named as in rs:md hash values.
-const (
-	MD5 Algorithm = iota
-	SHA1
-	SHA256
-	numAlgorithms
-)
-
-var algorithmNames = [numAlgorithms]string{"md5", "sha-1", "sha-256"}
-var digestSizes = [numAlgorithms]int{16, 20, 32}
-
-// String returns the algorithm's name in rs:md hash values.
-func (a Algorithm) String() string { return algorithmNames[a] }
-
-// ParseAlgorithm returns the algorithm with the given name.
-func ParseAlgorithm(name string) (Algorithm, bool) {
-	for i, n := range algorithmNames {
-		if n == name {
-			return Algorithm(i), true
-		}
-	}
-	return 0, false
-}
+var digestSizes = [rs.NumHashAlgorithms]int{16, 20, 32}
 
 // Digests holds the published digests of one content.
 type Digests struct {
-	Has    uint8 // bit a set when the digest of Algorithm a is present
+	Has    uint8 // bit a set when the digest of algorithm a is present
 	MD5    [16]byte
 	SHA1   [20]byte
 	SHA256 [32]byte
 }
 
 // sum returns the storage of algorithm a's digest.
-func (d *Digests) sum(a Algorithm) []byte {
+func (d *Digests) sum(a rs.HashAlgorithm) []byte {
 	switch a {
-	case MD5:
+	case rs.MD5:
 		return d.MD5[:]
-	case SHA1:
+	case rs.SHA1:
 		return d.SHA1[:]
 	}
 	return d.SHA256[:]
 }
 
 // HasAll reports whether d holds a digest for each of algs.
-func (d *Digests) HasAll(algs []Algorithm) bool {
+func (d *Digests) HasAll(algs []rs.HashAlgorithm) bool {
 	for _, a := range algs {
 		if d.Has&(1<<a) == 0 {
 			return false
@@ -96,12 +72,12 @@ func (d *Digests) HasAll(algs []Algorithm) bool {
 
 // AppendHash appends the rs:md hash attribute value for algs: "alg:hex"
 // pairs separated by spaces, lowercase hex.
-func (d *Digests) AppendHash(b []byte, algs []Algorithm) []byte {
+func (d *Digests) AppendHash(b []byte, algs []rs.HashAlgorithm) []byte {
 	for i, a := range algs {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		b = append(b, algorithmNames[a]...)
+		b = append(b, a.String()...)
 		b = append(b, ':')
 		b = hex.AppendEncode(b, d.sum(a))
 	}
@@ -109,19 +85,6 @@ func (d *Digests) AppendHash(b []byte, algs []Algorithm) []byte {
 }
 
 // Hash returns the rs:md hash attribute value for algs.
-func (d *Digests) Hash(algs []Algorithm) string {
+func (d *Digests) Hash(algs []rs.HashAlgorithm) string {
 	return string(d.AppendHash(nil, algs))
-}
-
-// ParseAlgorithms converts configured algorithm names.
-func ParseAlgorithms(names []string) ([]Algorithm, bool) {
-	algs := make([]Algorithm, 0, len(names))
-	for _, n := range names {
-		a, ok := ParseAlgorithm(strings.TrimSpace(n))
-		if !ok {
-			return nil, false
-		}
-		algs = append(algs, a)
-	}
-	return algs, true
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/rsgen/rsgen/rs"
 )
 
 // A recovered record is one rebuilt from the published documents rather
@@ -33,7 +35,7 @@ func SameContent(prev, cur *Record) bool {
 	if common == 0 {
 		return !prev.Recovered
 	}
-	for a := Algorithm(0); a < numAlgorithms; a++ {
+	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
 		if common&(1<<a) != 0 && string(prev.Digests.sum(a)) != string(cur.Digests.sum(a)) {
 			return false
 		}
@@ -51,7 +53,7 @@ func ParseHash(s string) (Digests, error) {
 		if !ok {
 			return Digests{}, fmt.Errorf("hash %q: want alg:hex", pair)
 		}
-		a, known := ParseAlgorithm(name)
+		a, known := rs.ParseHashAlgorithm(name)
 		if !known {
 			continue
 		}

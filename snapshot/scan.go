@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
 )
 
 // RaceWindow is how much older than the recording scan's start a file's
@@ -24,7 +25,7 @@ type ScanOptions struct {
 	// FS is the source tree.
 	FS fs.FS
 	// Algorithms are the published digests to compute.
-	Algorithms []Algorithm
+	Algorithms []rs.HashAlgorithm
 	// Exclude reports whether a path (a file, or a folder with all it
 	// holds) is left out of the scan.
 	Exclude func(path string, isDir bool) bool

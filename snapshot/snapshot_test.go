@@ -13,13 +13,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rsgen/rsgen/rs"
 )
 
 func sampleState() *State {
 	rec := func(p string, size int64) Record {
 		r := Record{Path: p, Size: size, ModTime: 1700000000123456789, Inode: 42, Type: "text/plain", Seen: 1700000000}
 		r.Fingerprint[0] = byte(size)
-		r.Digests.Has = 1<<MD5 | 1<<SHA256
+		r.Digests.Has = 1<<rs.MD5 | 1<<rs.SHA256
 		r.Digests.MD5[1] = 7
 		r.Digests.SHA256[31] = 9
 		return r
@@ -194,7 +196,7 @@ func TestDiff(t *testing.T) {
 func scanDir(t *testing.T, dir string, prev *State, verify bool) ([]Record, ScanStats) {
 	t.Helper()
 	recs, stats, err := Scan(context.Background(), prev, ScanOptions{
-		FS: os.DirFS(dir), Algorithms: []Algorithm{SHA256, MD5}, Verify: verify,
+		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5}, Verify: verify,
 		Exclude: func(p string, isDir bool) bool { return p == "skip" },
 	})
 	if err != nil {
@@ -221,7 +223,7 @@ func TestScanTrustsOnlyUnchangedOldFiles(t *testing.T) {
 	if recs[1].Type != "text/html" || recs[0].Type != "text/plain" {
 		t.Errorf("types %q %q", recs[0].Type, recs[1].Type)
 	}
-	if !recs[0].Digests.HasAll([]Algorithm{MD5, SHA256}) || recs[0].Digests.Has&(1<<SHA1) != 0 {
+	if !recs[0].Digests.HasAll([]rs.HashAlgorithm{rs.MD5, rs.SHA256}) || recs[0].Digests.Has&(1<<rs.SHA1) != 0 {
 		t.Errorf("digests %b", recs[0].Digests.Has)
 	}
 	prev := &State{Files: recs, ScanStart: time.Now().UnixNano()}
@@ -261,7 +263,7 @@ func TestScanSkipsSpecialFilesWithAWarning(t *testing.T) {
 	}
 	var notes []Note
 	recs, stats, err := Scan(context.Background(), &State{}, ScanOptions{
-		FS: os.DirFS(dir), Algorithms: []Algorithm{SHA256},
+		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256},
 		Notify: func(n Note) {
 			if n.Kind == NoteSkipped {
 				notes = append(notes, n)
@@ -284,7 +286,7 @@ func TestScanNamesAnUnreadableFolder(t *testing.T) {
 	locked := filepath.Join(dir, "locked")
 	os.Mkdir(locked, 0o000)
 	defer os.Chmod(locked, 0o755)
-	_, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []Algorithm{SHA256}})
+	_, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
 	var pe *PathError
 	if !errors.As(err, &pe) || pe.Path != "locked" {
 		t.Errorf("got %v, want a PathError naming locked", err)
@@ -296,16 +298,16 @@ func TestScanIsCancellable(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a"), []byte("x"), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := Scan(ctx, &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []Algorithm{SHA256}}); !errors.Is(err, context.Canceled) {
+	if _, _, err := Scan(ctx, &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
 }
 
 func TestDigestsHashFormat(t *testing.T) {
 	var d Digests
-	d.Has = 1<<MD5 | 1<<SHA1 | 1<<SHA256
+	d.Has = 1<<rs.MD5 | 1<<rs.SHA1 | 1<<rs.SHA256
 	d.MD5[0] = 0xAB
-	got := d.Hash([]Algorithm{MD5, SHA256})
+	got := d.Hash([]rs.HashAlgorithm{rs.MD5, rs.SHA256})
 	want := "md5:ab000000000000000000000000000000 sha-256:" + string(bytes.Repeat([]byte("0"), 64))
 	if got != want {
 		t.Errorf("Hash = %q, want %q", got, want)
@@ -318,7 +320,7 @@ func TestDirFSOpensNamesThatAreNotUTF8(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []Algorithm{SHA256}})
+	recs, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
 	if err != nil || len(recs) != 1 || recs[0].Path != name {
 		t.Fatalf("scan = %v, %v", recs, err)
 	}
@@ -346,7 +348,7 @@ func TestScanToleratesAFolderRemovedDuringTheScan(t *testing.T) {
 		}
 		return false
 	}
-	files, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []Algorithm{SHA256}, Exclude: exclude})
+	files, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Exclude: exclude})
 	if err != nil {
 		t.Fatalf("a folder removed during the scan failed it: %v", err)
 	}

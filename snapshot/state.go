@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/rsgen/rsgen/rs"
 )
 
 // State is everything rsgen remembers between builds.
@@ -56,7 +58,7 @@ type State struct {
 // Kept is a file the state folder keeps because no later build could make
 // it again (a closed Change List, an archived Resource List, ...), by its
 // output path, with the length and SHA-256 of its bytes, so that a damaged
-// copy is never published. A zero SHA256 is unknown: a file kept by a
+// copy is never published. A zero rs.SHA256 is unknown: a file kept by a
 // state written before format 3.
 type Kept struct {
 	Path   string
@@ -327,7 +329,7 @@ func (e *encoder) record(r *Record) {
 	e.uvarint(r.Inode)
 	e.w.Write(r.Fingerprint[:])
 	e.w.WriteByte(r.Digests.Has)
-	for a := Algorithm(0); a < numAlgorithms; a++ {
+	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
 		if r.Digests.Has&(1<<a) != 0 {
 			e.w.Write(r.Digests.sum(a))
 		}
@@ -573,7 +575,7 @@ func (d *decoder) record(r *Record) {
 	r.Inode = d.uvarint()
 	copy(r.Fingerprint[:], d.bytes(32))
 	r.Digests.Has = d.byte()
-	for a := Algorithm(0); a < numAlgorithms; a++ {
+	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
 		if r.Digests.Has&(1<<a) != 0 {
 			copy(r.Digests.sum(a), d.bytes(digestSizes[a]))
 		}
