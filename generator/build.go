@@ -130,17 +130,25 @@ type SetSummary struct {
 // Build runs one build: scan, diff, place resources, write documents,
 // remove what is obsolete, and save the snapshot.
 func Build(ctx context.Context, cfg *config.Config, opts Options) (*Summary, error) {
-	lock, err := acquireLock(ctx, cfg.State, opts.Wait, opts.Notify)
+	lock, err := snapshot.AcquireLock(ctx, cfg.State, opts.Wait, func(msg string) {
+		if opts.Notify != nil {
+			opts.Notify(Note{Kind: NoteInfo, Path: filepath.Join(cfg.State, snapshot.LockFile), Msg: msg})
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer lock.release()
+	defer lock.Release()
 	b, err := newBuilder(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
+	if lock.StalePID > 0 {
+		b.warn(WarnState, filepath.Join(cfg.State, snapshot.LockFile), fmt.Sprintf(
+			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID))
+	}
 	defer b.src.Close()
-	if err := b.prepare(lock.leftover); err != nil {
+	if err := b.prepare(lock.Leftover); err != nil {
 		return nil, err
 	}
 	return b.build(ctx)

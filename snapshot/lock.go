@@ -1,4 +1,4 @@
-package generator
+package snapshot
 
 import (
 	"context"
@@ -10,20 +10,19 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/rsgen/rsgen/snapshot"
 )
 
-// LockFileName is the lock file in the state folder. While a build runs it
-// holds the build's process ID, and the process holds an exclusive flock on
-// it; a build that ends removes it.
+// The lock of a state folder
+//
+// While a build runs, the lock file (LockFile) in the state folder holds the
+// build's process ID, and the process holds an exclusive flock on it; a
+// build that ends removes it.
 //
 // The kernel drops a flock when its process dies, however it dies, so a
 // lock file left by a killed build is stale by construction: the next build
 // takes the lock, says whose it was, and goes on. The PID in the file is
 // for messages only; it is never trusted to decide anything, so PID reuse
 // cannot wedge a build.
-const LockFileName = snapshot.LockFile
 
 // ErrLocked is returned, wrapped in a *LockError, when another build holds
 // the state's lock and the caller did not ask to wait.
@@ -49,39 +48,38 @@ func (e *LockError) holder() string {
 
 func (e *LockError) Unwrap() error { return ErrLocked }
 
-// stateLock is a held lock on a state folder.
-type stateLock struct {
+// StateLock is a held lock on a state folder.
+type StateLock struct {
 	f          *os.File
 	path       string
 	createdDir bool // the state folder did not exist: remove it if still empty
-	// leftover: a lock file was there already, left by a build that did
+	// Leftover: a lock file was there already, left by a build that did
 	// not finish (a finished build removes its lock file), so the output
 	// may hold that build's temporary files.
-	leftover bool
+	Leftover bool
+	// StalePID is the process that held the lock when it was killed, when
+	// its lock file names it.
+	StalePID int
 }
 
 // lockPoll is how often a waiting build retries the lock.
 const lockPoll = 50 * time.Millisecond
 
-// acquireLock takes the lock of the state folder dir. When another process
+// AcquireLock takes the lock of the state folder dir. When another process
 // holds it, it fails at once with a *LockError, or with wait retries until
-// the lock is free or ctx ends. notify, when set, is told about a stale lock
-// taken over.
-func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) (*stateLock, error) {
+// the lock is free or ctx ends; waiting, when set, is told once what it
+// waits for.
+func AcquireLock(ctx context.Context, dir string, wait bool, waiting func(msg string)) (*StateLock, error) {
 	_, statErr := os.Stat(dir)
 	created := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
-	path := filepath.Join(dir, LockFileName)
+	path := filepath.Join(dir, LockFile)
 	for said := false; ; {
-		l, stalePID, err := tryLock(path)
+		l, err := tryLock(path)
 		if err == nil {
 			l.createdDir = created
-			if stalePID > 0 && notify != nil {
-				notify(Note{Kind: NoteWarning, Code: WarnState, Path: path, Msg: fmt.Sprintf(
-					"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", stalePID)})
-			}
 			return l, nil
 		}
 		var le *LockError
@@ -91,9 +89,9 @@ func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) 
 			}
 			return nil, err
 		}
-		if !said && notify != nil {
+		if !said && waiting != nil {
 			said = true
-			notify(Note{Kind: NoteInfo, Path: path, Msg: "waiting for " + le.holder() + " to finish its build (it holds " + path + ")"})
+			waiting("waiting for " + le.holder() + " to finish its build (it holds " + path + ")")
 		}
 		select {
 		case <-ctx.Done():
@@ -103,24 +101,24 @@ func acquireLock(ctx context.Context, dir string, wait bool, notify func(Note)) 
 	}
 }
 
-// tryLock makes one attempt. On success it returns the PID found in a lock
-// file left behind by a process that died holding it, if any.
-func tryLock(path string) (*stateLock, int, error) {
+// tryLock makes one attempt. On success the lock names the PID found in a
+// lock file left behind by a process that died holding it, if any.
+func tryLock(path string) (*StateLock, error) {
 	for {
 		_, statErr := os.Stat(path)
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
-			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			pid := readPID(f)
 			f.Close()
-			return nil, 0, &LockError{Path: path, PID: pid}
+			return nil, &LockError{Path: path, PID: pid}
 		}
 		if err != nil {
 			f.Close()
-			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		// The holder we waited for may have removed the file between our
 		// open and our flock: then we hold a lock on a file nobody else
@@ -141,9 +139,9 @@ func tryLock(path string) (*stateLock, int, error) {
 				os.Remove(path)
 			}
 			f.Close()
-			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		return &stateLock{f: f, path: path, leftover: statErr == nil}, stale, nil
+		return &StateLock{f: f, path: path, Leftover: statErr == nil, StalePID: stale}, nil
 	}
 }
 
@@ -171,10 +169,10 @@ func writePID(f *os.File) error {
 	return err
 }
 
-// release removes the lock file and drops the lock. Removing before
+// Release removes the lock file and drops the lock. Removing before
 // unlocking means a waiting build that opened the old file notices (see
 // samePath) and retries on a fresh one.
-func (l *stateLock) release() {
+func (l *StateLock) Release() {
 	if l == nil || l.f == nil {
 		return
 	}
