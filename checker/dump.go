@@ -170,7 +170,7 @@ func (w *walker) readManifest(ctx context.Context, zr *zip.ReadCloser, d *Docume
 	if d.Capability() == rs.CapChangeDump {
 		want = rs.CapChangeDumpManifest
 	}
-	m := w.read(res, u, want)
+	m := w.read(res, u, want, true)
 	// Hash the rest after a fatal finding; admitZip has bounded it.
 	if _, err := io.Copy(io.Discard, res.Body); err != nil && m != nil {
 		w.fetchFailed(u, at(m, 0), err)
@@ -264,6 +264,7 @@ func (w *walker) checkContents(ctx context.Context, d *Document, l *Link, sum []
 		w.fetchFailed(u, at(d, l.Line), fmt.Errorf("read %s: %w", u, err))
 		return
 	}
+	w.count(&w.docs, u) // a manifest copy is a document of the Source
 	if n != size || !bytes.Equal(sums["sha-256"], sum) {
 		w.report(at(d, l.Line), "contents-mismatch", "%s (%d bytes) differs from the package's %s (%d bytes)", u, n, manifestName, size)
 	}

@@ -65,9 +65,11 @@ func (f Finding) String() string {
 
 // Report is the result of a check.
 type Report struct {
-	// Documents is the number of ResourceSync documents read, manifests
-	// inside packages included.
+	// Documents is the number of ResourceSync documents read, and
+	// Packages the number of dump packages, whose manifests are not
+	// counted as documents: the counts of rsgen build.
 	Documents int       `json:"documents"`
+	Packages  int       `json:"packages"`
 	Findings  []Finding `json:"findings"`
 }
 

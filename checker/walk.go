@@ -26,13 +26,16 @@ type walker struct {
 
 	mu       sync.Mutex // guards findings, for content verification
 	findings []Finding
-	docs     int
-	seen     map[string]string // document URL → capability it was reached as
-	sets     []*resourceSet
-	firstErr error // the first fetch error, returned when nothing was read
-	limitHit bool
-	skipped  map[string]bool // hosts reported as external-skipped
-	unzipped atomic.Int64    // bytes the packages read so far may decompress to
+	// docs and packages count the documents and packages read, each URL
+	// once (a package is listed by its dump and by the dump's archive).
+	docs, packages int
+	counted        map[string]bool
+	seen           map[string]string // document URL → capability it was reached as
+	sets           []*resourceSet
+	firstErr       error // the first fetch error, returned when nothing was read
+	limitHit       bool
+	skipped        map[string]bool // hosts reported as external-skipped
+	unzipped       atomic.Int64    // bytes the packages read so far may decompress to
 }
 
 func newWalker(opts Options, start string, local *dirFetcher, inside func(string) bool) *walker {
@@ -194,11 +197,26 @@ func (w *walker) visit(ctx context.Context, u, want string, from where) *Documen
 		return nil
 	}
 	defer res.Body.Close()
-	return w.read(res, u, want)
+	return w.read(res, u, want, false)
 }
 
-// read reads a fetched document and checks it.
-func (w *walker) read(res *Resource, u, want string) *Document {
+// count adds one to n for the document or package at u, unless it was
+// counted already.
+func (w *walker) count(n *int, u string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.counted == nil {
+		w.counted = map[string]bool{}
+	}
+	if !w.counted[u] {
+		w.counted[u] = true
+		*n++
+	}
+}
+
+// read reads a fetched document and checks it; inPackage says it is the
+// manifest inside a dump package.
+func (w *walker) read(res *Resource, u, want string, inPackage bool) *Document {
 	rep := &reporter{url: u, file: res.File}
 	if res.File == "" && res.Status != 0 {
 		w.served(rep, res, u)
@@ -209,9 +227,11 @@ func (w *walker) read(res *Resource, u, want string) *Document {
 		w.fetchFailed(u, where{url: u, file: res.File}, doc.readErr)
 		return nil
 	}
-	w.mu.Lock()
-	w.docs++
-	w.mu.Unlock()
+	if inPackage {
+		w.count(&w.packages, strings.TrimSuffix(u, "!/"+manifestName))
+	} else {
+		w.count(&w.docs, u)
+	}
 	if !doc.Fatal {
 		checkDocument(doc, rep, false)
 	}
@@ -267,7 +287,7 @@ func (w *walker) walkSite(ctx context.Context, u string) bool {
 		return false
 	}
 	w.seen[u] = rs.CapDescription
-	doc := w.read(res, u, rs.CapDescription)
+	doc := w.read(res, u, rs.CapDescription, false)
 	res.Body.Close()
 	if doc != nil {
 		w.walkDescription(ctx, doc)
@@ -674,5 +694,5 @@ func (w *walker) finish(ctx context.Context) (Report, error) {
 		return Report{}, fmt.Errorf("nothing could be read: %w", w.firstErr)
 	}
 	sortFindings(w.findings)
-	return Report{Documents: w.docs, Findings: w.findings}, nil
+	return Report{Documents: w.docs, Packages: w.packages, Findings: w.findings}, nil
 }

@@ -153,7 +153,7 @@ func (b *builder) writeArchivedDoc(rel string, root rs.Root, md rs.MD, links []r
 	if err != nil || !ok {
 		return snapshot.Kept{}, errors.Join(err, fmt.Errorf("publish %s: missing from the state archive", rel))
 	}
-	b.recordOutput(rel, changed)
+	b.sink.Record(rel, changed)
 	return snapshot.Kept{Path: rel, Size: written.size, SHA256: written.sha256}, nil
 }
 
@@ -250,7 +250,7 @@ func (b *builder) publishSnapshot(a *snapshot.Archived) (bool, error) {
 		pkgs = append(pkgs, pkg)
 	}
 	for _, d := range done {
-		b.recordOutput(d.rel, d.changed)
+		b.sink.Record(d.rel, d.changed)
 	}
 	a.Docs = docs
 	for i, p := range pkgs {

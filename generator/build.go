@@ -14,6 +14,7 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -100,12 +101,12 @@ type Summary struct {
 	Skipped                   int
 	// LeftOut counts the files and folders left out because they cannot
 	// be published (a URI too long for a list).
-	LeftOut            int
-	ResourcesPlaced    int
-	ResourcesRemoved   int
-	DocumentsWritten   int
-	DocumentsUnchanged int
-	DocumentsRemoved   int
+	LeftOut          int
+	ResourcesPlaced  int
+	ResourcesRemoved int
+	// Outputs counts the files the build wrote beside the resources, by
+	// kind: Outputs[sink.Document] are the ResourceSync documents.
+	Outputs [sink.NumKinds]sink.Counts
 	// Unlisted counts the files published in no set: placed in the
 	// output, but advertised by no document; with Options.ListUnlisted,
 	// UnlistedPaths names them.
@@ -170,22 +171,19 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*Summary, erro
 
 // builder holds the state of one build.
 type builder struct {
-	src      *snapshot.Tree // the source folder, read only through it
-	cfg      *config.Config
-	opts     Options
-	algs     []rs.HashAlgorithm
-	sets     []*set
-	prev     *snapshot.State
-	next     *snapshot.State
-	now      int64
-	base     string // base URL of the documents, with a trailing slash
-	resBase  string // base URL of the resources, with a trailing slash
-	sum      *Summary
-	outputs  []string          // output paths of the documents written by this build
-	intent   intent            // what a failed build was publishing (intent.go)
-	staged   []staged          // written files waiting for commitStaged
-	stagedAt map[string]string // their destinations: dst -> temporary file
-	stageMu  sync.Mutex
+	src     *snapshot.Tree // the source folder, read only through it
+	cfg     *config.Config
+	opts    Options
+	algs    []rs.HashAlgorithm
+	sets    []*set
+	prev    *snapshot.State
+	next    *snapshot.State
+	now     int64
+	base    string // base URL of the documents, with a trailing slash
+	resBase string // base URL of the resources, with a trailing slash
+	sum     *Summary
+	sink    *sink.Sink // every file this build writes to the output goes through it
+	intent  intent     // what a failed build was publishing (intent.go)
 	// memberOf caches, per set, the indexes of its files in next.Files.
 	memberOf map[*set][]int
 
@@ -224,6 +222,7 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	}
 	b := &builder{cfg: cfg, opts: opts, algs: cfg.Hashes, sets: newSets(cfg), src: src,
 		base: base, resBase: resBase, sum: &Summary{}, carried: map[string][]carriedPackage{}}
+	b.sink = sink.New(cfg.Out, func(rel string) { b.notify(Note{Kind: NoteWritten, Path: rel}) })
 	if b.prev, err = b.loadState(); err != nil {
 		src.Close()
 		return nil, err
@@ -431,7 +430,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	defer out.discard()
-	defer b.discardStaged()
+	defer b.sink.Discard()
 	events, err := b.scan(ctx, out.tee())
 	if err != nil {
 		return nil, err
@@ -469,7 +468,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.writeIntent(); err != nil {
 		return nil, err
 	}
-	if err := b.commitStaged(); err != nil {
+	if err := b.sink.Commit(); err != nil {
 		return nil, err
 	}
 	if err := b.keepCommitted(); err != nil {
@@ -479,7 +478,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.removeObsolete(out); err != nil {
 		return nil, err
 	}
-	b.next.Outputs = b.outputs
+	b.next.Outputs = b.sink.Outputs()
 	b.pruneUnkept()
 	if err := snapshot.Save(b.cfg.State, b.next); err != nil {
 		return nil, err
@@ -490,6 +489,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.pruneArchive(); err != nil {
 		return nil, err
 	}
+	b.sum.Outputs = b.sink.Counts()
 	return b.sum, nil
 }
 
@@ -517,7 +517,7 @@ func (b *builder) placements() []placement {
 	}
 	intact := b.prev.LastBuild != 0
 	for _, rel := range []string{layout.SourceDescription, b.next.Files[0].Path} {
-		if _, err := os.Lstat(b.outPath(rel)); err != nil {
+		if _, err := os.Lstat(b.sink.Path(rel)); err != nil {
 			intact = false
 		}
 	}
@@ -560,16 +560,15 @@ func (b *builder) recordSetChanges(events []snapshot.Event) {
 // removeObsolete deletes the documents the previous build wrote and this
 // one did not, and the copies of resources no longer published.
 func (b *builder) removeObsolete(out *output) error {
-	written := make(map[string]bool, len(b.outputs))
-	for _, p := range b.outputs {
+	written := make(map[string]bool, len(b.sink.Outputs()))
+	for _, p := range b.sink.Outputs() {
 		written[p] = true
 	}
 	for _, p := range b.prev.Outputs {
 		if !written[p] {
-			if err := out.remove(p); err != nil {
+			if err := b.sink.Remove(p); err != nil {
 				return err
 			}
-			b.sum.DocumentsRemoved++
 		}
 	}
 	if err := b.removeIntended(out, written); err != nil {
@@ -580,7 +579,7 @@ func (b *builder) removeObsolete(out *output) error {
 	}
 	for _, ev := range b.sum.Events {
 		if ev.Change == snapshot.Deleted {
-			if err := out.remove(ev.Record.Path); err != nil {
+			if err := b.sink.RemoveFile(ev.Record.Path); err != nil {
 				return err
 			}
 			b.sum.ResourcesRemoved++

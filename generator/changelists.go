@@ -127,7 +127,7 @@ func (b *builder) publishJournal(s *set) error {
 				lost = i
 				break
 			}
-			b.recordOutput(rel, changed)
+			b.sink.Record(rel, changed)
 			setKept(seg, snapshot.Kept{Path: rel, Size: got.size, SHA256: got.sha256})
 		}
 	}
@@ -164,7 +164,7 @@ func (b *builder) keptEntry(seg *snapshot.Segment, rel string) (snapshot.Kept, b
 		return snapshot.Kept{}, false
 	}
 	_, inState := os.Stat(b.archivePath(rel))
-	_, inOutput := os.Stat(b.outPath(rel))
+	_, inOutput := os.Stat(b.sink.Path(rel))
 	return snapshot.Kept{Path: rel}, inState == nil || inOutput == nil
 }
 
@@ -203,11 +203,11 @@ func (b *builder) writeSegmentIndex(s *set, kind segmentKind) error {
 	journal := b.next.Journals[s.Name]
 	open := &journal[len(journal)-1]
 	rel := segmentPath(kind, s.Name, open)
-	changed, err := kind.write(b, b.outPath(rel), s, open)
+	changed, err := kind.write(b, b.sink.Path(rel), s, open)
 	if err != nil {
 		return err
 	}
-	b.recordOutput(rel, changed)
+	b.sink.Record(rel, changed)
 	var segs []*snapshot.Segment
 	for i := range journal {
 		if listed(&journal[i], segmentPath(kind, s.Name, &journal[i])) {

@@ -2,9 +2,7 @@ package generator
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -45,11 +43,6 @@ func (b *builder) writeDocuments(ctx context.Context, closed map[string][]snapsh
 // docURL returns the URI of a document at output path rel.
 func (b *builder) docURL(rel string) string { return layout.URL(b.base, rel) }
 
-// outPath returns the file of output path rel.
-func (b *builder) outPath(rel string) string {
-	return filepath.Join(b.cfg.Out, filepath.FromSlash(rel))
-}
-
 // resURL returns the URI of the resource at source path p.
 func (b *builder) resURL(p string) string { return layout.URL(b.resBase, p) }
 
@@ -64,7 +57,7 @@ func unixTime(sec int64) time.Time {
 // bytes change; fill writes the entries. It reports whether the file
 // changed.
 func (b *builder) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (bool, error) {
-	return b.writeFile(path, func(f io.Writer) error {
+	return b.sink.WriteFile(path, func(f io.Writer) error {
 		w := rs.NewWriter(f, root)
 		w.SetLimits(b.opts.limits.entries, b.opts.limits.bytes)
 		w.SetStylesheet(b.stylesheetHref(path))
@@ -80,49 +73,15 @@ func (b *builder) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link,
 	})
 }
 
-// writeFile streams a file into path through write, atomically and only
-// when its bytes change (see lazyFile). It reports whether the file
-// changes. A file in the output is staged: renamed into place by
-// commitStaged, with the build's other documents.
-func (b *builder) writeFile(path string, write func(io.Writer) error) (bool, error) {
-	f, err := createLazy(path)
-	if err != nil {
-		return false, fmt.Errorf("write %s: %w", path, err)
-	}
-	defer f.Abort()
-	if err := write(f); err != nil {
-		return false, fmt.Errorf("write %s: %w", path, err)
-	}
-	if !b.inOutput(path) {
-		return f.Commit()
-	}
-	tmp, err := f.finish(true)
-	if err != nil || tmp == "" {
-		return false, err
-	}
-	b.stage(tmp, path)
-	return true, nil
-}
-
 // writeDoc writes a document at output path rel and records it as written
 // by this build.
 func (b *builder) writeDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) error {
-	changed, err := b.writeXML(b.outPath(rel), root, md, links, fill)
+	changed, err := b.writeXML(b.sink.Path(rel), root, md, links, fill)
 	if err != nil {
 		return err
 	}
-	b.recordOutput(rel, changed)
+	b.sink.Record(rel, changed)
 	return nil
-}
-
-func (b *builder) recordOutput(rel string, changed bool) {
-	b.outputs = append(b.outputs, rel)
-	if changed {
-		b.sum.DocumentsWritten++
-		b.notify(Note{Kind: NoteWritten, Path: rel})
-	} else {
-		b.sum.DocumentsUnchanged++
-	}
 }
 
 func (b *builder) upLink(s *set) rs.Link {

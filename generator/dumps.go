@@ -89,7 +89,7 @@ func (b *builder) resourcePackage(ctx context.Context, s *set, files []int) (sna
 		// same at (an output folder built afresh), it keeps its bytes, as
 		// its URI, named by its contents, promises to caches.
 		m.At, pkg.At = unixTime(old.At), old.At
-		if info, err := os.Stat(b.outPath(rel)); err == nil && info.Size() == old.Length {
+		if info, err := os.Stat(b.sink.Path(rel)); err == nil && info.Size() == old.Length {
 			b.recordPackage(old, false)
 			return old, b.writeManifestCopy(rel, m)
 		}
@@ -127,32 +127,12 @@ func (b *builder) packageID(m *zippkg.Manifest) string {
 // stage), reading each bitstream from the source and checking it against the
 // manifest, and fills in pkg's length and digest.
 func (b *builder) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest) error {
-	dst := b.outPath(pkg.Path)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("dump package %s: %w", dst, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), layout.TempPrefix+"*")
-	if err != nil {
-		return fmt.Errorf("dump package %s: %w", dst, err)
-	}
+	dst := b.sink.Path(pkg.Path)
 	sum := sha256.New()
-	err = zippkg.Write(ctx, io.MultiWriter(tmp, sum), m, b.zipOptions(), b.openBitstream)
-	var info os.FileInfo
-	if err == nil {
-		info, err = tmp.Stat()
-	}
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
+	size := &countingWriter{}
+	err := b.sink.WriteNew(pkg.Path, func(w io.Writer) error {
+		return zippkg.Write(ctx, io.MultiWriter(w, sum, size), m, b.zipOptions(), b.openBitstream)
+	})
 	var changed *zippkg.ChangedError
 	if errors.As(err, &changed) {
 		return fmt.Errorf("dump package %s: %s changed since it was scanned (%v); build again", dst,
@@ -161,8 +141,7 @@ func (b *builder) writePackage(ctx context.Context, pkg *snapshot.Package, m *zi
 	if err != nil {
 		return fmt.Errorf("dump package %s: %w", dst, err)
 	}
-	b.stage(tmp.Name(), dst)
-	pkg.Length = info.Size()
+	pkg.Length = size.n
 	copy(pkg.SHA256[:], sum.Sum(nil))
 	b.recordPackage(*pkg, true)
 	return b.writeManifestCopy(pkg.Path, m)
@@ -172,7 +151,7 @@ func (b *builder) writePackage(ctx context.Context, pkg *snapshot.Package, m *zi
 // published copy when that differs from the source (see htmllink.go).
 func (b *builder) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
 	if b.rewrites(e.Path[1:]) {
-		return os.Open(b.current(b.outPath(e.Path[1:])))
+		return os.Open(b.sink.Current(b.sink.Path(e.Path[1:])))
 	}
 	f, err := b.src.Open(e.Path[1:])
 	if err != nil {
@@ -185,13 +164,13 @@ func (b *builder) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
 // dump document links to with rel="contents"; it is byte-equal to the
 // packaged manifest.xml because both come from zippkg.WriteManifest.
 func (b *builder) writeManifestCopy(pkg string, m *zippkg.Manifest) error {
-	return b.writeOutput(layout.ManifestCopy(pkg), func(w io.Writer) error { return zippkg.WriteManifest(w, m) })
+	return b.sink.Write(layout.ManifestCopy(pkg), func(w io.Writer) error { return zippkg.WriteManifest(w, m) })
 }
 
 // recordPackage notes a package as published by this build.
 func (b *builder) recordPackage(p snapshot.Package, written bool) {
 	b.next.Packages = append(b.next.Packages, p)
-	b.recordOutput(p.Path, written)
+	b.sink.Record(p.Path, written)
 }
 
 // packageEntry returns the dump document entry of a package.
@@ -331,16 +310,16 @@ func (b *builder) listCarriedPackages(s *set) error {
 // (the two are byte-equal) when the output lost it.
 func (b *builder) ensureManifestCopy(pkg string) error {
 	rel := layout.ManifestCopy(pkg)
-	if _, err := os.Stat(b.outPath(rel)); err == nil {
-		b.recordOutput(rel, false)
+	if _, err := os.Stat(b.sink.Path(rel)); err == nil {
+		b.sink.Record(rel, false)
 		return nil
 	}
-	zr, err := zip.OpenReader(b.current(b.outPath(pkg)))
+	zr, err := zip.OpenReader(b.sink.Current(b.sink.Path(pkg)))
 	if err != nil {
 		return fmt.Errorf("manifest of %s: %w", pkg, err)
 	}
 	defer zr.Close()
-	return b.writeOutput(rel, func(w io.Writer) error {
+	return b.sink.Write(rel, func(w io.Writer) error {
 		f, err := zr.Open(zippkg.ManifestName)
 		if err != nil {
 			return err
@@ -378,4 +357,12 @@ func (b *builder) writeChangeDump(path string, s *set, seg *snapshot.Segment) (b
 		}
 		return nil
 	})
+}
+
+// countingWriter counts the bytes written to it.
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
 }

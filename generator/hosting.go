@@ -124,23 +124,13 @@ func (b *builder) writeHosting() error {
 // when its bytes change, and records it as an output of this build, so
 // that a later build that no longer writes it removes it.
 func (b *builder) writeSideFile(rel string, fill func(*bufio.Writer) error) error {
-	changed, err := b.writeFile(b.outPath(rel), func(f io.Writer) error {
+	return b.sink.Write(rel, func(f io.Writer) error {
 		w := bufio.NewWriter(f)
 		if err := fill(w); err != nil {
 			return err
 		}
 		return w.Flush()
 	})
-	if err != nil {
-		return err
-	}
-	// An output, removed once no longer written, but not a document: the
-	// summary's document counts stay those of ResourceSync documents.
-	b.outputs = append(b.outputs, rel)
-	if changed {
-		b.notify(Note{Kind: NoteWritten, Path: rel})
-	}
-	return nil
 }
 
 // hostPlan derives the rules from this build's documents, sets and files.
@@ -177,7 +167,7 @@ func (b *builder) hostPlan(files []string) *hostPlan {
 	for _, d := range dumpDirs {
 		plan.rules = append(plan.rules, hostRule{path: d, cache: cacheImmutable})
 	}
-	for _, rel := range b.outputs {
+	for _, rel := range b.sink.Outputs() {
 		switch from, isClosed := closed[rel]; {
 		case slices.ContainsFunc(dumpDirs, func(d string) bool { return strings.HasPrefix(rel, d) }):
 			// covered by its folder's rule

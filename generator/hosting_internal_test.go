@@ -2,12 +2,7 @@ package generator
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/rsgen/rsgen/config"
-	"github.com/rsgen/rsgen/layout"
 )
 
 // TestHeadInjectorAcrossWrites: the link goes right after the document's
@@ -77,32 +72,5 @@ func TestDropOldestClosed(t *testing.T) {
 	}
 	if got := dropOldestClosed(rules, 10); len(got) != 1 || got[0].path != "b" {
 		t.Errorf("dropping more than there are kept %v, want [b]", got)
-	}
-}
-
-// TestCommitOrder: staged files are renamed into place in the order of
-// publication, whatever order they were written in; a failed rename stops
-// before anything that may reference the file is published.
-func TestCommitOrder(t *testing.T) {
-	out := t.TempDir()
-	b := &builder{cfg: &config.Config{Out: out}}
-	for _, rel := range []string{layout.SourceDescription, "resourcesync/s/capabilitylist.xml", "resourcesync/s/resourcelist.xml", "a/blocked.txt"} {
-		dst := filepath.Join(out, filepath.FromSlash(rel))
-		os.MkdirAll(filepath.Dir(dst), 0o755)
-		tmp := dst + ".tmp"
-		if err := os.WriteFile(tmp, []byte(rel), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		b.stage(tmp, dst)
-	}
-	// The resource cannot be renamed: a non-empty folder is in its way.
-	os.MkdirAll(filepath.Join(out, "a", "blocked.txt", "x"), 0o755)
-	if err := b.commitStaged(); err == nil {
-		t.Fatal("commitStaged renamed over a folder")
-	}
-	for _, rel := range []string{layout.SourceDescription, "resourcesync/s/capabilitylist.xml", "resourcesync/s/resourcelist.xml"} {
-		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(rel))); err == nil {
-			t.Errorf("%s was published before the resource it may list", rel)
-		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -91,7 +92,7 @@ func (b *builder) rewrites(p string) bool { return b.linkTags(p) != nil }
 // into dst, and a function that completes it after the last byte and
 // records the published length (dst counts it) and digests; nil when r is
 // published as it is.
-func (b *builder) rewriter(r *snapshot.Record, dst *lazyFile) (io.Writer, func() error) {
+func (b *builder) rewriter(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func() error) {
 	tags := b.linkTags(r.Path)
 	if tags == nil {
 		return nil, nil
@@ -125,7 +126,7 @@ func (b *builder) rewriter(r *snapshot.Record, dst *lazyFile) (io.Writer, func()
 		if err != nil {
 			return err
 		}
-		b.published.Store(r.Path, published{size: dst.n, digests: d})
+		b.published.Store(r.Path, published{size: dst.Size(), digests: d})
 		return nil
 	}
 	return inj, finish

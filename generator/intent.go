@@ -68,12 +68,8 @@ func (b *builder) writeIntent() error {
 	for _, p := range b.prev.Outputs {
 		prev[p] = true
 	}
-	for _, s := range b.staged {
-		rel, err := filepath.Rel(b.cfg.Out, s.dst)
-		if err != nil {
-			continue
-		}
-		if rel = filepath.ToSlash(rel); !prev[rel] && strings.HasPrefix(rel, layout.DocumentsDir+"/") {
+	for _, rel := range b.sink.Staged() {
+		if !prev[rel] && strings.HasPrefix(rel, layout.DocumentsDir+"/") {
 			rec.added = append(rec.added, rel)
 		}
 	}
@@ -87,7 +83,7 @@ func (b *builder) writeIntent() error {
 	if len(rec.added) == 0 && len(rec.deleted) == 0 {
 		return nil
 	}
-	_, err := b.writeFile(filepath.Join(b.cfg.State, intentFile), func(f io.Writer) error {
+	_, err := b.sink.WriteFile(filepath.Join(b.cfg.State, intentFile), func(f io.Writer) error {
 		w := bufio.NewWriter(f)
 		for _, p := range rec.added {
 			fmt.Fprintf(w, "+ %q\n", p)
@@ -116,14 +112,14 @@ func (b *builder) clearIntent() error {
 func (b *builder) removeIntended(out *output, written map[string]bool) error {
 	for _, p := range b.intent.added {
 		if !written[p] {
-			if err := out.remove(p); err != nil {
+			if err := b.sink.RemoveFile(p); err != nil {
 				return err
 			}
 		}
 	}
 	for _, p := range b.intent.deleted {
 		if !b.publishes(p) {
-			if err := out.remove(p); err != nil {
+			if err := b.sink.RemoveFile(p); err != nil {
 				return err
 			}
 		}

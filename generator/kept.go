@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 	"github.com/zeebo/blake3"
 )
@@ -92,7 +93,7 @@ func copyMeasured(dst io.Writer, src io.Reader) (sums, error) {
 // digests known when it was read, whether the output's copy changes, and
 // ok false when neither copy is whole.
 func (b *builder) publishKept(rel string, want sums) (got sums, ok, changed bool, err error) {
-	src, dst := b.archivePath(rel), b.outPath(rel)
+	src, dst := b.archivePath(rel), b.sink.Path(rel)
 	si, serr := os.Stat(src)
 	di, derr := os.Lstat(dst)
 	if serr == nil && derr == nil && (want.size < 0 || si.Size() == want.size) &&
@@ -105,11 +106,11 @@ func (b *builder) publishKept(rel string, want sums) (got sums, ok, changed bool
 			return want, false, false, fmt.Errorf("kept file %s: %w", src, err)
 		}
 		if want.match(got) {
-			tmp, err := placeTemp(src, dst)
+			tmp, err := sink.LinkOrCopyTemp(src, dst)
 			if err != nil {
 				return want, false, false, fmt.Errorf("publish %s: %w", dst, err)
 			}
-			b.stage(tmp, dst)
+			b.sink.Stage(tmp, dst)
 			return got, true, true, nil
 		}
 	}
@@ -118,7 +119,7 @@ func (b *builder) publishKept(rel string, want sums) (got sums, ok, changed bool
 			return want, false, false, fmt.Errorf("published file %s: %w", dst, err)
 		}
 		if want.match(got) {
-			return got, true, false, keepCopy(dst, src)
+			return got, true, false, sink.Keep(dst, src)
 		}
 	}
 	return want, false, false, nil
@@ -140,54 +141,12 @@ func (b *builder) keepCommitted() error {
 		if _, err := os.Stat(b.archivePath(rel)); err == nil {
 			continue
 		}
-		if err := keepCopy(b.outPath(rel), b.archivePath(rel)); err != nil {
+		if err := sink.Keep(b.sink.Path(rel), b.archivePath(rel)); err != nil {
 			return err
 		}
 	}
 	b.toKeep = nil
 	return nil
-}
-
-// keepCopy puts a copy of the file src at dst, atomically: a hard link
-// where the two share a file system, else a copy with src's mtime.
-func keepCopy(src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("keep %s: %w", dst, err)
-	}
-	tmp, err := placeTemp(src, dst)
-	if err == nil {
-		if err = os.Rename(tmp, dst); err != nil {
-			os.Remove(tmp)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("keep %s: %w", dst, err)
-	}
-	return nil
-}
-
-// placeTemp puts the bytes of src into a new temporary file beside dst and
-// returns its name: a hard link to src where possible, else a copy with
-// src's mtime.
-func placeTemp(src, dst string) (string, error) {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", err
-	}
-	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", layout.TempPrefix, os.Getpid(), filepath.Base(dst)))
-	os.Remove(tmp)
-	if err := os.Link(src, tmp); err == nil {
-		return tmp, nil
-	}
-	info, err := os.Stat(src)
-	if err != nil {
-		return "", err
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return "", err
-	}
-	defer in.Close()
-	return copyToTemp(in, dst, info.ModTime().UnixNano())
 }
 
 // pruneUnkept marks for deletion from the state archive the packages and

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -37,15 +37,15 @@ type output struct {
 	// than its source file's (see htmllink.go); rewrite returns the writer
 	// of those bytes, and the function that completes it.
 	rewrites func(path string) bool
-	rewrite  func(r *snapshot.Record, dst *lazyFile) (io.Writer, func() error)
-	// stage holds a replacement of a published file until the build's
-	// documents are written; it must be safe for concurrent use.
-	stage func(tmp, dst string)
+	rewrite  func(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func() error)
+	// sink stages a replacement of a published file until the build's
+	// documents are written.
+	sink *sink.Sink
 }
 
 func (b *builder) openOutput() (*output, error) {
 	o := &output{dir: b.cfg.Out, src: b.src, enabled: b.cfg.CopyResources,
-		rewrites: b.rewrites, rewrite: b.rewriter, stage: b.stage}
+		rewrites: b.rewrites, rewrite: b.rewriter, sink: b.sink}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
@@ -95,7 +95,7 @@ func (o *output) tee() snapshot.Tee {
 		if err := o.mkdirs(filepath.Dir(dst)); err != nil {
 			return nil, nil, err
 		}
-		f, err := createLazy(dst)
+		f, err := sink.CreateLazy(dst)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -114,7 +114,7 @@ func (o *output) tee() snapshot.Tee {
 					return err
 				}
 			}
-			tmp, err := f.finish(false)
+			tmp, err := f.Finish(false)
 			if err != nil {
 				return err
 			}
@@ -122,7 +122,7 @@ func (o *output) tee() snapshot.Tee {
 				o.equal.Store(r.Path, true) // placeAll only restamps its mtime
 				return nil
 			}
-			if err := stampCopy(tmp, r.ModTime); err != nil {
+			if err := sink.Stamp(tmp, r.ModTime); err != nil {
 				os.Remove(tmp)
 				return err
 			}
@@ -151,7 +151,7 @@ func (o *output) discard() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, rel := range o.added {
-		o.remove(rel)
+		o.sink.RemoveFile(rel)
 	}
 	o.added = nil
 }
@@ -171,16 +171,6 @@ func (o *output) keepAdded() {
 	o.mu.Lock()
 	o.added = nil
 	o.mu.Unlock()
-}
-
-// stampCopy gives a copied resource its source's mtime, by which later
-// builds recognise it as current, and the mode of a published file.
-func stampCopy(tmp string, mtime int64) error {
-	t := time.Unix(0, mtime)
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return err
-	}
-	return os.Chtimes(tmp, t, t)
 }
 
 // placeAll makes sure every file has its current bytes in the output,
@@ -283,7 +273,7 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 	}
 	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) {
 		var tmp string
-		if tmp, err = copyToTemp(src, dst, r.ModTime); err == nil {
+		if tmp, err = sink.CopyTemp(src, dst, r.ModTime); err == nil {
 			created, err = missing, o.replace(tmp, dst, missing)
 		}
 	}
@@ -396,7 +386,7 @@ func (o *output) linkInto(src snapshot.Linker, dst string, missing bool) (create
 			return err == nil, err
 		}
 	}
-	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", layout.TempPrefix, os.Getpid(), filepath.Base(dst)))
+	tmp := sink.TempName(dst)
 	os.Remove(tmp)
 	if err := src.LinkTo(tmp); err != nil {
 		return false, err
@@ -416,42 +406,6 @@ func (o *output) replace(tmp, dst string, fresh bool) error {
 	if fresh {
 		return os.Rename(tmp, dst)
 	}
-	o.stage(tmp, dst)
-	return nil
-}
-
-// copyToTemp copies the bytes of src into a temporary file beside dst,
-// with modification time mtime (nanoseconds), and returns its name.
-func copyToTemp(src io.Reader, dst string, mtime int64) (string, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(dst), layout.TempPrefix+"*")
-	if err != nil {
-		return "", err
-	}
-	_, err = io.Copy(tmp, src)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = stampCopy(tmp.Name(), mtime)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return "", err
-	}
-	return tmp.Name(), nil
-}
-
-// remove deletes an output file rsgen wrote, and the folders it leaves
-// empty. A file already gone is not an error.
-func (o *output) remove(rel string) error {
-	p := o.path(rel)
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", p, err)
-	}
-	for dir := filepath.Dir(p); dir != o.dir && len(dir) > len(o.dir); dir = filepath.Dir(dir) {
-		if os.Remove(dir) != nil {
-			break // not empty, or gone
-		}
-	}
+	o.sink.Stage(tmp, dst)
 	return nil
 }

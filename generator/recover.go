@@ -17,6 +17,7 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -143,7 +144,7 @@ func (b *builder) outputNewer(st *snapshot.State) string {
 		return ""
 	}
 	for _, name := range names {
-		head, err := readPublished(b.outPath(layout.ResourceList(name)), nil)
+		head, err := readPublished(b.sink.Path(layout.ResourceList(name)), nil)
 		if err != nil {
 			continue
 		}
@@ -183,7 +184,7 @@ func (b *builder) restoreRecovered() error {
 	for _, rel := range rec.archive {
 		// The output is the truth the state was rebuilt from: an archived
 		// copy that differs (left by a killed build) is replaced.
-		dst, src := b.archivePath(rel), b.outPath(rel)
+		dst, src := b.archivePath(rel), b.sink.Path(rel)
 		si, err := os.Stat(src)
 		if err != nil {
 			return fmt.Errorf("restore kept file: %w", err)
@@ -191,7 +192,7 @@ func (b *builder) restoreRecovered() error {
 		if di, err := os.Stat(dst); err == nil && (os.SameFile(si, di) || di.Size() == si.Size() && di.ModTime().Equal(si.ModTime())) {
 			continue
 		}
-		if err := keepCopy(src, dst); err != nil {
+		if err := sink.Keep(src, dst); err != nil {
 			return fmt.Errorf("restore kept file: %w", err)
 		}
 	}
@@ -203,7 +204,7 @@ func (b *builder) restoreRecovered() error {
 // rsgen for this base URL.
 func (b *builder) publishedSets() ([]string, error) {
 	var names []string
-	head, err := readPublished(b.outPath(layout.SourceDescription), func(e *pubEntry) error {
+	head, err := readPublished(b.sink.Path(layout.SourceDescription), func(e *pubEntry) error {
 		rel, ok := layout.PathFromURL(b.base, e.Loc)
 		name, inDocs := strings.CutPrefix(rel, layout.DocumentsDir+"/")
 		name, isCap := strings.CutSuffix(name, "/capabilitylist.xml")
@@ -372,7 +373,7 @@ func (b *builder) recoverJournal(name string, at int64, setFiles map[string]snap
 // its copy in the output has it, and puts that copy back into the state
 // archive (see restoreRecovered).
 func (b *builder) recoverKept(rel string, rec *recovery) (snapshot.Kept, error) {
-	sum, err := measure(b.outPath(rel))
+	sum, err := measure(b.sink.Path(rel))
 	if err != nil {
 		return snapshot.Kept{}, fmt.Errorf("recover %s: %w", rel, err)
 	}
@@ -417,7 +418,7 @@ func (b *builder) recoverResourceList(name string, files map[string]snapshot.Rec
 	rel := layout.ResourceList(name)
 	docs := []string{rel}
 	var parts []string
-	head, err := readPublished(b.outPath(rel), func(e *pubEntry) error {
+	head, err := readPublished(b.sink.Path(rel), func(e *pubEntry) error {
 		if e.sitemap {
 			p, ok := layout.PathFromURL(b.base, e.Loc)
 			if !ok {
@@ -436,7 +437,7 @@ func (b *builder) recoverResourceList(name string, files map[string]snapshot.Rec
 	}
 	for _, p := range parts {
 		docs = append(docs, p)
-		if _, err := readPublished(b.outPath(p), func(e *pubEntry) error { return b.recoverEntry(e, files) }); err != nil {
+		if _, err := readPublished(b.sink.Path(p), func(e *pubEntry) error { return b.recoverEntry(e, files) }); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -492,7 +493,7 @@ type pubList struct {
 func (b *builder) changeListsOf(name string) ([]pubList, error) {
 	var lists []pubList
 	idx := layout.ChangeListIndex(name)
-	_, err := readPublished(b.outPath(idx), func(e *pubEntry) error {
+	_, err := readPublished(b.sink.Path(idx), func(e *pubEntry) error {
 		rel, ok := layout.PathFromURL(b.base, e.Loc)
 		if !ok {
 			return fmt.Errorf("%s lists %s, not under %s", idx, e.Loc, b.base)
@@ -508,7 +509,7 @@ func (b *builder) changeListsOf(name string) ([]pubList, error) {
 	}
 	for i := range lists {
 		l := &lists[i]
-		head, err := readPublished(b.outPath(l.rel), nil)
+		head, err := readPublished(b.sink.Path(l.rel), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -546,7 +547,7 @@ func changeListSeq(name string, from int64, rel string) (int, bool) {
 // readEvents reads the change events of a Change List.
 func (b *builder) readEvents(rel string) ([]snapshot.Event, error) {
 	var evs []snapshot.Event
-	_, err := readPublished(b.outPath(rel), func(e *pubEntry) error {
+	_, err := readPublished(b.sink.Path(rel), func(e *pubEntry) error {
 		ev := snapshot.Event{}
 		switch e.MD.Change {
 		case rs.ChangeCreated:

@@ -36,7 +36,7 @@ func (b *builder) recoverDumps(name string, st *snapshot.State, rec *recovery) (
 	outputs = append(outputs, docs...)
 	var dumps []string
 	index := layout.ChangeDumpIndex(name)
-	_, err = readPublished(b.outPath(index), func(e *pubEntry) error {
+	_, err = readPublished(b.sink.Path(index), func(e *pubEntry) error {
 		rel, ok := layout.PathFromURL(b.base, e.Loc)
 		if !ok {
 			return fmt.Errorf("%s: change dump %s is not under %s", index, e.Loc, b.base)
@@ -87,7 +87,7 @@ func (b *builder) recoverDumps(name string, st *snapshot.State, rec *recovery) (
 // when rel does not exist.
 func (b *builder) readSplitDoc(rel, capability string, pkg func(*pubEntry) error) ([]string, error) {
 	var parts []string
-	head, err := readPublished(b.outPath(rel), func(e *pubEntry) error {
+	head, err := readPublished(b.sink.Path(rel), func(e *pubEntry) error {
 		if !e.sitemap {
 			return pkg(e)
 		}
@@ -108,7 +108,7 @@ func (b *builder) readSplitDoc(rel, capability string, pkg func(*pubEntry) error
 		return nil, fmt.Errorf("%s: capability %q, want %q", rel, head.md.Capability, capability)
 	}
 	for _, p := range parts {
-		if _, err := readPublished(b.outPath(p), func(e *pubEntry) error { return pkg(e) }); err != nil {
+		if _, err := readPublished(b.sink.Path(p), func(e *pubEntry) error { return pkg(e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -139,7 +139,7 @@ func (b *builder) pubPackage(set string, change bool, e *pubEntry) (snapshot.Pac
 		return p, fmt.Errorf("dump package %s: hash %q is not the sha-256 rsgen writes", e.Loc, e.MD.Hash)
 	}
 	copy(p.SHA256[:], sum)
-	info, err := os.Stat(b.outPath(rel))
+	info, err := os.Stat(b.sink.Path(rel))
 	if err != nil {
 		return p, fmt.Errorf("dump package %s: %w", rel, err)
 	}

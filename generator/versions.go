@@ -21,7 +21,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -63,7 +62,8 @@ func (b *builder) keepVersions(ctx context.Context) error {
 		if keep, _ := b.versioned(v.Path); !keep {
 			continue // no longer published: removed with the obsolete outputs
 		}
-		_, ok, _, err := b.publishKept(layout.Memento(unixTime(v.Seen), v.Path), versionSums(&v))
+		rel := layout.Memento(unixTime(v.Seen), v.Path)
+		_, ok, changed, err := b.publishKept(rel, versionSums(&v))
 		if err != nil {
 			return err
 		}
@@ -71,6 +71,7 @@ func (b *builder) keepVersions(ctx context.Context) error {
 			b.warn(WarnLost, v.Path, "kept version lost or damaged in both the state folder and the output folder; it cannot be made again and is no longer listed")
 			continue
 		}
+		b.sink.Record(rel, changed)
 		have[version{v.Path, v.Seen}] = true
 		vs = append(vs, v)
 	}
@@ -115,48 +116,27 @@ func (b *builder) keepVersions(ctx context.Context) error {
 // else the source's bytes, which the scan fingerprinted.
 func (b *builder) writeMemento(r *snapshot.Record) error {
 	rel := layout.Memento(unixTime(r.Seen), r.Path)
-	dst := b.outPath(rel)
-	err := func() error {
-		var in io.ReadCloser
-		var err error
-		if r.Rewritten {
-			in, err = os.Open(b.current(b.outPath(r.Path)))
-		} else {
-			in, err = b.src.Open(r.Path)
-		}
-		if err != nil {
-			return err
-		}
+	var in io.ReadCloser
+	var err error
+	if r.Rewritten {
+		in, err = os.Open(b.sink.Current(b.sink.Path(r.Path)))
+	} else {
+		in, err = b.src.Open(r.Path)
+	}
+	if err == nil {
 		defer in.Close()
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		err = b.sink.WriteNew(rel, func(w io.Writer) error {
+			got, err := copyMeasured(w, in)
+			if err == nil && !versionSums(r).match(got) {
+				err = fmt.Errorf("%s changed since it was scanned; build again", r.Path)
+			}
 			return err
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(dst), layout.TempPrefix+"*")
-		if err != nil {
-			return err
-		}
-		got, err := copyMeasured(tmp, in)
-		if err == nil && !versionSums(r).match(got) {
-			err = fmt.Errorf("%s changed since it was scanned; build again", r.Path)
-		}
-		if err == nil {
-			err = tmp.Chmod(0o644)
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		b.stage(tmp.Name(), dst)
-		return nil
-	}()
+		})
+	}
 	if err != nil {
-		return fmt.Errorf("keep version %s: %w", dst, err)
+		return fmt.Errorf("keep version %s: %w", b.sink.Path(rel), err)
 	}
 	b.keepPublished(rel) // it cannot be made again
-	b.notify(Note{Kind: NoteWritten, Path: rel})
 	return nil
 }
 
@@ -174,13 +154,10 @@ func versionSums(v *snapshot.Record) sums {
 	return sums{size: v.Size, blake3: v.Fingerprint}
 }
 
-// writeVersions records the kept versions of one resource, oldest first,
-// as outputs, and writes its TimeMap and, where they apply, its patches.
+// writeVersions writes the TimeMap of the kept versions of one resource,
+// oldest first, and, where they apply, its patches.
 func (b *builder) writeVersions(vs []snapshot.Record) error {
 	p := vs[0].Path
-	for i := range vs {
-		b.outputs = append(b.outputs, layout.Memento(unixTime(vs[i].Seen), p))
-	}
 	if err := b.writeTimeMap(vs); err != nil {
 		return err
 	}
@@ -220,7 +197,7 @@ func (b *builder) writeTimeMap(vs []snapshot.Record) error {
 		fmt.Fprintf(&sb, ",\n<%s>;rel=\"%s\";datetime=\"%s\"", b.docURL(layout.Memento(unixTime(vs[i].Seen), p)), relation, httpTime(&vs[i]))
 	}
 	sb.WriteString("\n")
-	return b.writeBytes(rel, []byte(sb.String()))
+	return b.sink.WriteBytes(rel, []byte(sb.String()))
 }
 
 // writePatch writes the JSON Patch from version prev to version cur and
@@ -229,7 +206,7 @@ func (b *builder) writeTimeMap(vs []snapshot.Record) error {
 func (b *builder) writePatch(prev, cur *snapshot.Record) error {
 	rel := layout.Patch(unixTime(cur.Seen), cur.Path)
 	read := func(v *snapshot.Record) ([]byte, error) {
-		return os.ReadFile(b.current(b.outPath(layout.Memento(unixTime(v.Seen), v.Path))))
+		return os.ReadFile(b.sink.Current(b.sink.Path(layout.Memento(unixTime(v.Seen), v.Path))))
 	}
 	old, err := read(prev)
 	if err != nil {
@@ -244,33 +221,13 @@ func (b *builder) writePatch(prev, cur *snapshot.Record) error {
 		b.warn(WarnJSONPatch, cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", err))
 		return nil
 	}
-	if err := b.writeBytes(rel, patch); err != nil {
+	if err := b.sink.WriteBytes(rel, patch); err != nil {
 		return err
 	}
 	r := snapshot.Record{Size: int64(len(patch)), Digests: digestsOf(patch), Type: layout.TypePatch}
 	l := b.describedLink(rs.RelPatch, b.docURL(rel), &r)
 	l.Modified = unixTime(0) // a patch has no modification time of its own
 	b.related().patch[rel] = &l
-	return nil
-}
-
-// writeBytes writes a small generated file at output path rel, atomically
-// and only when its bytes change, and records it as an output.
-func (b *builder) writeBytes(rel string, data []byte) error {
-	return b.writeOutput(rel, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// writeOutput streams a file into output path rel through write, atomically
-// and only when its bytes change, and records it as an output.
-func (b *builder) writeOutput(rel string, write func(io.Writer) error) error {
-	changed, err := b.writeFile(b.outPath(rel), write)
-	if err != nil {
-		return err
-	}
-	b.recordOutput(rel, changed)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/generator"
+	"github.com/rsgen/rsgen/sink"
 )
 
 var buildCommand = &command{
@@ -122,11 +123,27 @@ func summaryLine(sum *generator.Summary, took time.Duration) string {
 	if sum.Unlisted > 0 {
 		unlisted = fmt.Sprintf(", %s in no set", plural(sum.Unlisted, "file"))
 	}
-	return fmt.Sprintf("%s (%d created, %d updated, %d deleted%s%s); read %s (%s); %s written, %d unchanged; %s placed, %d removed in %s",
+	return fmt.Sprintf("%s (%d created, %d updated, %d deleted%s%s); read %s (%s); %s; %s placed, %d removed in %s",
 		plural(sum.Files, "resource"), sum.Created, sum.Updated, sum.Deleted, leftOut, unlisted,
 		plural(sum.Hashed, "file"), formatBytes(sum.HashedBytes),
-		plural(sum.DocumentsWritten, "document"), sum.DocumentsUnchanged, plural(sum.ResourcesPlaced, "resource"), sum.ResourcesRemoved,
+		outputsWritten(sum), plural(sum.ResourcesPlaced, "resource"), sum.ResourcesRemoved,
 		took.Round(time.Millisecond))
+}
+
+// outputsWritten says how many documents, packages and versions a build
+// wrote, and how many it left as they were: "44 documents, 4 packages
+// written, 0 unchanged". Documents are counted as rsgen check counts them.
+func outputsWritten(sum *generator.Summary) string {
+	o := &sum.Outputs
+	written := plural(o[sink.Document].Written, "document")
+	if n := o[sink.Package].Written; n > 0 {
+		written += ", " + plural(n, "package")
+	}
+	if n := o[sink.Version].Written; n > 0 {
+		written += ", " + plural(n, "version file")
+	}
+	unchanged := o[sink.Document].Unchanged + o[sink.Package].Unchanged + o[sink.Version].Unchanged
+	return fmt.Sprintf("%s written, %d unchanged", written, unchanged)
 }
 
 // failed reports the error of a command that ran a build or a scan, and
@@ -195,11 +212,11 @@ type jsonSummary struct {
 		Files int   `json:"files"`
 		Bytes int64 `json:"bytes"`
 	} `json:"read"`
-	Documents struct {
-		Written   int `json:"written"`
-		Unchanged int `json:"unchanged"`
-		Removed   int `json:"removed"`
-	} `json:"documents"`
+	// The files written beside the resources, by kind (see sink.Kind).
+	Documents countsJSON `json:"documents"`
+	Packages  countsJSON `json:"packages"`
+	Versions  countsJSON `json:"versions"`
+	SideFiles countsJSON `json:"side_files"`
 	changesJSON
 	// Written lists the output paths this build wrote: documents, the
 	// stylesheet and hosting files (resources placed are counted only).
@@ -209,6 +226,13 @@ type jsonSummary struct {
 		ScanMS  int64 `json:"scan_ms"`
 		TotalMS int64 `json:"total_ms"`
 	} `json:"durations"`
+}
+
+// countsJSON are the counts of one kind of output file.
+type countsJSON struct {
+	Written   int `json:"written"`
+	Unchanged int `json:"unchanged"`
+	Removed   int `json:"removed"`
 }
 
 // writeJSONSummary prints the --json summary of a build that returned sum
@@ -230,7 +254,10 @@ func writeJSONSummary(w io.Writer, p *progress, sum *generator.Summary, err erro
 		j.Resources.Total, j.Resources.Created, j.Resources.Updated, j.Resources.Deleted = sum.Files, sum.Created, sum.Updated, sum.Deleted
 		j.Resources.Placed, j.Resources.Removed, j.Resources.LeftOut, j.Resources.Unlisted = sum.ResourcesPlaced, sum.ResourcesRemoved, sum.LeftOut, sum.Unlisted
 		j.Read.Files, j.Read.Bytes = sum.Hashed, sum.HashedBytes
-		j.Documents.Written, j.Documents.Unchanged, j.Documents.Removed = sum.DocumentsWritten, sum.DocumentsUnchanged, sum.DocumentsRemoved
+		j.Documents = countsJSON(sum.Outputs[sink.Document])
+		j.Packages = countsJSON(sum.Outputs[sink.Package])
+		j.Versions = countsJSON(sum.Outputs[sink.Version])
+		j.SideFiles = countsJSON(sum.Outputs[sink.SideFile])
 		j.Durations.ScanMS = sum.ScanTime.Milliseconds()
 		j.changesJSON = newChangesJSON(sum)
 	}

@@ -122,16 +122,21 @@ func render(w io.Writer, format string, r *checker.Report) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			Documents int               `json:"documents"`
+			Packages  int               `json:"packages"`
 			Errors    int               `json:"errors"`
 			Warnings  int               `json:"warnings"`
 			Findings  []checker.Finding `json:"findings"`
-		}{r.Documents, errs, warns, findings})
+		}{r.Documents, r.Packages, errs, warns, findings})
 	}
 	for _, f := range r.Findings {
 		if _, err := fmt.Fprintln(w, f); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "%s, %s, %s\n", plural(r.Documents, "document"), plural(errs, "error"), plural(warns, "warning"))
+	packages := ""
+	if r.Packages > 0 {
+		packages = " and " + plural(r.Packages, "package")
+	}
+	_, err := fmt.Fprintf(w, "%s%s, %s, %s\n", plural(r.Documents, "document"), packages, plural(errs, "error"), plural(warns, "warning"))
 	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/generator"
 	"github.com/rsgen/rsgen/serve"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 	"github.com/rsgen/rsgen/watch"
 )
@@ -275,10 +276,10 @@ func (w *watcher) build(ctx context.Context, t watch.Trigger) bool {
 		fmt.Fprintf(w.cio.stderr, "rsgen watch: build %d failed: %v\n", w.builds, err)
 	} else {
 		w.printWarnings(p)
-		changed := sum.Created+sum.Updated+sum.Deleted > 0 || sum.DocumentsWritten > 0
+		changed := sum.Created+sum.Updated+sum.Deleted > 0 || sum.Outputs[sink.Document].Written > 0
 		if !w.f.quiet && (changed || !t.Polled) {
 			fmt.Fprintf(w.cio.stderr, "rsgen watch: build %d: %d created, %d updated, %d deleted; %s written in %s\n",
-				w.builds, sum.Created, sum.Updated, sum.Deleted, plural(sum.DocumentsWritten, "document"), time.Since(start).Round(time.Millisecond))
+				w.builds, sum.Created, sum.Updated, sum.Deleted, plural(sum.Outputs[sink.Document].Written, "document"), time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if w.f.readyFile != "" {

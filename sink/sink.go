@@ -1,0 +1,259 @@
+package sink
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/rsgen/rsgen/layout"
+)
+
+// Sink is the output folder as one build writes it. Files are written as
+// temporary files and staged; Commit renames them into place in the order
+// of publication. The Sink records the output path of every file the build
+// publishes (Outputs), so that the next build removes those it no longer
+// writes, and counts them by kind.
+//
+// Stage, Current and the counting methods are safe for concurrent use;
+// the writes of documents are not (the documents are written in order).
+type Sink struct {
+	dir     string
+	written func(rel string) // told of every output file this build changes
+
+	mu       sync.Mutex
+	staged   []staged
+	stagedAt map[string]string // dst -> its staged temporary file
+	outputs  []string
+	recorded map[string]bool
+	counts   [NumKinds]Counts
+}
+
+// staged is a file written in full as a temporary file beside its place in
+// the output, waiting to be renamed there.
+type staged struct{ tmp, dst string }
+
+// New returns the Sink of the output folder dir. written, when set, is
+// told the output path of every file the build writes or replaces.
+func New(dir string, written func(rel string)) *Sink {
+	return &Sink{dir: dir, written: written, stagedAt: map[string]string{}, recorded: map[string]bool{}}
+}
+
+// Path returns the file of output path rel.
+func (s *Sink) Path(rel string) string { return filepath.Join(s.dir, filepath.FromSlash(rel)) }
+
+// Rel returns the output path of a file in the output folder.
+func (s *Sink) Rel(path string) string {
+	rel, _ := filepath.Rel(s.dir, path)
+	return filepath.ToSlash(rel)
+}
+
+// InOutput reports whether path lies in the output folder, where writes are
+// staged, rather than in the state folder, where they are not: a build
+// reads its state folder's copies back as it publishes from them.
+func (s *Sink) InOutput(path string) bool {
+	rel, err := filepath.Rel(s.dir, path)
+	return err == nil && filepath.IsLocal(rel)
+}
+
+// Write streams the file at output path rel through write, atomically and
+// only when its bytes change (see Lazy), and records it.
+func (s *Sink) Write(rel string, write func(io.Writer) error) error {
+	changed, err := s.WriteFile(s.Path(rel), write)
+	if err != nil {
+		return err
+	}
+	s.Record(rel, changed)
+	return nil
+}
+
+// WriteFile streams a file into path through write, atomically and only
+// when its bytes change. A file in the output is staged, one elsewhere (the
+// state folder) is renamed into place at once. It reports whether the file
+// changes, and does not record it: see Record.
+func (s *Sink) WriteFile(path string, write func(io.Writer) error) (bool, error) {
+	f, err := CreateLazy(path)
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	defer f.Abort()
+	if err := write(f); err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	if !s.InOutput(path) {
+		return f.Commit()
+	}
+	tmp, err := f.Finish(true)
+	if err != nil || tmp == "" {
+		return false, err
+	}
+	s.Stage(tmp, path)
+	return true, nil
+}
+
+// WriteNew writes the file at output path rel in full through write, as a
+// new temporary file that is staged and recorded; nothing is staged when
+// write fails. It is for the files rsgen writes once and never compares:
+// dump packages and kept versions.
+func (s *Sink) WriteNew(rel string, write func(io.Writer) error) error {
+	dst := s.Path(rel)
+	tmp, err := createTemp(dst)
+	if err != nil {
+		return err
+	}
+	err = write(tmp)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	s.Stage(tmp.Name(), dst)
+	s.Record(rel, true)
+	return nil
+}
+
+// Record records output path rel as published by this build, changed or
+// not. A path is recorded once.
+func (s *Sink) Record(rel string, changed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.recorded[rel] {
+		return
+	}
+	s.recorded[rel] = true
+	s.outputs = append(s.outputs, rel)
+	c := &s.counts[KindOf(rel)]
+	if !changed {
+		c.Unchanged++
+		return
+	}
+	c.Written++
+	if s.written != nil {
+		s.written(rel)
+	}
+}
+
+// Outputs returns the output paths this build recorded, in the order it
+// recorded them.
+func (s *Sink) Outputs() []string { return s.outputs }
+
+// Counts returns the counts of this build's outputs by kind.
+func (s *Sink) Counts() [NumKinds]Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts
+}
+
+// Stage holds the temporary file tmp until Commit renames it to dst. The
+// documents of a build are all written before any is renamed into place,
+// so a build that fails while it writes them (a full disk, an I/O error)
+// leaves every published file as it was, and no file of its own.
+func (s *Sink) Stage(tmp, dst string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.staged = append(s.staged, staged{tmp, dst})
+	s.stagedAt[dst] = tmp
+}
+
+// Current returns the file that holds what this build publishes at dst:
+// its staged replacement, if any, else dst.
+func (s *Sink) Current(dst string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tmp, ok := s.stagedAt[dst]; ok {
+		return tmp
+	}
+	return dst
+}
+
+// Staged returns the output paths of the staged files.
+func (s *Sink) Staged() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rels := make([]string, len(s.staged))
+	for i, st := range s.staged {
+		rels[i] = s.Rel(st.dst)
+	}
+	return rels
+}
+
+// Commit renames the staged files into place in the order of publication
+// (layout.PublishStep), and in the order they were staged within a step:
+// leaves before the indexes and lists that point to them, the Source
+// Description last.
+func (s *Sink) Commit() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slices.SortStableFunc(s.staged, func(x, y staged) int {
+		return cmp.Compare(layout.PublishStep(s.Rel(x.dst)), layout.PublishStep(s.Rel(y.dst)))
+	})
+	for len(s.staged) > 0 {
+		st := s.staged[0]
+		if err := os.Rename(st.tmp, st.dst); err != nil {
+			return fmt.Errorf("write %s: %w", st.dst, err)
+		}
+		s.staged = s.staged[1:]
+		delete(s.stagedAt, st.dst)
+	}
+	return nil
+}
+
+// Discard removes the staged files not renamed into place: after a failed
+// build.
+func (s *Sink) Discard() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.staged {
+		os.Remove(st.tmp)
+	}
+	s.staged, s.stagedAt = nil, map[string]string{}
+}
+
+// Remove deletes the output file rel, which an earlier build published and
+// this one does not, and the folders it leaves empty, and counts it. A file
+// already gone is not an error.
+func (s *Sink) Remove(rel string) error {
+	if err := s.RemoveFile(rel); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.counts[KindOf(rel)].Removed++
+	s.mu.Unlock()
+	return nil
+}
+
+// RemoveFile deletes the output file rel and the folders it leaves empty,
+// without counting it (resources are counted by their placer).
+func (s *Sink) RemoveFile(rel string) error {
+	p := s.Path(rel)
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", p, err)
+	}
+	for dir := filepath.Dir(p); dir != s.dir && len(dir) > len(s.dir); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			break // not empty, or gone
+		}
+	}
+	return nil
+}
+
+// WriteBytes writes a small generated file at output path rel, atomically
+// and only when its bytes change, and records it.
+func (s *Sink) WriteBytes(rel string, data []byte) error {
+	return s.Write(rel, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}

@@ -1,0 +1,107 @@
+package sink
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rsgen/rsgen/layout"
+)
+
+// Temporary files
+//
+// Every file rsgen writes is first a temporary file beside its place,
+// named with layout.TempPrefix (which builds remove, hosts are told not to
+// serve, and no source file may take), then renamed into place: a reader
+// never sees half a file. These are the only functions that create them.
+
+// createTemp creates a temporary file in the folder of dst, making the
+// folder when it is missing.
+func createTemp(dst string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(filepath.Dir(dst), layout.TempPrefix+"*")
+}
+
+// TempName returns a temporary name beside dst for a hard link, which
+// cannot be created under a random name: the process ID keeps concurrent
+// builds of other states apart, and the name of dst keeps the links of one
+// build apart.
+func TempName(dst string) string {
+	return filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", layout.TempPrefix, os.Getpid(), filepath.Base(dst)))
+}
+
+// CopyTemp copies the bytes of src into a temporary file beside dst, with
+// modification time mtime (nanoseconds) and the mode of a published file,
+// and returns its name.
+func CopyTemp(src io.Reader, dst string, mtime int64) (string, error) {
+	tmp, err := createTemp(dst)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(tmp, src)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = Stamp(tmp.Name(), mtime)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
+}
+
+// Stamp gives a copied file its source's mtime, by which later builds
+// recognise it as current, and the mode of a published file.
+func Stamp(path string, mtime int64) error {
+	t := time.Unix(0, mtime)
+	if err := os.Chmod(path, 0o644); err != nil {
+		return err
+	}
+	return os.Chtimes(path, t, t)
+}
+
+// LinkOrCopyTemp puts the bytes of the file src into a new temporary file
+// beside dst and returns its name: a hard link to src where possible, else
+// a copy with src's mtime.
+func LinkOrCopyTemp(src, dst string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	tmp := TempName(dst)
+	os.Remove(tmp)
+	if err := os.Link(src, tmp); err == nil {
+		return tmp, nil
+	}
+	info, err := os.Stat(src)
+	if err != nil {
+		return "", err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	return CopyTemp(in, dst, info.ModTime().UnixNano())
+}
+
+// Keep puts a copy of the file src at dst at once, atomically: a hard link
+// where the two share a file system, else a copy with src's mtime. It is
+// for the state folder's copies of published files, which are not staged.
+func Keep(src, dst string) error {
+	tmp, err := LinkOrCopyTemp(src, dst)
+	if err == nil {
+		if err = os.Rename(tmp, dst); err != nil {
+			os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("keep %s: %w", dst, err)
+	}
+	return nil
+}
