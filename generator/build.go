@@ -182,8 +182,8 @@ type builder struct {
 	base    string // base URL of the documents, with a trailing slash
 	resBase string // base URL of the resources, with a trailing slash
 	sum     *Summary
-	sink    *sink.Sink // every file this build writes to the output goes through it
-	intent  intent     // what a failed build was publishing (intent.go)
+	sink    *sink.Sink      // every file this build writes to the output goes through it
+	intent  snapshot.Intent // what a failed build was publishing (intent.go)
 	// memberOf caches, per set, the indexes of its files in next.Files.
 	memberOf map[*set][]int
 
@@ -232,7 +232,8 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 		src.Close()
 		return nil, err
 	}
-	if err := b.loadIntent(); err != nil {
+	if b.intent, err = snapshot.LoadIntent(cfg.State); err != nil {
+		src.Close()
 		return nil, err
 	}
 	b.now = b.clampedNow()
@@ -465,7 +466,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.writeHosting(); err != nil {
 		return nil, err
 	}
-	if err := b.writeIntent(); err != nil {
+	if err := b.intentOf().Save(b.cfg.State); err != nil {
 		return nil, err
 	}
 	if err := b.sink.Commit(); err != nil {
@@ -475,7 +476,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	out.keepAdded()
-	if err := b.removeObsolete(out); err != nil {
+	if err := b.removeObsolete(); err != nil {
 		return nil, err
 	}
 	b.next.Outputs = b.sink.Outputs()
@@ -483,7 +484,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := snapshot.Save(b.cfg.State, b.next); err != nil {
 		return nil, err
 	}
-	if err := b.clearIntent(); err != nil {
+	if err := snapshot.ClearIntent(b.cfg.State); err != nil {
 		return nil, err
 	}
 	if err := b.pruneArchive(); err != nil {
@@ -559,7 +560,7 @@ func (b *builder) recordSetChanges(events []snapshot.Event) {
 
 // removeObsolete deletes the documents the previous build wrote and this
 // one did not, and the copies of resources no longer published.
-func (b *builder) removeObsolete(out *output) error {
+func (b *builder) removeObsolete() error {
 	written := make(map[string]bool, len(b.sink.Outputs()))
 	for _, p := range b.sink.Outputs() {
 		written[p] = true
@@ -571,7 +572,7 @@ func (b *builder) removeObsolete(out *output) error {
 			}
 		}
 	}
-	if err := b.removeIntended(out, written); err != nil {
+	if err := b.removeIntended(written); err != nil {
 		return err
 	}
 	if !b.cfg.CopyResources {

@@ -154,16 +154,22 @@ func Load(dir string) (*State, error) {
 // Save writes st into dir atomically: a temporary file, fsync, rename, and
 // fsync of the folder.
 func Save(dir string, st *State) error {
+	return writeAtomic(dir, FileName, func(w io.Writer) error { return Encode(w, st) })
+}
+
+// writeAtomic writes the file name in the state folder dir through write:
+// a temporary file, fsync, rename, and fsync of the folder.
+func writeAtomic(dir, name string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	path := filepath.Join(dir, FileName)
-	tmp, err := os.CreateTemp(dir, ".state-*.tmp")
+	path := filepath.Join(dir, name)
+	tmp, err := os.CreateTemp(dir, "."+name+"-*.tmp")
 	if err != nil {
-		return fmt.Errorf("snapshot: write state %s: %w", path, err)
+		return fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	err = Encode(tmp, st)
+	err = write(tmp)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -177,7 +183,7 @@ func Save(dir string, st *State) error {
 		err = syncDir(dir)
 	}
 	if err != nil {
-		return fmt.Errorf("snapshot: write state %s: %w", path, err)
+		return fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
 	return nil
 }
