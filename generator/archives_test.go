@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // archiveConfig is a configuration with every archive on, Change Lists
@@ -135,7 +136,7 @@ func checkReferences(t *testing.T, cfg *config.Config) {
 // holds is published, and every closed Change List is in it.
 func checkStateArchive(t *testing.T, cfg *config.Config) {
 	t.Helper()
-	archive := filepath.Join(cfg.State, archiveDir)
+	archive := filepath.Join(cfg.State, snapshot.ArchiveDir)
 	kept := map[string]bool{}
 	filepath.WalkDir(archive, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

@@ -27,12 +27,9 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// archiveDir is the folder, inside the state folder, of the kept files.
-const archiveDir = snapshot.ArchiveDir
-
 // archivePath returns the file, in the state archive, of output path rel.
 func (b *builder) archivePath(rel string) string {
-	return filepath.Join(b.cfg.State, archiveDir, filepath.FromSlash(rel))
+	return filepath.Join(b.cfg.State, snapshot.ArchiveDir, filepath.FromSlash(rel))
 }
 
 // sums identify the bytes of a kept file: its length (-1: unknown) and a

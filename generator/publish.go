@@ -77,12 +77,6 @@ func (b *builder) removeStaleTemps() error {
 	return nil
 }
 
-// outputMarker is the file, in the state folder, that records the output
-// folder a first build adopted, so that a first build killed before it
-// wrote its Source Description is recognised as rsgen's by the next. It
-// lives in the state folder because the output folder is published.
-const outputMarker = snapshot.OutputMarker
-
 // ErrForeignOutput is returned when a first build would write into a
 // non-empty output folder that holds no rsgen build.
 var ErrForeignOutput = errors.New("the output folder is not empty and holds no rsgen build")
@@ -90,13 +84,15 @@ var ErrForeignOutput = errors.New("the output folder is not empty and holds no r
 // checkOutputOwned refuses, for a first build, an output folder that holds
 // files rsgen did not write: rsgen deletes from its output the files it
 // wrote and no longer publishes, and must never be mistaken about which
-// those are. An rsgen output is recognised by its Source Description (or
-// the state's record of a first build into it); --force adopts any folder.
+// those are. An rsgen output is recognised by its Source Description, or by
+// the state's record of a first build into it (snapshot.OutputMarker), so
+// that a first build killed before it wrote its Source Description is
+// recognised as rsgen's by the next; --force adopts any folder.
 func (b *builder) checkOutputOwned() error {
 	if b.prev.LastBuild != 0 || len(b.prev.Outputs) > 0 {
 		return nil
 	}
-	marker := filepath.Join(b.cfg.State, outputMarker)
+	marker := filepath.Join(b.cfg.State, snapshot.OutputMarker)
 	if data, err := os.ReadFile(marker); err == nil && strings.TrimSpace(string(data)) == b.cfg.Out {
 		return nil
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // outputFiles returns the bytes and mtime of every file in out.
@@ -80,7 +82,7 @@ func TestRecoveryKeepsDumps(t *testing.T) {
 	if len(d.URLs) != 3 { // the builds of 02:00, 02:10 and 02:30
 		t.Errorf("the open Change Dump lists %d packages after the recovery, want 3", len(d.URLs))
 	}
-	archived, err := os.ReadFile(filepath.Join(cfg.State, archiveDir, "resourcesync/default/changedumps/changedump-20260101T000000Z.xml"))
+	archived, err := os.ReadFile(filepath.Join(cfg.State, snapshot.ArchiveDir, "resourcesync/default/changedumps/changedump-20260101T000000Z.xml"))
 	if err != nil || !bytes.Contains(archived, []byte("until=")) {
 		t.Errorf("the closed Change Dump is not back in the state archive: %v", err)
 	}
