@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/sink"
@@ -316,13 +317,13 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 		return nil, fmt.Errorf("scan %s: %w", b.cfg.Source, err)
 	}
 	if b.cfg.CopyResources {
-		hosting := b.hostingFiles()
+		hostingFiles := hosting.Files(&b.cfg.Publish)
 		for i := range files {
 			if layout.IsReserved(files[i].Path) {
 				return nil, fmt.Errorf("source file %s would be overwritten by rsgen's own documents at the same path: rename it or exclude it",
 					filepath.Join(b.cfg.Source, filepath.FromSlash(files[i].Path)))
 			}
-			if slices.Contains(hosting, files[i].Path) {
+			if slices.Contains(hostingFiles, files[i].Path) {
 				return nil, fmt.Errorf("source file %s would be overwritten by the file rsgen writes for [publish] (targets or robots): exclude it, or turn that off and write the file yourself",
 					filepath.Join(b.cfg.Source, filepath.FromSlash(files[i].Path)))
 			}

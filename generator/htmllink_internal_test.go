@@ -59,18 +59,3 @@ func TestRelativeHref(t *testing.T) {
 		}
 	}
 }
-
-func TestDropOldestClosed(t *testing.T) {
-	rules := []hostRule{{path: "a", closedFrom: 3}, {path: "b"}, {path: "c", closedFrom: 1}, {path: "d", closedFrom: 2}}
-	got := dropOldestClosed(rules, 2)
-	var paths []string
-	for _, r := range got {
-		paths = append(paths, r.path)
-	}
-	if len(paths) != 2 || paths[0] != "a" || paths[1] != "b" {
-		t.Errorf("kept %v, want [a b]: the two oldest closed documents go first", paths)
-	}
-	if got := dropOldestClosed(rules, 10); len(got) != 1 || got[0].path != "b" {
-		t.Errorf("dropping more than there are kept %v, want [b]", got)
-	}
-}

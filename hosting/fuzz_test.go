@@ -1,4 +1,4 @@
-package generator
+package hosting
 
 import (
 	"bufio"
@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -32,18 +32,17 @@ func FuzzHostingFiles(f *testing.F) {
 		if !strings.HasPrefix(basePath, "/") || !strings.HasSuffix(basePath, "/") || name == "" || strings.HasSuffix(name, "/") {
 			return
 		}
-		plan := &hostPlan{basePath: basePath, shortCache: "public, max-age=300", hidden: []string{nginxFile, htaccessFile},
-			rules: []hostRule{
-				{path: name, links: []string{"https://example.org/resourcesync/s/capabilitylist.xml"}},
-				{path: name + "/", cache: cacheImmutable},
-				{path: "resourcesync/s/resourcelist.xml", contentType: "application/xml", cache: cacheShort},
+		plan := &Plan{BasePath: basePath, ShortCache: 5 * time.Minute, Hidden: []string{layout.NginxFile, layout.HtaccessFile}, Cloudflare: true,
+			Rules: []Rule{
+				{Path: name, Links: []string{"https://example.org/resourcesync/s/capabilitylist.xml"}},
+				{Path: name + "/", Cache: CacheImmutable},
+				{Path: "resourcesync/s/resourcelist.xml", ContentType: "application/xml", Cache: CacheShort},
 			}}
 		nginx := render(t, func(w *bufio.Writer) error { return writeNginx(w, plan) })
 		checkNginx(t, nginx, plan)
 		htaccess := render(t, func(w *bufio.Writer) error { return writeHtaccess(w, plan) })
 		checkLines(t, ".htaccess", htaccess, htaccessLine)
-		b := &builder{cfg: &config.Config{Publish: config.Publish{Targets: []config.Target{"netlify"}}}}
-		headers := render(t, func(w *bufio.Writer) error { return b.writeHeaders(w, plan) })
+		headers := render(t, func(w *bufio.Writer) error { return writeHeaders(w, plan, func(string, string) {}) })
 		checkLines(t, "_headers", headers, headersLine)
 	})
 }
@@ -143,17 +142,17 @@ func tokenizeNginx(t *testing.T, s string) []nginxToken {
 // checkNginx parses the snippet into its directives and checks them: a
 // types block, default_type, then locations whose paths are the plan's,
 // holding only the directives rsgen writes.
-func checkNginx(t *testing.T, text string, plan *hostPlan) {
+func checkNginx(t *testing.T, text string, plan *Plan) {
 	t.Helper()
 	toks := tokenizeNginx(t, text)
 	want := map[string]bool{}
-	for _, r := range plan.rules {
-		want[plan.basePath+r.path] = true
+	for _, r := range plan.Rules {
+		want[plan.BasePath+r.Path] = true
 	}
-	for _, f := range plan.hidden {
-		want[plan.basePath+f] = true
+	for _, f := range plan.Hidden {
+		want[plan.BasePath+f] = true
 	}
-	want[plan.basePath+layout.DeployMetaDir+"/"] = true
+	want[plan.BasePath+layout.DeployMetaDir+"/"] = true
 	next := func() nginxToken {
 		if len(toks) == 0 {
 			t.Fatalf("nginx snippet ends early:\n%s", text)

@@ -1,0 +1,125 @@
+// Package hosting writes the files that tell each host how to serve an
+// output folder ([publish] targets), and robots.txt ([publish] robots).
+//
+// Each host learns from its own file how to serve the output: the Source
+// Description, which has no extension, as XML; a Link: rel="resourcesync"
+// header on every resource of a set, to the set's Capability List; and the
+// cache policy. Closed Change Lists, closed Change Dumps and dump packages
+// are never rewritten (packages are named by their content), so hosts may
+// cache them for a year as immutable. Every other document changes from
+// build to build and is cached for [publish] short_cache.
+//
+// All the files come from one Plan, which the generator derives from a
+// build's documents and sets, so the hosts agree. Every name in a file is
+// quoted or escaped for its host, so that no file name becomes a
+// directive (FuzzHostingFiles).
+package hosting
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
+)
+
+// RobotsFile is robots.txt, written with [publish] robots.
+const RobotsFile = "robots.txt"
+
+// cacheForever is the Cache-Control of what is never rewritten.
+const cacheForever = "public, max-age=31536000, immutable"
+
+// cloudflareMaxRules is the most rules Cloudflare Pages reads from a
+// _headers file.
+const cloudflareMaxRules = 100
+
+// Files returns the output paths of the hosting files the configuration
+// asks for, in the order they are written.
+func Files(p *config.Publish) []string {
+	var files []string
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{
+		{layout.NoJekyllFile, p.HasTarget(config.TargetGitHubPages)},
+		{layout.HeadersFile, p.HasTarget(config.TargetNetlify) || p.HasTarget(config.TargetCloudflarePages)},
+		{layout.NginxFile, p.HasTarget(config.TargetNginx)},
+		{layout.HtaccessFile, p.HasTarget(config.TargetApache)},
+		{RobotsFile, p.Robots},
+	} {
+		if f.on {
+			files = append(files, f.name)
+		}
+	}
+	return files
+}
+
+// Cache is how long a host may keep a file.
+type Cache uint8
+
+const (
+	CacheHost      Cache = iota // the host's default
+	CacheShort                  // [publish] short_cache
+	CacheImmutable              // a year, immutable
+)
+
+// Rule says how hosts serve one output path, or, when the path ends
+// in "/", a folder and everything below it. The rules of a plan never
+// overlap, so that no host has to merge two of them.
+type Rule struct {
+	Path        string // an output path
+	ContentType string // "" leaves the host's own
+	Cache       Cache
+	Links       []string // Capability Lists, for Link: rel="resourcesync"
+	ClosedFrom  int64    // for a closed segment document, its segment's from
+}
+
+// Folder reports whether the rule is a folder's.
+func (r *Rule) Folder() bool { return strings.HasSuffix(r.Path, "/") }
+
+// Plan is what every hosting file says, in its own syntax.
+type Plan struct {
+	BasePath   string        // the decoded path of base_url, "/" or "/a/b/"
+	Rules      []Rule        // sorted by layout.ComparePaths
+	Hidden     []string      // output paths no host should serve: the hosting files
+	ShortCache time.Duration // [publish] short_cache
+	// Cloudflare says the _headers file is read by Cloudflare Pages,
+	// which reads at most cloudflareMaxRules rules.
+	Cloudflare bool
+	// Sitemaps are the URIs robots.txt names: the Resource Lists.
+	Sitemaps []string
+}
+
+// cacheControl returns the Cache-Control value of a rule, or "".
+func (p *Plan) cacheControl(r *Rule) string {
+	switch r.Cache {
+	case CacheShort:
+		return fmt.Sprintf("public, max-age=%d", int64(p.ShortCache/time.Second))
+	case CacheImmutable:
+		return cacheForever
+	}
+	return ""
+}
+
+// linkValue returns the value of a Link header to a Capability List.
+func linkValue(capabilityList string) string { return "<" + capabilityList + `>; rel="resourcesync"` }
+
+// Write writes the hosting file at output path file (one of Files) for
+// plan. warn is told what a file cannot say.
+func Write(w *bufio.Writer, file string, plan *Plan, warn func(file, msg string)) error {
+	switch file {
+	case layout.NoJekyllFile:
+		return nil // its presence is all GitHub Pages reads
+	case layout.HeadersFile:
+		return writeHeaders(w, plan, warn)
+	case layout.NginxFile:
+		return writeNginx(w, plan)
+	case layout.HtaccessFile:
+		return writeHtaccess(w, plan)
+	case RobotsFile:
+		return writeRobots(w, plan, warn)
+	}
+	return fmt.Errorf("hosting: no such file %s", file)
+}
