@@ -48,7 +48,7 @@ type archiveState struct {
 
 // archives returns the capabilities whose archives set s publishes, in the
 // order the Capability List gives them.
-func (b *builder) archives(s *set) []string {
+func (b *archiver) archives(s *set) []string {
 	a := &b.cfg.Archives
 	var caps []string
 	if a.ResourceLists {
@@ -68,7 +68,7 @@ func (b *builder) archives(s *set) []string {
 
 // archivesLink returns the rel="archives" link that set s's live documents
 // of a capability carry, when that capability is archived.
-func (b *builder) archivesLink(s *set, capability string) []rs.Link {
+func (b *archiver) archivesLink(s *set, capability string) []rs.Link {
 	if !slices.Contains(b.archives(s), capability) {
 		return nil
 	}
@@ -94,7 +94,7 @@ func archivedPath(a *snapshot.Archived) string {
 // snapshotDue reports whether this build keeps set s's Resource List (or
 // Resource Dump) in its archive: the first time, and then when
 // snapshot_every has passed since the last copy and the set has changed.
-func (b *builder) snapshotDue(s *set, dump bool) bool {
+func (b *archiver) snapshotDue(s *set, dump bool) bool {
 	capability := rs.CapResourceList
 	if dump {
 		capability = rs.CapResourceDump
@@ -112,13 +112,13 @@ func (b *builder) snapshotDue(s *set, dump bool) bool {
 	return last == nil || last.At != b.next.SetChanged[s.Name] && b.now-last.Completed >= every
 }
 
-// snapshot keeps a copy of set s's Resource List (or Resource Dump, whose
+// archiveSnapshot keeps a copy of set s's Resource List (or Resource Dump, whose
 // packages are given) when one is due: the same entries as the live
 // document, written with writeSplit into the state archive, with
 // completed set to this build's time. The packages of an archived
 // Resource Dump are kept in the state archive too: once the set changes,
 // no build could make them again.
-func (b *builder) snapshot(s *set, dump bool, md rs.MD, n int, size int64, entry func(int, *rs.Entry), packages ...snapshot.Package) error {
+func (b *archiver) archiveSnapshot(s *set, dump bool, md rs.MD, n int, size int64, entry func(int, *rs.Entry), packages ...snapshot.Package) error {
 	if !b.snapshotDue(s, dump) {
 		return nil
 	}
@@ -129,11 +129,11 @@ func (b *builder) snapshot(s *set, dump bool, md rs.MD, n int, size int64, entry
 		a.Docs = append(a.Docs, k)
 		return err
 	}
-	if err := b.writeSplit(s, archivedPath(&a), md, nil, n, size, entry, write); err != nil {
+	if err := b.lister.writeSplit(s, archivedPath(&a), md, nil, n, size, entry, write); err != nil {
 		return err
 	}
 	for _, p := range packages {
-		b.keepPublished(p.Path)
+		b.keeper.keepPublished(p.Path)
 	}
 	b.next.Archived = append(b.next.Archived, a)
 	return nil
@@ -141,15 +141,15 @@ func (b *builder) snapshot(s *set, dump bool, md rs.MD, n int, size int64, entry
 
 // writeArchivedDoc writes a document into the state archive, which keeps
 // it for later builds, and publishes it from there.
-func (b *builder) writeArchivedDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (snapshot.Kept, error) {
-	if _, err := b.writeXML(b.archivePath(rel), root, md, links, fill); err != nil {
+func (b *archiver) writeArchivedDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (snapshot.Kept, error) {
+	if _, err := b.writeXML(b.keeper.archivePath(rel), root, md, links, fill); err != nil {
 		return snapshot.Kept{}, err
 	}
-	written, err := measure(b.archivePath(rel))
+	written, err := measure(b.keeper.archivePath(rel))
 	if err != nil {
-		return snapshot.Kept{}, fmt.Errorf("archived document %s: %w", b.archivePath(rel), err)
+		return snapshot.Kept{}, fmt.Errorf("archived document %s: %w", b.keeper.archivePath(rel), err)
 	}
-	_, ok, changed, err := b.publishKept(rel, written)
+	_, ok, changed, err := b.keeper.publishKept(rel, written)
 	if err != nil || !ok {
 		return snapshot.Kept{}, errors.Join(err, fmt.Errorf("publish %s: missing from the state archive", rel))
 	}
@@ -159,7 +159,7 @@ func (b *builder) writeArchivedDoc(rel string, root rs.Root, md rs.MD, links []r
 
 // writeArchives publishes the archived documents of set s that earlier
 // builds kept, and writes its archives.
-func (b *builder) writeArchives(s *set) error {
+func (b *archiver) writeArchives(s *set) error {
 	for _, capability := range b.archives(s) {
 		var err error
 		switch capability {
@@ -180,7 +180,7 @@ func (b *builder) writeArchives(s *set) error {
 // writeSnapshotArchive publishes set s's archived Resource Lists (or
 // Resource Dumps, with their packages) and writes the archive listing
 // them with their at and completed.
-func (b *builder) writeSnapshotArchive(s *set, dump bool) error {
+func (b *archiver) writeSnapshotArchive(s *set, dump bool) error {
 	var listed []snapshot.Archived
 	for i, a := range b.next.Archived {
 		if a.Set != s.Name || a.Dump != dump {
@@ -200,7 +200,7 @@ func (b *builder) writeSnapshotArchive(s *set, dump bool) error {
 	capability := archivedCapability(&snapshot.Archived{Dump: dump})
 	size := int64(len(listed)) * int64(len(b.base)+len(layout.SetDir(s.Name))+80+archiveEntryBound)
 	md := rs.MD{Capability: capability + "-archive"}
-	return b.writeSplit(s, layout.Archive(s.Name, capability), md, nil, len(listed), size, func(i int, e *rs.Entry) {
+	return b.lister.writeSplit(s, layout.Archive(s.Name, capability), md, nil, len(listed), size, func(i int, e *rs.Entry) {
 		a := &listed[i]
 		*e = rs.Entry{Loc: b.docURL(archivedPath(a)), MD: rs.MD{At: unixTime(a.At), Completed: unixTime(a.Completed)}}
 	}, b.writeDoc)
@@ -212,7 +212,7 @@ func (b *builder) writeSnapshotArchive(s *set, dump bool) error {
 // when it cannot be published whole: a document or a package lost or
 // damaged in both the state folder and the output; it then leaves its
 // archive.
-func (b *builder) publishSnapshot(a *snapshot.Archived) (bool, error) {
+func (b *archiver) publishSnapshot(a *snapshot.Archived) (bool, error) {
 	docs := a.Docs
 	if len(docs) == 0 {
 		docs = b.legacyArchivedDocs(a)
@@ -223,7 +223,7 @@ func (b *builder) publishSnapshot(a *snapshot.Archived) (bool, error) {
 	}
 	var done []published
 	for i, k := range docs {
-		got, ok, changed, err := b.publishKept(k.Path, keptSums(k))
+		got, ok, changed, err := b.keeper.publishKept(k.Path, keptSums(k))
 		if err != nil {
 			return false, err
 		}
@@ -258,8 +258,8 @@ func (b *builder) publishSnapshot(a *snapshot.Archived) (bool, error) {
 		if slices.ContainsFunc(b.next.Packages, func(q snapshot.Package) bool { return q.Path == p.Path }) {
 			continue // the live Resource Dump, or another archived one, lists it too
 		}
-		b.recordPackage(p.Package, p.changed)
-		if err := b.ensureManifestCopy(p.Path); err != nil {
+		b.dumper.recordPackage(p.Package, p.changed)
+		if err := b.dumper.ensureManifestCopy(p.Path); err != nil {
 			return false, err
 		}
 	}
@@ -269,12 +269,12 @@ func (b *builder) publishSnapshot(a *snapshot.Archived) (bool, error) {
 // legacyArchivedDocs returns the documents of an archived Resource List or
 // Resource Dump of a state written before format 3, which did not record
 // them: the document, and its parts as far as the state archive has them.
-func (b *builder) legacyArchivedDocs(a *snapshot.Archived) []snapshot.Kept {
+func (b *archiver) legacyArchivedDocs(a *snapshot.Archived) []snapshot.Kept {
 	rel := archivedPath(a)
 	docs := []snapshot.Kept{{Path: rel}}
 	for n := 1; ; n++ {
 		part := layout.Part(rel, n)
-		if _, err := os.Stat(b.archivePath(part)); err != nil {
+		if _, err := os.Stat(b.keeper.archivePath(part)); err != nil {
 			return docs
 		}
 		docs = append(docs, snapshot.Kept{Path: part})
@@ -285,7 +285,7 @@ func (b *builder) legacyArchivedDocs(a *snapshot.Archived) []snapshot.Kept {
 // Resource Dump lists, in the output or the state archive. A package
 // recorded by a state written before format 3 has only its path; the rest
 // comes from the state's package records.
-func (b *builder) keepArchivedPackage(p snapshot.Package) (carriedPackage, bool, error) {
+func (b *archiver) keepArchivedPackage(p snapshot.Package) (carriedPackage, bool, error) {
 	if p.Length == 0 && p.SHA256 == ([32]byte{}) {
 		i := slices.IndexFunc(b.prev.Packages, func(q snapshot.Package) bool { return q.Path == p.Path })
 		if i < 0 {
@@ -293,13 +293,13 @@ func (b *builder) keepArchivedPackage(p snapshot.Package) (carriedPackage, bool,
 		}
 		p = b.prev.Packages[i]
 	}
-	_, ok, changed, err := b.publishKept(p.Path, sums{size: p.Length, sha256: p.SHA256})
+	_, ok, changed, err := b.keeper.publishKept(p.Path, sums{size: p.Length, sha256: p.SHA256})
 	return carriedPackage{p, changed}, ok, err
 }
 
 // writeSegmentArchive writes set s's archive of closed Change Lists (or
 // Change Dumps), in forward chronological order with from and until.
-func (b *builder) writeSegmentArchive(s *set, kind segmentKind) error {
+func (b *archiver) writeSegmentArchive(s *set, kind segmentKind) error {
 	var segs []*snapshot.Segment
 	journal := b.next.Journals[s.Name]
 	for i := range journal {
@@ -309,7 +309,7 @@ func (b *builder) writeSegmentArchive(s *set, kind segmentKind) error {
 	}
 	size := int64(len(segs)) * int64(len(b.base)+len(layout.SetDir(s.Name))+80+archiveEntryBound)
 	md := rs.MD{Capability: kind.capability + "-archive"}
-	return b.writeSplit(s, layout.Archive(s.Name, kind.capability), md, nil, len(segs), size, func(i int, e *rs.Entry) {
+	return b.lister.writeSplit(s, layout.Archive(s.Name, kind.capability), md, nil, len(segs), size, func(i int, e *rs.Entry) {
 		seg := segs[i]
 		*e = rs.Entry{Loc: b.docURL(segmentPath(kind, s.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
 	}, b.writeDoc)
@@ -320,7 +320,7 @@ func (b *builder) writeSegmentArchive(s *set, kind segmentKind) error {
 // still kept, and drops the oldest closed segments that may go. What it
 // drops is no longer listed anywhere by this build, and deleted from the
 // state archive once the build is saved (pruneArchive).
-func (b *builder) retain() {
+func (b *archiver) retain() {
 	keep := b.cfg.Archives.Keep
 	var carried []snapshot.Archived
 	groups := map[[2]string][]int{} // set and capability -> indexes in carried, oldest first
@@ -373,7 +373,7 @@ func expired(keep config.Retention, t int64, n, count int, now int64) bool {
 // changes the set's oldest archived Resource List needs to be brought up
 // to date. What is dropped is always a prefix, so that the remaining lists
 // cover one span without gaps.
-func (b *builder) retainSegments(keep config.Retention) {
+func (b *archiver) retainSegments(keep config.Retention) {
 	for _, s := range b.sets {
 		segs := b.next.Journals[s.Name]
 		closed := len(segs)
@@ -401,7 +401,7 @@ func (b *builder) retainSegments(keep config.Retention) {
 
 // pruneSnapshot marks an archived Resource List or Resource Dump, with
 // its parts, for deletion from the state archive.
-func (b *builder) pruneSnapshot(a *snapshot.Archived) {
+func (b *archiver) pruneSnapshot(a *snapshot.Archived) {
 	docs := a.Docs
 	if len(docs) == 0 {
 		docs = b.legacyArchivedDocs(a)
@@ -414,9 +414,9 @@ func (b *builder) pruneSnapshot(a *snapshot.Archived) {
 // pruneArchive deletes from the state archive the documents that left
 // their archives. It runs after the state is saved: until then the
 // previous state, which lists them, is the one in force.
-func (b *builder) pruneArchive() error {
+func (b *archiver) pruneArchive() error {
 	for _, rel := range b.arch.prune {
-		if err := os.Remove(b.archivePath(rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(b.keeper.archivePath(rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("prune archive: %w", err)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -170,37 +169,6 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*Summary, erro
 	return b.sum, nil
 }
 
-// builder holds the state of one build.
-type builder struct {
-	src     *snapshot.Tree // the source folder, read only through it
-	cfg     *config.Config
-	opts    Options
-	algs    []rs.HashAlgorithm
-	sets    []*set
-	prev    *snapshot.State
-	next    *snapshot.State
-	now     int64
-	base    string // base URL of the documents, with a trailing slash
-	resBase string // base URL of the resources, with a trailing slash
-	sum     *Summary
-	sink    *sink.Sink      // every file this build writes to the output goes through it
-	intent  snapshot.Intent // what a failed build was publishing (intent.go)
-	// memberOf caches, per set, the indexes of its files in next.Files.
-	memberOf map[*set][]int
-
-	recovered *recovery // the state rebuilt from the output, if it was
-	published sync.Map  // source path -> published: rewritten resources (htmllink.go)
-	headless  sync.Map  // source paths of rewritten resources without a <head> (htmllink.go)
-	arch      archiveState
-	rel       relations
-
-	setEvents    map[string][]snapshot.Event // this build's events, per set whose journal takes them
-	lostPackages map[string]int64            // per set, the until of its newest lost Change Dump package
-	carried      map[string][]carriedPackage // per set, the Change Dump packages of earlier builds
-	toKeep       []string                    // output paths to keep in the state archive once published (kept.go)
-	prevPackages map[string]snapshot.Package // the previous build\'s packages by output path, once needed
-}
-
 func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	base, err := layout.ParseBaseURL(cfg.BaseURL)
 	if err != nil {
@@ -221,14 +189,14 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	if opts.limits == (limits{}) {
 		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
 	}
-	b := &builder{cfg: cfg, opts: opts, algs: cfg.Hashes, sets: newSets(cfg), src: src,
-		base: base, resBase: resBase, sum: &Summary{}, carried: map[string][]carriedPackage{}}
+	b := newParts(&run{cfg: cfg, opts: opts, algs: cfg.Hashes, sets: newSets(cfg), src: src,
+		base: base, resBase: resBase, sum: &Summary{}})
 	b.sink = sink.New(cfg.Out, func(rel string) { b.notify(Note{Kind: NoteWritten, Path: rel}) })
-	if b.prev, err = b.loadState(); err != nil {
+	if b.prev, err = b.recoverer.loadState(); err != nil {
 		src.Close()
 		return nil, err
 	}
-	b.migrateShared(b.prev)
+	b.journals.migrateShared(b.prev)
 	if err := b.checkContinuity(); err != nil {
 		src.Close()
 		return nil, err
@@ -266,7 +234,7 @@ func (b *builder) clampedNow() int64 {
 	return now
 }
 
-func (b *builder) notify(n Note) {
+func (b *run) notify(n Note) {
 	if b.opts.Notify != nil {
 		b.opts.Notify(n)
 	}
@@ -289,7 +257,7 @@ const (
 	WarnBaseURL    = "base-url"              // a base URL Destinations will not find
 )
 
-func (b *builder) warn(code, path, msg string) {
+func (b *run) warn(code, path, msg string) {
 	b.notify(Note{Kind: NoteWarning, Code: code, Path: path, Msg: msg})
 }
 
@@ -302,7 +270,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 		Algorithms: b.algs,
 		Exclude:    b.excluder().Exclude,
 		Verify:     b.opts.Verify,
-		Reread:     func(old *snapshot.Record) bool { return old.Rewritten || b.rewrites(old.Path) },
+		Reread:     func(old *snapshot.Record) bool { return old.Rewritten || b.linker.rewrites(old.Path) },
 		Tee:        tee,
 		Notify:     b.scanNote,
 
@@ -329,9 +297,9 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 			}
 		}
 	}
-	b.applyRewrites(files)
+	b.linker.applyRewrites(files)
 	events := snapshot.Diff(b.prev.Files, files, b.now)
-	b.warnHeadless(events)
+	b.linker.warnHeadless(events)
 	b.summarizeSets(files, events)
 	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, Files: files,
 		SetChanged: map[string]int64{}}
@@ -452,13 +420,13 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.writeViewer(); err != nil {
 		return nil, err
 	}
-	closed, err := b.advanceJournals(events)
+	closed, err := b.journals.advanceJournals(events)
 	if err != nil {
 		return nil, err
 	}
-	b.retain()
+	b.archiver.retain()
 	b.recordSetChanges(events)
-	if err := b.keepVersions(ctx); err != nil {
+	if err := b.versioner.keepVersions(ctx); err != nil {
 		return nil, err
 	}
 	if err := b.writeDocuments(ctx, closed); err != nil {
@@ -473,7 +441,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err := b.sink.Commit(); err != nil {
 		return nil, err
 	}
-	if err := b.keepCommitted(); err != nil {
+	if err := b.keeper.keepCommitted(); err != nil {
 		return nil, err
 	}
 	out.keepAdded()
@@ -481,14 +449,14 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	b.next.Outputs = b.sink.Outputs()
-	b.pruneUnkept()
+	b.keeper.pruneUnkept()
 	if err := snapshot.Save(b.cfg.State, b.next); err != nil {
 		return nil, err
 	}
 	if err := snapshot.ClearIntent(b.cfg.State); err != nil {
 		return nil, err
 	}
-	if err := b.pruneArchive(); err != nil {
+	if err := b.archiver.pruneArchive(); err != nil {
 		return nil, err
 	}
 	b.sum.Outputs = b.sink.Counts()
@@ -514,7 +482,7 @@ const (
 // not have is linked at once: a link fails if anything is in the way, and
 // only then is the path looked at. It returns nil to check everything.
 func (b *builder) placements() []placement {
-	if b.opts.Verify || b.recovered != nil || len(b.next.Files) == 0 {
+	if b.opts.Verify || b.recoverer.recovered != nil || len(b.next.Files) == 0 {
 		return nil
 	}
 	intact := b.prev.LastBuild != 0

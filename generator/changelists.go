@@ -18,16 +18,18 @@ type segmentKind struct {
 	capability string
 	index      func(set string) string
 	path       func(set string, from time.Time, seq int) string
-	write      func(b *builder, path string, s *set, seg *snapshot.Segment) (bool, error)
+	write      func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error)
 }
 
 var (
-	changeLists = segmentKind{rs.CapChangeList, layout.ChangeListIndex, layout.ChangeList, (*builder).writeChangeList}
-	changeDumps = segmentKind{rs.CapChangeDump, layout.ChangeDumpIndex, layout.ChangeDump, (*builder).writeChangeDump}
+	changeLists = segmentKind{rs.CapChangeList, layout.ChangeListIndex, layout.ChangeList,
+		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) { return r.lister.writeChangeList(path, s, seg) }}
+	changeDumps = segmentKind{rs.CapChangeDump, layout.ChangeDumpIndex, layout.ChangeDump,
+		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) { return r.dumper.writeChangeDump(path, s, seg) }}
 )
 
 // segmentKinds returns the kinds of segment documents set s publishes.
-func (b *builder) segmentKinds(s *set) []segmentKind {
+func (b *journals) segmentKinds(s *set) []segmentKind {
 	if s.changeDump {
 		return []segmentKind{changeLists, changeDumps}
 	}
@@ -45,12 +47,12 @@ func segmentPath(kind segmentKind, set string, seg *snapshot.Segment) string {
 // build closed (into the state archive, from which they are published, see
 // kept.go), every closed segment's documents, the open ones, and the
 // indexes.
-func (b *builder) writeJournalDocs(ctx context.Context, s *set, closed []snapshot.Segment) error {
+func (b *journals) writeJournalDocs(ctx context.Context, s *set, closed []snapshot.Segment) error {
 	if s.changeDump {
-		if err := b.listCarriedPackages(s); err != nil {
+		if err := b.dumper.listCarriedPackages(s); err != nil {
 			return err
 		}
-		if err := b.writeChangePackages(ctx, s, b.setEvents[s.Name]); err != nil {
+		if err := b.dumper.writeChangePackages(ctx, s, b.setEvents[s.Name]); err != nil {
 			return err
 		}
 	}
@@ -73,16 +75,16 @@ func (b *builder) writeJournalDocs(ctx context.Context, s *set, closed []snapsho
 // archiveSegment writes the documents of a segment that this build closed
 // into the state folder's archive and records their checksums in the
 // set's journal.
-func (b *builder) archiveSegment(s *set, seg *snapshot.Segment) error {
+func (b *journals) archiveSegment(s *set, seg *snapshot.Segment) error {
 	var kept []snapshot.Kept
 	for _, kind := range b.segmentKinds(s) {
 		rel := segmentPath(kind, s.Name, seg)
-		if _, err := kind.write(b, b.archivePath(rel), s, seg); err != nil {
+		if _, err := kind.write(b.run, b.keeper.archivePath(rel), s, seg); err != nil {
 			return err
 		}
-		sum, err := measure(b.archivePath(rel))
+		sum, err := measure(b.keeper.archivePath(rel))
 		if err != nil {
-			return fmt.Errorf("closed document %s: %w", b.archivePath(rel), err)
+			return fmt.Errorf("closed document %s: %w", b.keeper.archivePath(rel), err)
 		}
 		kept = append(kept, snapshot.Kept{Path: rel, Size: sum.size, SHA256: sum.sha256})
 	}
@@ -101,7 +103,7 @@ func (b *builder) archiveSegment(s *set, seg *snapshot.Segment) error {
 // output's both lost or damaged) leaves the journal with every older
 // segment, with a warning: the set's indexes then start later, as after
 // retention, without a gap, and never list a broken document.
-func (b *builder) publishJournal(s *set) error {
+func (b *journals) publishJournal(s *set) error {
 	journal := b.next.Journals[s.Name]
 	lost := -1
 	for i := len(journal) - 1; i >= 0 && lost < 0; i-- {
@@ -109,7 +111,7 @@ func (b *builder) publishJournal(s *set) error {
 		if seg.Until == 0 {
 			continue
 		}
-		if seg.Until > b.lostPackages[s.Name] && b.lostPackages[s.Name] >= seg.From {
+		if seg.Until > b.dumper.lostPackages[s.Name] && b.dumper.lostPackages[s.Name] >= seg.From {
 			lost = i
 			break
 		}
@@ -119,7 +121,7 @@ func (b *builder) publishJournal(s *set) error {
 			if !written {
 				continue // the set did not publish this kind when the segment closed
 			}
-			got, ok, changed, err := b.publishKept(rel, keptSums(k))
+			got, ok, changed, err := b.keeper.publishKept(rel, keptSums(k))
 			if err != nil {
 				return err
 			}
@@ -138,7 +140,7 @@ func (b *builder) publishJournal(s *set) error {
 	for i := 0; i <= lost; i++ {
 		for _, kind := range []segmentKind{changeLists, changeDumps} {
 			rel := segmentPath(kind, s.Name, &journal[i])
-			b.arch.prune = append(b.arch.prune, rel)
+			b.archiver.arch.prune = append(b.archiver.arch.prune, rel)
 			if i == lost {
 				names = append(names, rel)
 			}
@@ -154,7 +156,7 @@ func (b *builder) publishJournal(s *set) error {
 // whether the document was written at all. A segment of a state written
 // before format 3 has no records: its documents were written if either
 // folder holds them, and their sums are unknown.
-func (b *builder) keptEntry(seg *snapshot.Segment, rel string) (snapshot.Kept, bool) {
+func (b *journals) keptEntry(seg *snapshot.Segment, rel string) (snapshot.Kept, bool) {
 	for _, k := range seg.Kept {
 		if k.Path == rel {
 			return k, true
@@ -163,7 +165,7 @@ func (b *builder) keptEntry(seg *snapshot.Segment, rel string) (snapshot.Kept, b
 	if len(seg.Kept) > 0 {
 		return snapshot.Kept{}, false
 	}
-	_, inState := os.Stat(b.archivePath(rel))
+	_, inState := os.Stat(b.keeper.archivePath(rel))
 	_, inOutput := os.Stat(b.sink.Path(rel))
 	return snapshot.Kept{Path: rel}, inState == nil || inOutput == nil
 }
@@ -199,11 +201,11 @@ func listed(seg *snapshot.Segment, rel string) bool {
 
 // writeSegmentIndex writes the open document of one kind of set s and the
 // index over it and the closed ones.
-func (b *builder) writeSegmentIndex(s *set, kind segmentKind) error {
+func (b *journals) writeSegmentIndex(s *set, kind segmentKind) error {
 	journal := b.next.Journals[s.Name]
 	open := &journal[len(journal)-1]
 	rel := segmentPath(kind, s.Name, open)
-	changed, err := kind.write(b, b.sink.Path(rel), s, open)
+	changed, err := kind.write(b.run, b.sink.Path(rel), s, open)
 	if err != nil {
 		return err
 	}
@@ -215,7 +217,7 @@ func (b *builder) writeSegmentIndex(s *set, kind segmentKind) error {
 		}
 	}
 	md := rs.MD{Capability: kind.capability, From: unixTime(segs[0].From)}
-	links := append([]rs.Link{b.upLink(s)}, b.archivesLink(s, kind.capability)...)
+	links := append([]rs.Link{b.upLink(s)}, b.archiver.archivesLink(s, kind.capability)...)
 	return b.writeDoc(kind.index(s.Name), rs.SitemapIndex, md, links, func(w *rs.Writer) error {
 		for _, seg := range segs {
 			e := rs.Entry{Loc: b.docURL(segmentPath(kind, s.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}

@@ -92,20 +92,20 @@ func (b *builder) rebase() {
 	for _, segs := range prev.Journals {
 		for _, seg := range segs {
 			for _, k := range seg.Kept {
-				b.arch.prune = append(b.arch.prune, k.Path)
+				b.archiver.arch.prune = append(b.archiver.arch.prune, k.Path)
 			}
 		}
 	}
 	for _, a := range prev.Archived {
 		for _, k := range a.Docs {
-			b.arch.prune = append(b.arch.prune, k.Path)
+			b.archiver.arch.prune = append(b.archiver.arch.prune, k.Path)
 		}
 		for _, p := range a.Packages {
-			b.arch.prune = append(b.arch.prune, p.Path)
+			b.archiver.arch.prune = append(b.archiver.arch.prune, p.Path)
 		}
 	}
 	for _, p := range prev.Packages {
-		b.arch.prune = append(b.arch.prune, p.Path)
+		b.archiver.arch.prune = append(b.archiver.arch.prune, p.Path)
 	}
 	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("rebase: the Source starts afresh at %s (it was published at %s)", b.base, prev.BaseURL)})
 	b.prev = &snapshot.State{LastBuild: prev.LastBuild, ScanStart: prev.ScanStart, Files: prev.Files,

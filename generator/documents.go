@@ -19,32 +19,32 @@ func (b *builder) writeDocuments(ctx context.Context, closed map[string][]snapsh
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := b.writeJournalDocs(ctx, s, closed[s.Name]); err != nil {
+		if err := b.journals.writeJournalDocs(ctx, s, closed[s.Name]); err != nil {
 			return err
 		}
-		if err := b.writeResourceList(s); err != nil {
+		if err := b.lister.writeResourceList(s); err != nil {
 			return err
 		}
 		if s.resourceDump {
-			if err := b.writeResourceDump(ctx, s); err != nil {
+			if err := b.dumper.writeResourceDump(ctx, s); err != nil {
 				return err
 			}
 		}
-		if err := b.writeArchives(s); err != nil {
+		if err := b.archiver.writeArchives(s); err != nil {
 			return err
 		}
-		if err := b.writeCapabilityList(s); err != nil {
+		if err := b.lister.writeCapabilityList(s); err != nil {
 			return err
 		}
 	}
-	return b.writeSourceDescription()
+	return b.lister.writeSourceDescription()
 }
 
 // docURL returns the URI of a document at output path rel.
-func (b *builder) docURL(rel string) string { return layout.URL(b.base, rel) }
+func (b *run) docURL(rel string) string { return layout.URL(b.base, rel) }
 
 // resURL returns the URI of the resource at source path p.
-func (b *builder) resURL(p string) string { return layout.URL(b.resBase, p) }
+func (b *run) resURL(p string) string { return layout.URL(b.resBase, p) }
 
 func unixTime(sec int64) time.Time {
 	if sec == 0 {
@@ -56,7 +56,7 @@ func unixTime(sec int64) time.Time {
 // writeXML streams one document into path, atomically and only if its
 // bytes change; fill writes the entries. It reports whether the file
 // changed.
-func (b *builder) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (bool, error) {
+func (b *run) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (bool, error) {
 	return b.sink.WriteFile(path, func(f io.Writer) error {
 		w := rs.NewWriter(f, root)
 		w.SetLimits(b.opts.limits.entries, b.opts.limits.bytes)
@@ -75,7 +75,7 @@ func (b *builder) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link,
 
 // writeDoc writes a document at output path rel and records it as written
 // by this build.
-func (b *builder) writeDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) error {
+func (b *run) writeDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) error {
 	changed, err := b.writeXML(b.sink.Path(rel), root, md, links, fill)
 	if err != nil {
 		return err
@@ -84,19 +84,19 @@ func (b *builder) writeDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, 
 	return nil
 }
 
-func (b *builder) upLink(s *set) rs.Link {
+func (b *run) upLink(s *set) rs.Link {
 	return rs.Link{Rel: rs.RelUp, Href: b.docURL(layout.CapabilityList(s.Name))}
 }
 
 // writeChangeList writes the Change List of set s for segment seg at path.
-func (b *builder) writeChangeList(path string, s *set, seg *snapshot.Segment) (bool, error) {
+func (b *lister) writeChangeList(path string, s *set, seg *snapshot.Segment) (bool, error) {
 	md := rs.MD{Capability: rs.CapChangeList, From: unixTime(seg.From), Until: unixTime(seg.Until)}
 	links := []rs.Link{b.upLink(s), {Rel: rs.RelIndex, Href: b.docURL(layout.ChangeListIndex(s.Name))}}
 	return b.writeXML(path, rs.URLSet, md, links, func(w *rs.Writer) error {
 		for i := range seg.Events {
 			ev := &seg.Events[i]
 			e := b.changeEntry(ev)
-			e.Links = b.links(s, &ev.Record, ev)
+			e.Links = b.linker.links(s, &ev.Record, ev)
 			if err := w.Entry(e); err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ func (b *builder) writeChangeList(path string, s *set, seg *snapshot.Segment) (b
 // deletion's time. In ResourceSync 1.0 mode the change time goes into
 // lastmod only, since 1.0 schemas reject the datetime attribute (and
 // config refuses 1.0 with lastmod from mtime, where the two would differ).
-func (b *builder) changeEntry(ev *snapshot.Event) *rs.Entry {
+func (b *lister) changeEntry(ev *snapshot.Event) *rs.Entry {
 	t := unixTime(ev.Time)
 	e := &rs.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: b.eventLastmod(ev), MD: rs.MD{Change: ev.Change.String()}}
 	if b.cfg.SpecVersion != config.Spec10 {
@@ -125,7 +125,7 @@ func (b *builder) changeEntry(ev *snapshot.Event) *rs.Entry {
 
 // eventLastmod returns the lastmod of an event's entry: the version's own,
 // as the Resource List has it, or the time of a deletion.
-func (b *builder) eventLastmod(ev *snapshot.Event) time.Time {
+func (b *lister) eventLastmod(ev *snapshot.Event) time.Time {
 	if ev.Change == snapshot.Deleted {
 		return unixTime(ev.Time)
 	}
@@ -133,13 +133,13 @@ func (b *builder) eventLastmod(ev *snapshot.Event) time.Time {
 }
 
 // describe fills in the hash, length and type of a resource.
-func (b *builder) describe(md *rs.MD, r *snapshot.Record) {
+func (b *lister) describe(md *rs.MD, r *snapshot.Record) {
 	md.Hash = r.Digests.Hash(b.algs)
 	b.describeContent(md, r)
 }
 
 // describeContent fills in the length and type of a resource.
-func (b *builder) describeContent(md *rs.MD, r *snapshot.Record) {
+func (b *lister) describeContent(md *rs.MD, r *snapshot.Record) {
 	md.Length, md.HasLength = r.Size, true
 	if schemaSafeType(r.Type) {
 		md.Type = r.Type

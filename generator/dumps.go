@@ -24,7 +24,7 @@ import (
 const packageEntryBound = 500
 
 // zipOptions returns the compression the configuration asks for.
-func (b *builder) zipOptions() *zippkg.Options {
+func (b *dumper) zipOptions() *zippkg.Options {
 	switch b.cfg.Dumps.Compression {
 	case config.CompressStore:
 		return &zippkg.Options{Method: func(string) uint16 { return zip.Store }}
@@ -41,8 +41,8 @@ func manifestPath(p string) string { return "/" + p }
 // ZIP packages that cover stable ranges of paths, and the document listing
 // them. A package whose contents did not change since the last build is
 // kept as it is: its name is a digest of everything that goes into it.
-func (b *builder) writeResourceDump(ctx context.Context, s *set) error {
-	members := b.members(s)
+func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
+	members := b.lister.members(s)
 	items := make([]zippkg.Item, len(members))
 	for k, i := range members {
 		items[k] = zippkg.Item{Path: b.next.Files[i].Path, Size: b.next.Files[i].Size}
@@ -62,15 +62,15 @@ func (b *builder) writeResourceDump(ctx context.Context, s *set) error {
 	md := rs.MD{Capability: rs.CapResourceDump, At: unixTime(b.next.SetChanged[s.Name])}
 	size := int64(len(pkgs)) * int64(2*len(b.base)+packageEntryBound+2*len(layout.SetDir(s.Name)))
 	entry := func(i int, e *rs.Entry) { *e = b.packageEntry(&pkgs[i]) }
-	if err := b.writeSplit(s, layout.ResourceDump(s.Name), md, b.archivesLink(s, rs.CapResourceDump), len(pkgs), size, entry, b.writeDoc); err != nil {
+	if err := b.lister.writeSplit(s, layout.ResourceDump(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceDump), len(pkgs), size, entry, b.writeDoc); err != nil {
 		return err
 	}
-	return b.snapshot(s, true, md, len(pkgs), size, entry, pkgs...)
+	return b.archiver.archiveSnapshot(s, true, md, len(pkgs), size, entry, pkgs...)
 }
 
 // resourcePackage returns the package of the files at the given indexes,
 // writing it unless the last build wrote the same one.
-func (b *builder) resourcePackage(ctx context.Context, s *set, files []int) (snapshot.Package, error) {
+func (b *dumper) resourcePackage(ctx context.Context, s *set, files []int) (snapshot.Package, error) {
 	m := &zippkg.Manifest{Kind: zippkg.ResourceDump, Up: b.docURL(layout.CapabilityList(s.Name)), At: b.sum.Now}
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
 	for _, i := range files {
@@ -99,7 +99,7 @@ func (b *builder) resourcePackage(ctx context.Context, s *set, files []int) (sna
 
 // previousPackage returns the record of the package the last build
 // published at rel, if any.
-func (b *builder) previousPackage(rel string) (snapshot.Package, bool) {
+func (b *dumper) previousPackage(rel string) (snapshot.Package, bool) {
 	if b.prevPackages == nil {
 		b.prevPackages = make(map[string]snapshot.Package, len(b.prev.Packages))
 		for _, p := range b.prev.Packages {
@@ -112,7 +112,7 @@ func (b *builder) previousPackage(rel string) (snapshot.Package, bool) {
 
 // packageID is a digest of everything that makes up a package's bytes
 // except its time, so that equal contents keep their package.
-func (b *builder) packageID(m *zippkg.Manifest) string {
+func (b *dumper) packageID(m *zippkg.Manifest) string {
 	h := blake3.New()
 	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00", m.Kind, m.Up, b.cfg.Dumps.Compression, b.cfg.SpecVersion)
 	for i := range m.Entries {
@@ -126,7 +126,7 @@ func (b *builder) packageID(m *zippkg.Manifest) string {
 // writePackage writes the package of manifest m at pkg.Path, staged (see
 // stage), reading each bitstream from the source and checking it against the
 // manifest, and fills in pkg's length and digest.
-func (b *builder) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest) error {
+func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest) error {
 	dst := b.sink.Path(pkg.Path)
 	sum := sha256.New()
 	size := &countingWriter{}
@@ -149,8 +149,8 @@ func (b *builder) writePackage(ctx context.Context, pkg *snapshot.Package, m *zi
 
 // openBitstream opens the source file of a manifest entry, or its
 // published copy when that differs from the source (see htmllink.go).
-func (b *builder) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
-	if b.rewrites(e.Path[1:]) {
+func (b *dumper) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
+	if b.linker.rewrites(e.Path[1:]) {
 		return os.Open(b.sink.Current(b.sink.Path(e.Path[1:])))
 	}
 	f, err := b.src.Open(e.Path[1:])
@@ -163,18 +163,18 @@ func (b *builder) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
 // writeManifestCopy publishes the copy of a package's manifest that the
 // dump document links to with rel="contents"; it is byte-equal to the
 // packaged manifest.xml because both come from zippkg.WriteManifest.
-func (b *builder) writeManifestCopy(pkg string, m *zippkg.Manifest) error {
+func (b *dumper) writeManifestCopy(pkg string, m *zippkg.Manifest) error {
 	return b.sink.Write(layout.ManifestCopy(pkg), func(w io.Writer) error { return zippkg.WriteManifest(w, m) })
 }
 
 // recordPackage notes a package as published by this build.
-func (b *builder) recordPackage(p snapshot.Package, written bool) {
+func (b *dumper) recordPackage(p snapshot.Package, written bool) {
 	b.next.Packages = append(b.next.Packages, p)
 	b.sink.Record(p.Path, written)
 }
 
 // packageEntry returns the dump document entry of a package.
-func (b *builder) packageEntry(p *snapshot.Package) rs.Entry {
+func (b *dumper) packageEntry(p *snapshot.Package) rs.Entry {
 	md := rs.MD{Type: layout.TypeZIP, Length: p.Length, HasLength: true, Hash: "sha-256:" + hex.EncodeToString(p.SHA256[:])}
 	if p.Change {
 		md.From, md.Until = unixTime(p.From), unixTime(p.Until)
@@ -191,7 +191,7 @@ func (b *builder) packageEntry(p *snapshot.Package) rs.Entry {
 // Changes beyond what one package holds (50,000 entries, package_size
 // bytes) go into further packages with the same from and until, split in
 // path order like Resource Dump packages.
-func (b *builder) writeChangePackages(ctx context.Context, s *set, events []snapshot.Event) error {
+func (b *dumper) writeChangePackages(ctx context.Context, s *set, events []snapshot.Event) error {
 	var mine []*snapshot.Event
 	var items []zippkg.Item
 	for i := range events {
@@ -224,7 +224,7 @@ func (b *builder) writeChangePackages(ctx context.Context, s *set, events []snap
 }
 
 // writeChangePackage writes one Change Dump package of the given events.
-func (b *builder) writeChangePackage(ctx context.Context, s *set, events []*snapshot.Event) error {
+func (b *dumper) writeChangePackage(ctx context.Context, s *set, events []*snapshot.Event) error {
 	// The package covers the changes since the previous build, but no
 	// earlier than the open segment, whose Change Dump lists it.
 	journal := b.next.Journals[s.Name]
@@ -234,7 +234,7 @@ func (b *builder) writeChangePackage(ctx context.Context, s *set, events []*snap
 	var paths zippkg.Paths
 	for _, ev := range events {
 		t := unixTime(ev.Time)
-		e := zippkg.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: b.eventLastmod(ev), Change: ev.Change.String()}
+		e := zippkg.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: b.lister.eventLastmod(ev), Change: ev.Change.String()}
 		if b.cfg.SpecVersion != config.Spec10 {
 			e.Datetime = t
 		}
@@ -252,7 +252,7 @@ func (b *builder) writeChangePackage(ctx context.Context, s *set, events []*snap
 	if err := b.writePackage(ctx, &pkg, m); err != nil {
 		return err
 	}
-	b.keepPublished(pkg.Path) // it cannot be made again
+	b.keeper.keepPublished(pkg.Path) // it cannot be made again
 	return nil
 }
 
@@ -267,14 +267,14 @@ type carriedPackage struct {
 // set s that its journal still covers, whole in the output or the state
 // archive (see publishKept), and returns the until of the newest one that
 // is lost, or 0.
-func (b *builder) carryChangePackages(s *set, journal []snapshot.Segment) (lost int64, err error) {
+func (b *dumper) carryChangePackages(s *set, journal []snapshot.Segment) (lost int64, err error) {
 	for _, p := range b.prev.Packages {
 		// A package older than the oldest segment left the archive with
 		// its Change Dump (see retain).
 		if !p.Change || p.Set != s.Name || len(journal) == 0 || p.Until < journal[0].From {
 			continue
 		}
-		_, ok, changed, err := b.publishKept(p.Path, sums{size: p.Length, sha256: p.SHA256})
+		_, ok, changed, err := b.keeper.publishKept(p.Path, sums{size: p.Length, sha256: p.SHA256})
 		if err != nil {
 			return 0, err
 		}
@@ -291,7 +291,7 @@ func (b *builder) carryChangePackages(s *set, journal []snapshot.Segment) (lost 
 // listCarriedPackages lists again the carried Change Dump packages of set
 // s that its journal still covers after retention, with the copies of
 // their manifests.
-func (b *builder) listCarriedPackages(s *set) error {
+func (b *dumper) listCarriedPackages(s *set) error {
 	journal := b.next.Journals[s.Name]
 	for _, p := range b.carried[s.Name] {
 		if p.Until < journal[0].From {
@@ -308,7 +308,7 @@ func (b *builder) listCarriedPackages(s *set) error {
 // ensureManifestCopy keeps the published copy of a kept package's
 // manifest, or writes it again from the manifest.xml inside the package
 // (the two are byte-equal) when the output lost it.
-func (b *builder) ensureManifestCopy(pkg string) error {
+func (b *dumper) ensureManifestCopy(pkg string) error {
 	rel := layout.ManifestCopy(pkg)
 	if _, err := os.Stat(b.sink.Path(rel)); err == nil {
 		b.sink.Record(rel, false)
@@ -332,7 +332,7 @@ func (b *builder) ensureManifestCopy(pkg string) error {
 
 // changePackagesOf returns the set's Change Dump packages written while
 // segment seg was open.
-func (b *builder) changePackagesOf(s *set, seg *snapshot.Segment) []snapshot.Package {
+func (b *dumper) changePackagesOf(s *set, seg *snapshot.Segment) []snapshot.Package {
 	var pkgs []snapshot.Package
 	for _, p := range b.next.Packages {
 		if p.Change && p.Set == s.Name && p.Until >= seg.From && (seg.Until == 0 || p.Until < seg.Until) {
@@ -344,7 +344,7 @@ func (b *builder) changePackagesOf(s *set, seg *snapshot.Segment) []snapshot.Pac
 
 // writeChangeDump writes the Change Dump document of set s for segment seg
 // at path.
-func (b *builder) writeChangeDump(path string, s *set, seg *snapshot.Segment) (bool, error) {
+func (b *dumper) writeChangeDump(path string, s *set, seg *snapshot.Segment) (bool, error) {
 	md := rs.MD{Capability: rs.CapChangeDump, From: unixTime(seg.From), Until: unixTime(seg.Until)}
 	links := []rs.Link{b.upLink(s), {Rel: rs.RelIndex, Href: b.docURL(layout.ChangeDumpIndex(s.Name))}}
 	pkgs := b.changePackagesOf(s, seg)

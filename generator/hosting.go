@@ -71,7 +71,7 @@ func (b *builder) hostPlan(files []string) *hosting.Plan {
 	closed := map[string]int64{}
 	var dumpDirs []string
 	for _, s := range b.sets {
-		for _, kind := range b.segmentKinds(s) {
+		for _, kind := range b.journals.segmentKinds(s) {
 			journal := b.next.Journals[s.Name]
 			for i := range journal {
 				if seg := &journal[i]; seg.Until != 0 {
@@ -122,7 +122,7 @@ func (b *builder) linkRules() []hosting.Rule {
 	folders := map[string]string{} // folder -> the label all its files share, or mixed
 	for i := range b.next.Files {
 		p := b.next.Files[i].Path
-		labels[i] = strings.Join(b.capabilityLists(p), "\n")
+		labels[i] = strings.Join(b.linker.capabilityLists(p), "\n")
 		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
 			if l, seen := folders[dir]; !seen {
 				folders[dir] = labels[i]

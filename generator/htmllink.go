@@ -61,7 +61,7 @@ type published struct {
 
 // capabilityLists returns the URLs of the Capability Lists of the sets
 // that hold source path p.
-func (b *builder) capabilityLists(p string) []string {
+func (b *linker) capabilityLists(p string) []string {
 	var urls []string
 	for _, s := range b.sets {
 		if s.Contains(p) {
@@ -73,7 +73,7 @@ func (b *builder) capabilityLists(p string) []string {
 
 // linkTags returns the tags to insert into the HTML resource at source
 // path p, or nil when it is published as it is.
-func (b *builder) linkTags(p string) []byte {
+func (b *linker) linkTags(p string) []byte {
 	if !b.cfg.Publish.HTMLLink || !b.cfg.CopyResources || layout.TypeByName(p) != layout.TypeHTML {
 		return nil
 	}
@@ -86,13 +86,13 @@ func (b *builder) linkTags(p string) []byte {
 
 // rewrites reports whether the resource at source path p is published
 // with other bytes than its source file's.
-func (b *builder) rewrites(p string) bool { return b.linkTags(p) != nil }
+func (b *linker) rewrites(p string) bool { return b.linkTags(p) != nil }
 
 // rewriter returns a writer that writes the published form of r's bytes
 // into dst, and a function that completes it after the last byte and
 // records the published length (dst counts it) and digests; nil when r is
 // published as it is.
-func (b *builder) rewriter(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func() error) {
+func (b *linker) rewriter(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func() error) {
 	tags := b.linkTags(r.Path)
 	if tags == nil {
 		return nil, nil
@@ -135,7 +135,7 @@ func (b *builder) rewriter(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func(
 // warnHeadless warns about the HTML resources of this build's events that
 // have no <head> start tag to put the link in: once per version, not on
 // every build that reads them.
-func (b *builder) warnHeadless(events []snapshot.Event) {
+func (b *linker) warnHeadless(events []snapshot.Event) {
 	for _, ev := range events {
 		if _, ok := b.headless.Load(ev.Record.Path); ok && ev.Change != snapshot.Deleted {
 			b.warn(WarnHTMLHead, ev.Record.Path, fmt.Sprintf("html_link: no <head> start tag before the content (within the first %d KiB): published without its <link rel=\"resourcesync\">", headSearchLimit>>10))
@@ -145,7 +145,7 @@ func (b *builder) warnHeadless(events []snapshot.Event) {
 
 // applyRewrites gives the records of rewritten resources the length and
 // digests of their published bytes, as the scan's tee recorded them.
-func (b *builder) applyRewrites(files []snapshot.Record) {
+func (b *linker) applyRewrites(files []snapshot.Record) {
 	for i := range files {
 		if v, ok := b.published.Load(files[i].Path); ok {
 			p := v.(published)

@@ -31,11 +31,11 @@ const eventBytesBound = 420
 // its baseline: its events are not replayed. The Change Dump packages of
 // earlier builds are carried over first: a lost one closes the open
 // segment, which then leaves the journal (see publishJournal).
-func (b *builder) advanceJournals(events []snapshot.Event) (map[string][]snapshot.Segment, error) {
+func (b *journals) advanceJournals(events []snapshot.Event) (map[string][]snapshot.Segment, error) {
 	closed := map[string][]snapshot.Segment{}
 	b.next.Journals = map[string][]snapshot.Segment{}
 	b.setEvents = map[string][]snapshot.Event{}
-	b.lostPackages = map[string]int64{}
+	b.dumper.lostPackages = map[string]int64{}
 	for _, s := range b.sets {
 		journal, known := b.prev.Journals[s.Name]
 		journal = slices.Clone(journal)
@@ -48,11 +48,11 @@ func (b *builder) advanceJournals(events []snapshot.Event) (map[string][]snapsho
 		}
 		force := false
 		if known && s.changeDump {
-			lost, err := b.carryChangePackages(s, journal)
+			lost, err := b.dumper.carryChangePackages(s, journal)
 			if err != nil {
 				return nil, err
 			}
-			b.lostPackages[s.Name] = lost
+			b.dumper.lostPackages[s.Name] = lost
 			open := snapshot.Open(journal)
 			force = lost > 0 && open != nil && lost >= open.From
 		}
@@ -66,7 +66,7 @@ func (b *builder) advanceJournals(events []snapshot.Event) (map[string][]snapsho
 // open segment when its period is over and it holds events (or force says
 // so), appends the set's events, closing and opening segments at the size
 // limits, and returns the journal and the segments it closed.
-func (b *builder) advanceJournal(segs []snapshot.Segment, events []snapshot.Event, force bool) ([]snapshot.Segment, []snapshot.Segment) {
+func (b *journals) advanceJournal(segs []snapshot.Segment, events []snapshot.Event, force bool) ([]snapshot.Segment, []snapshot.Segment) {
 	var closed []snapshot.Segment
 	closeOpen := func() {
 		open := &segs[len(segs)-1]
@@ -118,12 +118,12 @@ func opening(closed []snapshot.Segment, now int64) snapshot.Segment {
 }
 
 // eventBytes bounds the bytes ev adds to a Change List.
-func (b *builder) eventBytes(ev *snapshot.Event) int64 {
+func (b *journals) eventBytes(ev *snapshot.Event) int64 {
 	// A URI is at most three times the path's length once percent-encoded.
 	return int64(len(b.resBase) + 3*len(ev.Record.Path) + eventBytesBound)
 }
 
-func (b *builder) segmentBytes(events []snapshot.Event) int64 {
+func (b *journals) segmentBytes(events []snapshot.Event) int64 {
 	var n int64
 	for i := range events {
 		n += b.eventBytes(&events[i])
@@ -136,7 +136,7 @@ func (b *builder) segmentBytes(events []snapshot.Event) int64 {
 // with the events of its own resources: the journals every later build
 // keeps. The closed documents stay as they were written, in the state's
 // archive; their checksums are learnt the first time they are published.
-func (b *builder) migrateShared(st *snapshot.State) {
+func (b *journals) migrateShared(st *snapshot.State) {
 	if st.Shared == nil {
 		return
 	}

@@ -28,7 +28,7 @@ import (
 )
 
 // archivePath returns the file, in the state archive, of output path rel.
-func (b *builder) archivePath(rel string) string {
+func (b *keeper) archivePath(rel string) string {
 	return filepath.Join(b.cfg.State, snapshot.ArchiveDir, filepath.FromSlash(rel))
 }
 
@@ -89,7 +89,7 @@ func copyMeasured(dst io.Writer, src io.Reader) (sums, error) {
 // whole one replaces the other. It returns the sums of the file, its
 // digests known when it was read, whether the output's copy changes, and
 // ok false when neither copy is whole.
-func (b *builder) publishKept(rel string, want sums) (got sums, ok, changed bool, err error) {
+func (b *keeper) publishKept(rel string, want sums) (got sums, ok, changed bool, err error) {
 	src, dst := b.archivePath(rel), b.sink.Path(rel)
 	si, serr := os.Stat(src)
 	di, derr := os.Lstat(dst)
@@ -125,7 +125,7 @@ func (b *builder) publishKept(rel string, want sums) (got sums, ok, changed bool
 // keepPublished keeps in the state archive the output file rel that this
 // build published (a package, a version), once it is in place: see
 // keepCommitted.
-func (b *builder) keepPublished(rel string) {
+func (b *keeper) keepPublished(rel string) {
 	b.toKeep = append(b.toKeep, rel)
 }
 
@@ -133,7 +133,7 @@ func (b *builder) keepPublished(rel string) {
 // named, after the build's files were renamed into place. A build killed
 // before it leaves them to the next build, which restores the state's copy
 // from the output's (publishKept).
-func (b *builder) keepCommitted() error {
+func (b *keeper) keepCommitted() error {
 	for _, rel := range b.toKeep {
 		if _, err := os.Stat(b.archivePath(rel)); err == nil {
 			continue
@@ -151,7 +151,7 @@ func (b *builder) keepCommitted() error {
 // package whose segment left the journal, a package no archived Resource
 // Dump lists any longer, a version of a set that stopped keeping them.
 // (Documents leave with their segments and archives, see retain.)
-func (b *builder) pruneUnkept() {
+func (b *keeper) pruneUnkept() {
 	keep := map[string]bool{}
 	for _, p := range b.next.Packages {
 		keep[p.Path] = p.Change
@@ -178,7 +178,7 @@ func (b *builder) pruneUnkept() {
 	}
 	for _, rel := range kept {
 		if !keep[rel] {
-			b.arch.prune = append(b.arch.prune, rel)
+			b.archiver.arch.prune = append(b.archiver.arch.prune, rel)
 		}
 	}
 }

@@ -32,7 +32,7 @@ type relations struct {
 }
 
 // related returns the build's relations, computing them on first use.
-func (b *builder) related() *relations {
+func (b *linker) related() *relations {
 	if b.rel.files != nil {
 		return &b.rel
 	}
@@ -70,7 +70,7 @@ func stemOf(p string) (string, bool) {
 
 // links returns the links of set s's entry for the resource r: in a
 // Resource List (ev nil) or for a change event.
-func (b *builder) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Link {
+func (b *linker) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Link {
 	if ev != nil && ev.Change == snapshot.Deleted {
 		return nil
 	}
@@ -107,9 +107,9 @@ func (b *builder) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Lin
 
 // describedLink returns a link to the published resource r with its
 // hash, length, type and lastmod.
-func (b *builder) describedLink(relation, href string, r *snapshot.Record) rs.Link {
+func (b *linker) describedLink(relation, href string, r *snapshot.Record) rs.Link {
 	var md rs.MD
-	b.describe(&md, r)
+	b.lister.describe(&md, r)
 	return rs.Link{Rel: relation, Href: href, Type: md.Type, Hash: md.Hash, Length: md.Length, HasLength: true,
 		Modified: r.Lastmod(b.cfg.Lastmod == config.LastmodMtime)}
 }
@@ -117,7 +117,7 @@ func (b *builder) describedLink(relation, href string, r *snapshot.Record) rs.Li
 // metadataLinks appends the links of metadata rule m for the resource at
 // rel (relative to the set's folder): describedby from an object to its
 // record, describes and profile from a record to its object.
-func (b *builder) metadataLinks(links []rs.Link, s *set, rel string, m *config.Metadata) []rs.Link {
+func (b *linker) metadataLinks(links []rs.Link, s *set, rel string, m *config.Metadata) []rs.Link {
 	rels := b.related()
 	if stem, ok := matchPair(m.Objects, rel); ok {
 		if i, ok := rels.files[s.prefix+strings.Replace(m.Records, "*", stem, 1)]; ok {
@@ -150,7 +150,7 @@ func matchPair(pattern, rel string) (string, bool) {
 
 // alternateLinks appends the links between the files that share r's stem
 // in its folder: to each other file, or to the generic URI.
-func (b *builder) alternateLinks(links []rs.Link, r *snapshot.Record, mode config.Alternates) []rs.Link {
+func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config.Alternates) []rs.Link {
 	stem, ok := stemOf(r.Path)
 	if !ok {
 		return links
@@ -173,7 +173,7 @@ func (b *builder) alternateLinks(links []rs.Link, r *snapshot.Record, mode confi
 // versionLinks appends the memento link of r's version and the TimeMap
 // link, and for an update of a JSON resource the patch from the previous
 // version.
-func (b *builder) versionLinks(links []rs.Link, r *snapshot.Record, ev *snapshot.Event, patches bool) []rs.Link {
+func (b *linker) versionLinks(links []rs.Link, r *snapshot.Record, ev *snapshot.Event, patches bool) []rs.Link {
 	rels := b.related()
 	vs := rels.vers[r.Path]
 	k := slices.IndexFunc(vs, func(i int) bool { return b.next.Versions[i].Seen == r.Seen })

@@ -14,7 +14,7 @@ import (
 const resourceEntryBound = 400
 
 // writeResourceList writes the set's Resource List (§10).
-func (b *builder) writeResourceList(s *set) error {
+func (b *lister) writeResourceList(s *set) error {
 	members := b.members(s)
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
 	var size int64
@@ -30,21 +30,21 @@ func (b *builder) writeResourceList(s *set) error {
 		r := &b.next.Files[members[i]]
 		loc = layout.AppendURL(loc[:0], b.resBase, r.Path)
 		hash = r.Digests.AppendHash(hash[:0], b.algs)
-		*e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(fromMtime), Links: b.links(s, r, nil)}
+		*e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(fromMtime), Links: b.linker.links(s, r, nil)}
 		b.describeContent(&e.MD, r)
 		e.MD.HashBytes = hash
 	}
-	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archivesLink(s, rs.CapResourceList), len(members), size, entry, b.writeDoc)
+	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceList), len(members), size, entry, b.writeDoc)
 	if err != nil {
 		return err
 	}
-	return b.snapshot(s, false, md, len(members), size, entry)
+	return b.archiver.archiveSnapshot(s, false, md, len(members), size, entry)
 }
 
 // members returns the indexes in b.next.Files of the files of set s,
 // matched once per build: the Resource List, the Resource Dump and their
 // archives all need them.
-func (b *builder) members(s *set) []int {
+func (b *lister) members(s *set) []int {
 	if m, ok := b.memberOf[s]; ok {
 		return m
 	}
@@ -71,7 +71,7 @@ type docWriter func(rel string, root rs.Root, md rs.MD, links []rs.Link, fill fu
 // bytes), otherwise parts of at most rs.MaxEntries entries and rs.MaxBytes
 // bytes, grouped by an index at doc with the same capability (§10.2,
 // §11.1). Every document links up, and to extra.
-func (b *builder) writeSplit(s *set, doc string, md rs.MD, extra []rs.Link, n int, size int64, entry func(i int, e *rs.Entry), put docWriter) error {
+func (b *lister) writeSplit(s *set, doc string, md rs.MD, extra []rs.Link, n int, size int64, entry func(i int, e *rs.Entry), put docWriter) error {
 	entries := func(w *rs.Writer, from int) (int, error) {
 		var e rs.Entry
 		for i := from; i < n; i++ {
@@ -122,7 +122,7 @@ func (b *builder) writeSplit(s *set, doc string, md rs.MD, extra []rs.Link, n in
 }
 
 // writeCapabilityList writes the set's Capability List (§9).
-func (b *builder) writeCapabilityList(s *set) error {
+func (b *lister) writeCapabilityList(s *set) error {
 	links := []rs.Link{{Rel: rs.RelUp, Href: b.docURL(layout.SourceDescription)}}
 	if d := b.describedBy(s); d != "" {
 		links = append(links, rs.Link{Rel: rs.RelDescribedBy, Href: d})
@@ -131,12 +131,12 @@ func (b *builder) writeCapabilityList(s *set) error {
 	if s.resourceDump {
 		caps = append(caps, struct{ capability, rel string }{rs.CapResourceDump, layout.ResourceDump(s.Name)})
 	}
-	for _, kind := range b.segmentKinds(s) {
+	for _, kind := range b.journals.segmentKinds(s) {
 		caps = append(caps, struct{ capability, rel string }{kind.capability, kind.index(s.Name)})
 	}
 	// The archives come last, so that a reader that stops at the first
 	// way to reach a document meets the live ones first.
-	for _, c := range b.archives(s) {
+	for _, c := range b.archiver.archives(s) {
 		caps = append(caps, struct{ capability, rel string }{c + "-archive", layout.Archive(s.Name, c)})
 	}
 	return b.writeDoc(layout.CapabilityList(s.Name), rs.URLSet, rs.MD{Capability: rs.CapCapabilityList}, links, func(w *rs.Writer) error {
@@ -152,7 +152,7 @@ func (b *builder) writeCapabilityList(s *set) error {
 // writeSourceDescription writes the Source Description (§8) at
 // /.well-known/resourcesync, listing every set's Capability List. It has
 // no lastmod, so it changes only when the sets do.
-func (b *builder) writeSourceDescription() error {
+func (b *lister) writeSourceDescription() error {
 	var links []rs.Link
 	if d := b.describedBy(nil); d != "" {
 		links = append(links, rs.Link{Rel: rs.RelDescribedBy, Href: d})
@@ -175,7 +175,7 @@ func (b *builder) writeSourceDescription() error {
 // Source when s is nil (§8, §9): the set's describedby, else the Source's,
 // else, when the document browser is published, its page, which describes
 // the Source from its own documents. "" when there is none.
-func (b *builder) describedBy(s *set) string {
+func (b *lister) describedBy(s *set) string {
 	switch {
 	case s != nil && s.DescribedBy != "":
 		return s.DescribedBy

@@ -45,7 +45,7 @@ type output struct {
 
 func (b *builder) openOutput() (*output, error) {
 	o := &output{dir: b.cfg.Out, src: b.src, enabled: b.cfg.CopyResources,
-		rewrites: b.rewrites, rewrite: b.rewriter, sink: b.sink}
+		rewrites: b.linker.rewrites, rewrite: b.linker.rewriter, sink: b.sink}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}

@@ -20,14 +20,14 @@ import (
 // left behind. That sweep reads every folder of the output, so a build
 // after a clean one skips it.
 func (b *builder) prepare(interrupted bool) error {
-	if err := b.restoreRecovered(); err != nil {
+	if err := b.recoverer.restoreRecovered(); err != nil {
 		return err
 	}
 	if err := b.checkOutputOwned(); err != nil {
 		return err
 	}
 	b.warnDotfiles()
-	if !interrupted && b.recovered == nil && b.prev.LastBuild != 0 {
+	if !interrupted && b.recoverer.recovered == nil && b.prev.LastBuild != 0 {
 		return nil
 	}
 	return b.removeStaleTemps()
@@ -100,7 +100,7 @@ func (b *builder) checkOutputOwned() error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("output folder: %w", err)
 	}
-	if len(entries) > 0 && !b.opts.Force && !b.outputHoldsBuild() {
+	if len(entries) > 0 && !b.opts.Force && !b.recoverer.outputHoldsBuild() {
 		names := make([]string, 0, 3)
 		for _, e := range entries[:min(3, len(entries))] {
 			names = append(names, e.Name())

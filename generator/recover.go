@@ -69,7 +69,7 @@ type recovery struct {
 
 // loadState loads the previous state, or rebuilds it from the output when
 // it is missing, unusable or --state-from-output asks for it.
-func (b *builder) loadState() (*snapshot.State, error) {
+func (b *recoverer) loadState() (*snapshot.State, error) {
 	statePath := filepath.Join(b.cfg.State, snapshot.FileName)
 	_, statErr := os.Stat(statePath)
 	missing := errors.Is(statErr, fs.ErrNotExist)
@@ -138,7 +138,7 @@ func (b *builder) loadState() (*snapshot.State, error) {
 // no Change List publishes, which a later recovery (a lost state) could
 // not tell from unchanged files. So the state is rebuilt from the output,
 // whose Change Lists then go on from the killed build's.
-func (b *builder) outputNewer(st *snapshot.State) string {
+func (b *recoverer) outputNewer(st *snapshot.State) string {
 	names, err := b.publishedSets()
 	if err != nil {
 		return ""
@@ -170,7 +170,7 @@ func badKind(err error) string {
 // restoreRecovered finishes a recovery before the build writes anything:
 // it keeps a bad state file aside and copies the closed Change Lists and
 // Change Dumps of the output into the state archive, where they are missing.
-func (b *builder) restoreRecovered() error {
+func (b *recoverer) restoreRecovered() error {
 	rec := b.recovered
 	if rec == nil {
 		return nil
@@ -184,7 +184,7 @@ func (b *builder) restoreRecovered() error {
 	for _, rel := range rec.archive {
 		// The output is the truth the state was rebuilt from: an archived
 		// copy that differs (left by a killed build) is replaced.
-		dst, src := b.archivePath(rel), b.sink.Path(rel)
+		dst, src := b.keeper.archivePath(rel), b.sink.Path(rel)
 		si, err := os.Stat(src)
 		if err != nil {
 			return fmt.Errorf("restore kept file: %w", err)
@@ -202,7 +202,7 @@ func (b *builder) restoreRecovered() error {
 // publishedSets returns the names of the sets the output's Source
 // Description lists, or errNotRsgenOutput when there is none written by
 // rsgen for this base URL.
-func (b *builder) publishedSets() ([]string, error) {
+func (b *recoverer) publishedSets() ([]string, error) {
 	var names []string
 	head, err := readPublished(b.sink.Path(layout.SourceDescription), func(e *pubEntry) error {
 		rel, ok := layout.PathFromURL(b.base, e.Loc)
@@ -228,7 +228,7 @@ func (b *builder) publishedSets() ([]string, error) {
 
 // OutputHoldsBuild reports whether the output folder holds a build rsgen
 // published for this configuration's base URL.
-func (b *builder) outputHoldsBuild() bool {
+func (b *recoverer) outputHoldsBuild() bool {
 	_, err := b.publishedSets()
 	return err == nil
 }
@@ -237,7 +237,7 @@ func (b *builder) outputHoldsBuild() bool {
 // per set, its files from the Resource List, its journal from the Change
 // Lists and Change Dumps, its dump packages and its archives; and the kept
 // versions from the mementos.
-func (b *builder) recoverFromOutput() (*recovery, error) {
+func (b *recoverer) recoverFromOutput() (*recovery, error) {
 	names, err := b.publishedSets()
 	if err != nil {
 		return nil, err
@@ -311,7 +311,7 @@ func (b *builder) recoverFromOutput() (*recovery, error) {
 // the state archive. It returns the journal, the events newer than the
 // Resource List's at (a build killed between the two), oldest first, and
 // the output paths it read.
-func (b *builder) recoverJournal(name string, at int64, setFiles map[string]snapshot.Record, rec *recovery) ([]snapshot.Segment, []snapshot.Event, []string, error) {
+func (b *recoverer) recoverJournal(name string, at int64, setFiles map[string]snapshot.Record, rec *recovery) ([]snapshot.Segment, []snapshot.Event, []string, error) {
 	lists, err := b.changeListsOf(name)
 	if err != nil {
 		return nil, nil, nil, err
@@ -372,7 +372,7 @@ func (b *builder) recoverJournal(name string, at int64, setFiles map[string]snap
 // recoverKept returns the record of a file kept in the state archive, as
 // its copy in the output has it, and puts that copy back into the state
 // archive (see restoreRecovered).
-func (b *builder) recoverKept(rel string, rec *recovery) (snapshot.Kept, error) {
+func (b *recoverer) recoverKept(rel string, rec *recovery) (snapshot.Kept, error) {
 	sum, err := measure(b.sink.Path(rel))
 	if err != nil {
 		return snapshot.Kept{}, fmt.Errorf("recover %s: %w", rel, err)
@@ -402,7 +402,7 @@ type eventKey struct {
 // that held its event without it (it closed the list, knowing nothing of
 // the event). Left in, the file would never get its event; dropped, the
 // next build finds it and publishes it as created.
-func (b *builder) dropUnexplained(files map[string]snapshot.Record, evented map[eventKey]bool, from int64) {
+func (b *recoverer) dropUnexplained(files map[string]snapshot.Record, evented map[eventKey]bool, from int64) {
 	for p, r := range files {
 		if r.Seen <= from || evented[eventKey{r.Seen, snapshot.Created, p}] || evented[eventKey{r.Seen, snapshot.Updated, p}] {
 			continue
@@ -414,7 +414,7 @@ func (b *builder) dropUnexplained(files map[string]snapshot.Record, evented map[
 
 // recoverResourceList reads the Resource List of set name (or its index
 // and parts) into files, and returns its "at" and its output paths.
-func (b *builder) recoverResourceList(name string, files map[string]snapshot.Record) (int64, []string, error) {
+func (b *recoverer) recoverResourceList(name string, files map[string]snapshot.Record) (int64, []string, error) {
 	rel := layout.ResourceList(name)
 	docs := []string{rel}
 	var parts []string
@@ -449,7 +449,7 @@ func (b *builder) recoverResourceList(name string, files map[string]snapshot.Rec
 }
 
 // recoverEntry reads one Resource List entry into files.
-func (b *builder) recoverEntry(e *pubEntry, files map[string]snapshot.Record) error {
+func (b *recoverer) recoverEntry(e *pubEntry, files map[string]snapshot.Record) error {
 	r, err := b.pubRecord(e)
 	if err != nil {
 		return err
@@ -462,7 +462,7 @@ func (b *builder) recoverEntry(e *pubEntry, files map[string]snapshot.Record) er
 }
 
 // pubRecord returns the recovered record of a published resource entry.
-func (b *builder) pubRecord(e *pubEntry) (snapshot.Record, error) {
+func (b *recoverer) pubRecord(e *pubEntry) (snapshot.Record, error) {
 	p, ok := layout.PathFromURL(b.resBase, e.Loc)
 	if !ok {
 		return snapshot.Record{}, fmt.Errorf("resource %s is not under %s", e.Loc, b.resBase)
@@ -490,7 +490,7 @@ type pubList struct {
 
 // changeListsOf returns the Change Lists of set name that its Change List
 // Index lists, oldest first.
-func (b *builder) changeListsOf(name string) ([]pubList, error) {
+func (b *recoverer) changeListsOf(name string) ([]pubList, error) {
 	var lists []pubList
 	idx := layout.ChangeListIndex(name)
 	_, err := readPublished(b.sink.Path(idx), func(e *pubEntry) error {
@@ -545,7 +545,7 @@ func changeListSeq(name string, from int64, rel string) (int, bool) {
 }
 
 // readEvents reads the change events of a Change List.
-func (b *builder) readEvents(rel string) ([]snapshot.Event, error) {
+func (b *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
 	var evs []snapshot.Event
 	_, err := readPublished(b.sink.Path(rel), func(e *pubEntry) error {
 		ev := snapshot.Event{}

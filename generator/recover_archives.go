@@ -19,7 +19,7 @@ import (
 // Dumps of set name that its archives in the output list, with their
 // documents and, for Resource Dumps, their packages, all of which go back
 // into the state archive. It returns the output paths it read.
-func (b *builder) recoverArchived(name string, st *snapshot.State, rec *recovery) ([]string, error) {
+func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recovery) ([]string, error) {
 	var outputs []string
 	for _, dump := range []bool{false, true} {
 		capability := archivedCapability(&snapshot.Archived{Dump: dump})
@@ -78,7 +78,7 @@ func (b *builder) recoverArchived(name string, st *snapshot.State, rec *recovery
 // file (fingerprint, published digests, media type), which go back into
 // the state archive. Their TimeMaps and patches are derived from them
 // again by the build.
-func (b *builder) recoverVersions(st *snapshot.State, rec *recovery) ([]string, error) {
+func (b *recoverer) recoverVersions(st *snapshot.State, rec *recovery) ([]string, error) {
 	dir := filepath.Join(b.cfg.Out, filepath.FromSlash(layout.DocumentsDir), "mementos")
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

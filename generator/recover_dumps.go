@@ -20,7 +20,7 @@ import (
 // made again. It returns the output paths of the documents, packages and
 // manifest copies it read, and adds the closed Change Dumps to the
 // recovery's archive. A set without dumps has none of these documents.
-func (b *builder) recoverDumps(name string, st *snapshot.State, rec *recovery) ([]string, error) {
+func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery) ([]string, error) {
 	var outputs []string
 	docs, err := b.readSplitDoc(layout.ResourceDump(name), rs.CapResourceDump, func(e *pubEntry) error {
 		p, err := b.pubPackage(name, false, e)
@@ -85,7 +85,7 @@ func (b *builder) recoverDumps(name string, st *snapshot.State, rec *recovery) (
 // readSplitDoc reads the dump document at rel, or its index and parts,
 // calling pkg for each package entry, and returns the documents read; none
 // when rel does not exist.
-func (b *builder) readSplitDoc(rel, capability string, pkg func(*pubEntry) error) ([]string, error) {
+func (b *recoverer) readSplitDoc(rel, capability string, pkg func(*pubEntry) error) ([]string, error) {
 	var parts []string
 	head, err := readPublished(b.sink.Path(rel), func(e *pubEntry) error {
 		if !e.sitemap {
@@ -117,7 +117,7 @@ func (b *builder) readSplitDoc(rel, capability string, pkg func(*pubEntry) error
 
 // pubPackage returns the record of a package a dump document lists. The
 // package must still be in the output: a record is a promise that it is.
-func (b *builder) pubPackage(set string, change bool, e *pubEntry) (snapshot.Package, error) {
+func (b *recoverer) pubPackage(set string, change bool, e *pubEntry) (snapshot.Package, error) {
 	p := snapshot.Package{Set: set, Change: change}
 	rel, ok := layout.PathFromURL(b.base, e.Loc)
 	if !ok {

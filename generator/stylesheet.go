@@ -58,7 +58,7 @@ func (b *builder) writeViewer() error {
 // or from rsgen serve on another address): browsers apply only stylesheets
 // of the document's own origin. Documents kept in the state folder (closed
 // Change Lists) lie one folder below it at their output path.
-func (b *builder) stylesheetHref(path string) string {
+func (b *run) stylesheetHref(path string) string {
 	if !b.cfg.Publish.Stylesheet {
 		return ""
 	}

@@ -36,7 +36,7 @@ func isJSON(r *snapshot.Record) bool {
 
 // versioned reports whether the resource at source path p is in a set
 // that keeps versions, and whether in one that publishes patches.
-func (b *builder) versioned(p string) (keep, patches bool) {
+func (b *versioner) versioned(p string) (keep, patches bool) {
 	for _, s := range b.sets {
 		if s.KeepVersions && s.Contains(p) {
 			keep, patches = true, patches || s.Patches
@@ -48,7 +48,7 @@ func (b *builder) versioned(p string) (keep, patches bool) {
 // keepVersions keeps the versions of this build's resources, carries over
 // those of earlier builds, and writes the TimeMaps and patches. It runs
 // before the documents that link to them are written.
-func (b *builder) keepVersions(ctx context.Context) error {
+func (b *versioner) keepVersions(ctx context.Context) error {
 	if !slices.ContainsFunc(b.sets, func(s *set) bool { return s.KeepVersions }) {
 		return nil
 	}
@@ -63,7 +63,7 @@ func (b *builder) keepVersions(ctx context.Context) error {
 			continue // no longer published: removed with the obsolete outputs
 		}
 		rel := layout.Memento(unixTime(v.Seen), v.Path)
-		_, ok, changed, err := b.publishKept(rel, versionSums(&v))
+		_, ok, changed, err := b.keeper.publishKept(rel, versionSums(&v))
 		if err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func (b *builder) keepVersions(ctx context.Context) error {
 		return int(x.Seen - y.Seen)
 	})
 	b.next.Versions = vs
-	rels := b.related()
+	rels := b.linker.related()
 	rels.indexVersions(vs)
 	for i := 0; i < len(vs); {
 		j := i + 1
@@ -114,7 +114,7 @@ func (b *builder) keepVersions(ctx context.Context) error {
 // staged (see stage), checking the bytes against what the documents say
 // of the version: the published form of a rewritten resource (html_link),
 // else the source's bytes, which the scan fingerprinted.
-func (b *builder) writeMemento(r *snapshot.Record) error {
+func (b *versioner) writeMemento(r *snapshot.Record) error {
 	rel := layout.Memento(unixTime(r.Seen), r.Path)
 	var in io.ReadCloser
 	var err error
@@ -136,7 +136,7 @@ func (b *builder) writeMemento(r *snapshot.Record) error {
 	if err != nil {
 		return fmt.Errorf("keep version %s: %w", b.sink.Path(rel), err)
 	}
-	b.keepPublished(rel) // it cannot be made again
+	b.keeper.keepPublished(rel) // it cannot be made again
 	return nil
 }
 
@@ -156,7 +156,7 @@ func versionSums(v *snapshot.Record) sums {
 
 // writeVersions writes the TimeMap of the kept versions of one resource,
 // oldest first, and, where they apply, its patches.
-func (b *builder) writeVersions(vs []snapshot.Record) error {
+func (b *versioner) writeVersions(vs []snapshot.Record) error {
 	p := vs[0].Path
 	if err := b.writeTimeMap(vs); err != nil {
 		return err
@@ -177,7 +177,7 @@ func (b *builder) writeVersions(vs []snapshot.Record) error {
 // writeTimeMap writes the TimeMap of a resource's versions (RFC 7089
 // §5.1.1): the original, the TimeMap itself, and every memento with its
 // datetime.
-func (b *builder) writeTimeMap(vs []snapshot.Record) error {
+func (b *versioner) writeTimeMap(vs []snapshot.Record) error {
 	p := vs[0].Path
 	rel := layout.TimeMap(p)
 	var sb strings.Builder
@@ -203,7 +203,7 @@ func (b *builder) writeTimeMap(vs []snapshot.Record) error {
 // writePatch writes the JSON Patch from version prev to version cur and
 // keeps its link for the Change Lists. A version that is not valid JSON
 // gets no patch, with a warning.
-func (b *builder) writePatch(prev, cur *snapshot.Record) error {
+func (b *versioner) writePatch(prev, cur *snapshot.Record) error {
 	rel := layout.Patch(unixTime(cur.Seen), cur.Path)
 	read := func(v *snapshot.Record) ([]byte, error) {
 		return os.ReadFile(b.sink.Current(b.sink.Path(layout.Memento(unixTime(v.Seen), v.Path))))
@@ -225,9 +225,9 @@ func (b *builder) writePatch(prev, cur *snapshot.Record) error {
 		return err
 	}
 	r := snapshot.Record{Size: int64(len(patch)), Digests: digestsOf(patch), Type: layout.TypePatch}
-	l := b.describedLink(rs.RelPatch, b.docURL(rel), &r)
+	l := b.linker.describedLink(rs.RelPatch, b.docURL(rel), &r)
 	l.Modified = unixTime(0) // a patch has no modification time of its own
-	b.related().patch[rel] = &l
+	b.linker.related().patch[rel] = &l
 	return nil
 }
 

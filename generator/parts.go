@@ -1,0 +1,128 @@
+package generator
+
+import (
+	"sync"
+
+	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/sink"
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// The parts of a build
+//
+// A build is a pipeline: scan the source and diff it against the state
+// (build.go), place the resources (output.go), advance the journals of
+// Change Lists, keep versions, write the documents of every set, leaves
+// first, then the hosting files, then commit: rename everything into place
+// (package sink) and save the state. Each family of documents is a part
+// with the state it owns; the builder runs the pipeline and owns nothing
+// but its order. Every part reads the build's shared context, run.
+//
+//	lister     Resource Lists, Capability Lists, the Source Description,
+//	           and the entries of Change Lists (lists.go, documents.go)
+//	journals   the Change List and Change Dump segments, their rotation
+//	           and documents (journal.go, changelists.go)
+//	dumper     Resource and Change Dump packages and documents (dumps.go)
+//	archiver   the archives of §13 of the Archives extension (archives.go)
+//	keeper     the state folder's copies of what cannot be made again
+//	           (kept.go)
+//	linker     rs:ln links between resources, and html_link (links.go,
+//	           htmllink.go)
+//	versioner  kept versions, TimeMaps and patches (versions.go)
+//	recoverer  the state rebuilt from a published output (recover*.go)
+
+// run is one build's shared context: the configuration, the source, the
+// previous and the next state, the clock, the URLs, the sink, and the
+// parts, which call one another through it.
+type run struct {
+	src     *snapshot.Tree // the source folder, read only through it
+	cfg     *config.Config
+	opts    Options
+	algs    []rs.HashAlgorithm
+	sets    []*set
+	prev    *snapshot.State
+	next    *snapshot.State
+	now     int64
+	base    string // base URL of the documents, with a trailing slash
+	resBase string // base URL of the resources, with a trailing slash
+	sum     *Summary
+	sink    *sink.Sink      // every file this build writes to the output goes through it
+	intent  snapshot.Intent // what a failed build was publishing (intent.go)
+
+	lister    *lister
+	journals  *journals
+	dumper    *dumper
+	archiver  *archiver
+	keeper    *keeper
+	linker    *linker
+	versioner *versioner
+	recoverer *recoverer
+}
+
+// builder runs the pipeline of one build (build.go).
+type builder struct{ *run }
+
+// lister writes the lists of each set (lists.go, documents.go).
+type lister struct {
+	*run
+	memberOf map[*set][]int // per set, the indexes of its files in next.Files
+}
+
+// journals keeps the Change List and Change Dump segments of each set
+// (journal.go, changelists.go).
+type journals struct {
+	*run
+	setEvents map[string][]snapshot.Event // this build's events, per set whose journal takes them
+}
+
+// dumper writes Resource Dumps and Change Dumps (dumps.go).
+type dumper struct {
+	*run
+	lostPackages map[string]int64            // per set, the until of its newest lost Change Dump package
+	carried      map[string][]carriedPackage // per set, the Change Dump packages of earlier builds
+	prevPackages map[string]snapshot.Package // the previous build's packages by output path, once needed
+}
+
+// archiver writes the archives of earlier documents (archives.go).
+type archiver struct {
+	*run
+	arch archiveState
+}
+
+// keeper keeps in the state folder what no later build could make again
+// (kept.go).
+type keeper struct {
+	*run
+	toKeep []string // output paths to keep once published
+}
+
+// linker derives the links between resources (links.go, htmllink.go).
+type linker struct {
+	*run
+	rel       relations
+	published sync.Map // source path -> published: rewritten resources (htmllink.go)
+	headless  sync.Map // source paths of rewritten resources without a <head> (htmllink.go)
+}
+
+// versioner keeps the versions of resources (versions.go).
+type versioner struct{ *run }
+
+// recoverer rebuilds a lost or stale state from the output (recover*.go).
+type recoverer struct {
+	*run
+	recovered *recovery // the state rebuilt from the output, if it was
+}
+
+// newParts returns the builder of r with every part.
+func newParts(r *run) *builder {
+	r.lister = &lister{run: r}
+	r.journals = &journals{run: r}
+	r.dumper = &dumper{run: r, carried: map[string][]carriedPackage{}}
+	r.archiver = &archiver{run: r}
+	r.keeper = &keeper{run: r}
+	r.linker = &linker{run: r}
+	r.versioner = &versioner{run: r}
+	r.recoverer = &recoverer{run: r}
+	return &builder{run: r}
+}
