@@ -23,9 +23,13 @@ type segmentKind struct {
 
 var (
 	changeLists = segmentKind{rs.CapChangeList, layout.ChangeListIndex, layout.ChangeList,
-		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) { return r.lister.writeChangeList(path, s, seg) }}
+		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) {
+			return r.lister.writeChangeList(path, s, seg)
+		}}
 	changeDumps = segmentKind{rs.CapChangeDump, layout.ChangeDumpIndex, layout.ChangeDump,
-		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) { return r.dumper.writeChangeDump(path, s, seg) }}
+		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) {
+			return r.dumper.writeChangeDump(path, s, seg)
+		}}
 )
 
 // segmentKinds returns the kinds of segment documents set s publishes.

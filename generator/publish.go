@@ -64,6 +64,7 @@ func (b *builder) removeStaleTemps() error {
 			return err
 		}
 		name := d.Name()
+		// .state-*.tmp: the temporary state files of earlier versions.
 		if !d.IsDir() && (strings.HasPrefix(name, layout.TempPrefix) || strings.HasPrefix(name, ".state-") && strings.HasSuffix(name, ".tmp")) {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err

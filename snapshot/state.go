@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 )
 
@@ -164,7 +165,9 @@ func writeAtomic(dir, name string, write func(io.Writer) error) error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	path := filepath.Join(dir, name)
-	tmp, err := os.CreateTemp(dir, "."+name+"-*.tmp")
+	// Named as every temporary file of rsgen, which the next build removes
+	// when this one is killed before the rename.
+	tmp, err := os.CreateTemp(dir, layout.TempPrefix+name+"-*")
 	if err != nil {
 		return fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
