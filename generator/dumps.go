@@ -325,7 +325,7 @@ func (b *dumper) ensureManifestCopy(pkg string) error {
 			return err
 		}
 		defer f.Close()
-		_, err = io.Copy(w, io.LimitReader(f, maxPublishedBytes))
+		_, err = io.Copy(w, io.LimitReader(f, rs.MaxBytes+rs.ReadSlack))
 		return err
 	})
 }

@@ -2,10 +2,8 @@ package generator
 
 import (
 	"cmp"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -148,8 +146,8 @@ func (b *recoverer) outputNewer(st *snapshot.State) string {
 		if err != nil {
 			continue
 		}
-		at, err := parsePubTime(head.md.At)
-		if err != nil || head.md.Capability != rs.CapResourceList {
+		at := unixOf(head.MD.At)
+		if head.MD.Capability != rs.CapResourceList {
 			continue
 		}
 		if known, ok := st.SetChanged[name]; !ok || at > known {
@@ -204,7 +202,7 @@ func (b *recoverer) restoreRecovered() error {
 // rsgen for this base URL.
 func (b *recoverer) publishedSets() ([]string, error) {
 	var names []string
-	head, err := readPublished(b.sink.Path(layout.SourceDescription), func(e *pubEntry) error {
+	head, err := readPublished(b.sink.Path(layout.SourceDescription), func(_ *rs.Head, e *rs.Entry) error {
 		rel, ok := layout.PathFromURL(b.base, e.Loc)
 		name, inDocs := strings.CutPrefix(rel, layout.DocumentsDir+"/")
 		name, isCap := strings.CutSuffix(name, "/capabilitylist.xml")
@@ -220,7 +218,7 @@ func (b *recoverer) publishedSets() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if head.root != "urlset" || head.md.Capability != rs.CapDescription {
+	if head.Root != rs.URLSet || head.MD.Capability != rs.CapDescription {
 		return nil, fmt.Errorf("%w: %s is not a Source Description", errNotRsgenOutput, layout.SourceDescription)
 	}
 	return names, nil
@@ -418,8 +416,8 @@ func (b *recoverer) recoverResourceList(name string, files map[string]snapshot.R
 	rel := layout.ResourceList(name)
 	docs := []string{rel}
 	var parts []string
-	head, err := readPublished(b.sink.Path(rel), func(e *pubEntry) error {
-		if e.sitemap {
+	head, err := readPublished(b.sink.Path(rel), func(head *rs.Head, e *rs.Entry) error {
+		if head.Root == rs.SitemapIndex {
 			p, ok := layout.PathFromURL(b.base, e.Loc)
 			if !ok {
 				return fmt.Errorf("part %s is not under %s", e.Loc, b.base)
@@ -432,37 +430,31 @@ func (b *recoverer) recoverResourceList(name string, files map[string]snapshot.R
 	if err != nil {
 		return 0, nil, err
 	}
-	if head.md.Capability != rs.CapResourceList {
-		return 0, nil, fmt.Errorf("%s: capability %q, want %q", rel, head.md.Capability, rs.CapResourceList)
+	if head.MD.Capability != rs.CapResourceList {
+		return 0, nil, fmt.Errorf("%s: capability %q, want %q", rel, head.MD.Capability, rs.CapResourceList)
 	}
 	for _, p := range parts {
 		docs = append(docs, p)
-		if _, err := readPublished(b.sink.Path(p), func(e *pubEntry) error { return b.recoverEntry(e, files) }); err != nil {
+		if _, err := readPublished(b.sink.Path(p), func(_ *rs.Head, e *rs.Entry) error { return b.recoverEntry(e, files) }); err != nil {
 			return 0, nil, err
 		}
 	}
-	at, err := parsePubTime(head.md.At)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s: at: %w", rel, err)
-	}
-	return at, docs, nil
+	return unixOf(head.MD.At), docs, nil
 }
 
 // recoverEntry reads one Resource List entry into files.
-func (b *recoverer) recoverEntry(e *pubEntry, files map[string]snapshot.Record) error {
+func (b *recoverer) recoverEntry(e *rs.Entry, files map[string]snapshot.Record) error {
 	r, err := b.pubRecord(e)
 	if err != nil {
 		return err
 	}
-	if r.Seen, err = parsePubTime(e.Lastmod); err != nil {
-		return fmt.Errorf("%s: lastmod: %w", e.Loc, err)
-	}
+	r.Seen = unixOf(e.Lastmod)
 	files[r.Path] = r
 	return nil
 }
 
 // pubRecord returns the recovered record of a published resource entry.
-func (b *recoverer) pubRecord(e *pubEntry) (snapshot.Record, error) {
+func (b *recoverer) pubRecord(e *rs.Entry) (snapshot.Record, error) {
 	p, ok := layout.PathFromURL(b.resBase, e.Loc)
 	if !ok {
 		return snapshot.Record{}, fmt.Errorf("resource %s is not under %s", e.Loc, b.resBase)
@@ -475,9 +467,10 @@ func (b *recoverer) pubRecord(e *pubEntry) (snapshot.Record, error) {
 	if r.Digests, err = snapshot.ParseHash(e.MD.Hash); err != nil {
 		return r, fmt.Errorf("%s: %w", e.Loc, err)
 	}
-	if r.Size, err = strconv.ParseInt(e.MD.Length, 10, 64); err != nil || r.Size < 0 {
-		return r, fmt.Errorf("%s: bad length %q", e.Loc, e.MD.Length)
+	if !e.MD.HasLength || e.MD.Length < 0 {
+		return r, fmt.Errorf("%s: no length", e.Loc)
 	}
+	r.Size = e.MD.Length
 	return r, nil
 }
 
@@ -493,7 +486,7 @@ type pubList struct {
 func (b *recoverer) changeListsOf(name string) ([]pubList, error) {
 	var lists []pubList
 	idx := layout.ChangeListIndex(name)
-	_, err := readPublished(b.sink.Path(idx), func(e *pubEntry) error {
+	_, err := readPublished(b.sink.Path(idx), func(_ *rs.Head, e *rs.Entry) error {
 		rel, ok := layout.PathFromURL(b.base, e.Loc)
 		if !ok {
 			return fmt.Errorf("%s lists %s, not under %s", idx, e.Loc, b.base)
@@ -513,15 +506,12 @@ func (b *recoverer) changeListsOf(name string) ([]pubList, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.from, err = parsePubTime(head.md.From); err != nil || l.from == 0 {
-			return nil, fmt.Errorf("%s: bad from %q", l.rel, head.md.From)
-		}
-		if l.until, err = parsePubTime(head.md.Until); err != nil {
-			return nil, fmt.Errorf("%s: until: %w", l.rel, err)
+		if l.from, l.until = unixOf(head.MD.From), unixOf(head.MD.Until); l.from == 0 {
+			return nil, fmt.Errorf("%s: no from", l.rel)
 		}
 		seq, named := changeListSeq(name, l.from, l.rel)
 		if !named {
-			return nil, fmt.Errorf("%s: not the name rsgen gives the Change List opened at %s", l.rel, head.md.From)
+			return nil, fmt.Errorf("%s: not the name rsgen gives the Change List opened at %s", l.rel, head.MD.From.Format(time.RFC3339))
 		}
 		l.seq = seq
 	}
@@ -547,7 +537,7 @@ func changeListSeq(name string, from int64, rel string) (int, bool) {
 // readEvents reads the change events of a Change List.
 func (b *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
 	var evs []snapshot.Event
-	_, err := readPublished(b.sink.Path(rel), func(e *pubEntry) error {
+	_, err := readPublished(b.sink.Path(rel), func(_ *rs.Head, e *rs.Entry) error {
 		ev := snapshot.Event{}
 		switch e.MD.Change {
 		case rs.ChangeCreated:
@@ -560,13 +550,13 @@ func (b *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
 			return fmt.Errorf("%s: %s: bad change %q", rel, e.Loc, e.MD.Change)
 		}
 		when := e.MD.Datetime
-		if when == "" {
+		if when.IsZero() {
 			when = e.Lastmod // ResourceSync 1.0 mode
 		}
-		var err error
-		if ev.Time, err = parsePubTime(when); err != nil || ev.Time == 0 {
-			return fmt.Errorf("%s: %s: bad datetime %q", rel, e.Loc, when)
+		if ev.Time = unixOf(when); ev.Time == 0 {
+			return fmt.Errorf("%s: %s: no datetime", rel, e.Loc)
 		}
+		var err error
 		if ev.Record, err = b.pubRecord(e); err != nil {
 			return fmt.Errorf("%s: %w", rel, err)
 		}
@@ -577,107 +567,32 @@ func (b *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
 	return evs, err
 }
 
-// ---- reading published documents ----
-
-type pubMD struct {
-	Capability string `xml:"capability,attr"`
-	Change     string `xml:"change,attr"`
-	Datetime   string `xml:"datetime,attr"`
-	At         string `xml:"at,attr"`
-	Completed  string `xml:"completed,attr"`
-	From       string `xml:"from,attr"`
-	Until      string `xml:"until,attr"`
-	Hash       string `xml:"hash,attr"`
-	Length     string `xml:"length,attr"`
-	Type       string `xml:"type,attr"`
-}
-
-type pubEntry struct {
-	Loc     string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-	Lastmod string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 lastmod"`
-	MD      pubMD  `xml:"http://www.openarchives.org/rs/terms/ md"`
-	sitemap bool   // a <sitemap> entry, of an index
-}
-
-type pubHead struct {
-	root string // "urlset" or "sitemapindex"
-	md   pubMD
-}
-
-// maxPublishedBytes bounds what is read of one published document: rsgen
-// writes none larger than rs.MaxBytes.
-const maxPublishedBytes = rs.MaxBytes + 1<<20
-
-// readPublished streams the document at path, calling entry (when not nil)
-// for each <url> or <sitemap>; with a nil entry it stops after the root's
-// rs:md.
-func readPublished(path string, entry func(*pubEntry) error) (*pubHead, error) {
+// readPublished streams the document rsgen published at path through
+// rs.Reader (bounded, as every document rsgen writes is), calling entry,
+// when not nil, for each entry with the document's head; with a nil entry
+// it reads only the head.
+func readPublished(path string, entry func(*rs.Head, *rs.Entry) error) (*rs.Head, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	head := &pubHead{}
-	dec := xml.NewDecoder(io.LimitReader(f, maxPublishedBytes))
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			switch {
-			case depth == 0:
-				if t.Name.Space != rs.SitemapNS || (t.Name.Local != "urlset" && t.Name.Local != "sitemapindex") {
-					return nil, fmt.Errorf("read %s: root {%s}%s is not a ResourceSync document", path, t.Name.Space, t.Name.Local)
-				}
-				head.root = t.Name.Local
-				depth++
-			case depth == 1 && t.Name.Space == rs.RSNS && t.Name.Local == "md":
-				if err := dec.DecodeElement(&head.md, &t); err != nil {
-					return nil, fmt.Errorf("read %s: %w", path, err)
-				}
-				if entry == nil {
-					return head, nil
-				}
-			case depth == 1 && t.Name.Space == rs.SitemapNS && (t.Name.Local == "url" || t.Name.Local == "sitemap"):
-				if entry == nil {
-					return head, nil
-				}
-				e := pubEntry{sitemap: t.Name.Local == "sitemap"}
-				if err := dec.DecodeElement(&e, &t); err != nil {
-					return nil, fmt.Errorf("read %s: %w", path, err)
-				}
-				if err := entry(&e); err != nil {
-					return nil, err
-				}
-			default:
-				if err := dec.Skip(); err != nil {
-					return nil, fmt.Errorf("read %s: %w", path, err)
-				}
-			}
-		case xml.EndElement:
-			depth--
-		}
+	r := rs.NewReader(f)
+	head, err := r.Head()
+	if err == nil && entry != nil {
+		err = r.Entries(func(e *rs.Entry) error { return entry(head, e) })
 	}
-	if head.root == "" {
-		return nil, fmt.Errorf("read %s: no root element", path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return head, nil
 }
 
-// parsePubTime parses a time rsgen wrote; "" is 0.
-func parsePubTime(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
+// unixOf returns a time read from a document in Unix seconds; the zero
+// time (the attribute was left out) is 0.
+func unixOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
 	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return 0, err
-	}
-	return t.Unix(), nil
+	return t.Unix()
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -24,14 +25,10 @@ func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recove
 	for _, dump := range []bool{false, true} {
 		capability := archivedCapability(&snapshot.Archived{Dump: dump})
 		var found []snapshot.Archived
-		docs, err := b.readSplitDoc(layout.Archive(name, capability), capability+"-archive", func(e *pubEntry) error {
+		docs, err := b.readSplitDoc(layout.Archive(name, capability), capability+"-archive", func(e *rs.Entry) error {
 			a := snapshot.Archived{Set: name, Dump: dump}
-			var err error
-			if a.At, err = parsePubTime(e.MD.At); err == nil {
-				a.Completed, err = parsePubTime(e.MD.Completed)
-			}
-			if err != nil || a.At == 0 {
-				return fmt.Errorf("%s: archived %s with a bad at or completed", e.Loc, capability)
+			if a.At, a.Completed = unixOf(e.MD.At), unixOf(e.MD.Completed); a.At == 0 {
+				return fmt.Errorf("%s: archived %s without at", e.Loc, capability)
 			}
 			if rel, ok := layout.PathFromURL(b.base, e.Loc); !ok || rel != archivedPath(&a) {
 				return fmt.Errorf("%s lists %s, not the archived %s rsgen writes", layout.Archive(name, capability), e.Loc, capability)
@@ -44,7 +41,7 @@ func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recove
 		}
 		outputs = append(outputs, docs...)
 		for _, a := range found {
-			read, err := b.readSplitDoc(archivedPath(&a), capability, func(e *pubEntry) error {
+			read, err := b.readSplitDoc(archivedPath(&a), capability, func(e *rs.Entry) error {
 				if !dump {
 					return nil
 				}

@@ -22,7 +22,7 @@ import (
 // recovery's archive. A set without dumps has none of these documents.
 func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery) ([]string, error) {
 	var outputs []string
-	docs, err := b.readSplitDoc(layout.ResourceDump(name), rs.CapResourceDump, func(e *pubEntry) error {
+	docs, err := b.readSplitDoc(layout.ResourceDump(name), rs.CapResourceDump, func(e *rs.Entry) error {
 		p, err := b.pubPackage(name, false, e)
 		if err == nil {
 			st.Packages = append(st.Packages, p)
@@ -36,13 +36,13 @@ func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery)
 	outputs = append(outputs, docs...)
 	var dumps []string
 	index := layout.ChangeDumpIndex(name)
-	_, err = readPublished(b.sink.Path(index), func(e *pubEntry) error {
+	_, err = readPublished(b.sink.Path(index), func(_ *rs.Head, e *rs.Entry) error {
 		rel, ok := layout.PathFromURL(b.base, e.Loc)
 		if !ok {
 			return fmt.Errorf("%s: change dump %s is not under %s", index, e.Loc, b.base)
 		}
 		dumps = append(dumps, rel)
-		if e.MD.Until == "" {
+		if e.MD.Until.IsZero() {
 			return nil
 		}
 		k, err := b.recoverKept(rel, rec)
@@ -65,7 +65,7 @@ func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery)
 	}
 	outputs = append(outputs, index)
 	for _, rel := range dumps {
-		_, err := b.readSplitDoc(rel, rs.CapChangeDump, func(e *pubEntry) error {
+		_, err := b.readSplitDoc(rel, rs.CapChangeDump, func(e *rs.Entry) error {
 			p, err := b.pubPackage(name, true, e)
 			if err == nil {
 				st.Packages = append(st.Packages, p)
@@ -85,10 +85,10 @@ func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery)
 // readSplitDoc reads the dump document at rel, or its index and parts,
 // calling pkg for each package entry, and returns the documents read; none
 // when rel does not exist.
-func (b *recoverer) readSplitDoc(rel, capability string, pkg func(*pubEntry) error) ([]string, error) {
+func (b *recoverer) readSplitDoc(rel, capability string, pkg func(*rs.Entry) error) ([]string, error) {
 	var parts []string
-	head, err := readPublished(b.sink.Path(rel), func(e *pubEntry) error {
-		if !e.sitemap {
+	head, err := readPublished(b.sink.Path(rel), func(head *rs.Head, e *rs.Entry) error {
+		if head.Root != rs.SitemapIndex {
 			return pkg(e)
 		}
 		p, ok := layout.PathFromURL(b.base, e.Loc)
@@ -104,11 +104,11 @@ func (b *recoverer) readSplitDoc(rel, capability string, pkg func(*pubEntry) err
 	if err != nil {
 		return nil, err
 	}
-	if head.md.Capability != capability {
-		return nil, fmt.Errorf("%s: capability %q, want %q", rel, head.md.Capability, capability)
+	if head.MD.Capability != capability {
+		return nil, fmt.Errorf("%s: capability %q, want %q", rel, head.MD.Capability, capability)
 	}
 	for _, p := range parts {
-		if _, err := readPublished(b.sink.Path(p), func(e *pubEntry) error { return pkg(e) }); err != nil {
+		if _, err := readPublished(b.sink.Path(p), func(_ *rs.Head, e *rs.Entry) error { return pkg(e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -117,22 +117,14 @@ func (b *recoverer) readSplitDoc(rel, capability string, pkg func(*pubEntry) err
 
 // pubPackage returns the record of a package a dump document lists. The
 // package must still be in the output: a record is a promise that it is.
-func (b *recoverer) pubPackage(set string, change bool, e *pubEntry) (snapshot.Package, error) {
+func (b *recoverer) pubPackage(set string, change bool, e *rs.Entry) (snapshot.Package, error) {
 	p := snapshot.Package{Set: set, Change: change}
 	rel, ok := layout.PathFromURL(b.base, e.Loc)
 	if !ok {
 		return p, fmt.Errorf("dump package %s is not under %s", e.Loc, b.base)
 	}
 	p.Path = rel
-	var err error
-	if p.At, err = parsePubTime(e.MD.At); err == nil {
-		if p.From, err = parsePubTime(e.MD.From); err == nil {
-			p.Until, err = parsePubTime(e.MD.Until)
-		}
-	}
-	if err != nil {
-		return p, fmt.Errorf("dump package %s: %w", e.Loc, err)
-	}
+	p.At, p.From, p.Until = unixOf(e.MD.At), unixOf(e.MD.From), unixOf(e.MD.Until)
 	digest, ok := strings.CutPrefix(e.MD.Hash, "sha-256:")
 	sum, err := hex.DecodeString(digest)
 	if !ok || err != nil || len(sum) != len(p.SHA256) {
@@ -143,8 +135,8 @@ func (b *recoverer) pubPackage(set string, change bool, e *pubEntry) (snapshot.P
 	if err != nil {
 		return p, fmt.Errorf("dump package %s: %w", rel, err)
 	}
-	if _, err := fmt.Sscan(e.MD.Length, &p.Length); err != nil || p.Length != info.Size() {
-		return p, fmt.Errorf("dump package %s: length %q, but the file has %d bytes", rel, e.MD.Length, info.Size())
+	if p.Length = e.MD.Length; !e.MD.HasLength || p.Length != info.Size() {
+		return p, fmt.Errorf("dump package %s: length %d, but the file has %d bytes", rel, e.MD.Length, info.Size())
 	}
 	return p, nil
 }
