@@ -85,53 +85,6 @@ func BenchmarkPackage(b *testing.B) {
 			}
 		})
 	}
-	b.Run("spooled/store", func(b *testing.B) { benchSpooled(b, dir, m, store, open) })
-	b.Run("spooled/default", func(b *testing.B) { benchSpooled(b, dir, m, nil, open) })
-}
-
-// benchSpooled measures AddSpooled alone: the copy of spooled bytes into
-// the package, the work left after the hashing pass.
-func benchSpooled(b *testing.B, dir string, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) {
-	s, err := NewSpool(dir, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	spooled := map[string]*Spooled{}
-	for i := range m.Entries {
-		e := &m.Entries[i]
-		sw, err := s.Begin(e.Path, e.Type)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := open(e)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, err = io.Copy(sw, r)
-		r.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if spooled[e.Path], err = sw.Finish(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.SetBytes(benchFiles * benchFileSize)
-	for b.Loop() {
-		writeBenchPackage(b, dir, func(out io.Writer) error {
-			w, err := NewWriter(out, m, opts)
-			if err != nil {
-				return err
-			}
-			for _, e := range m.Entries {
-				if err := w.AddSpooled(e.Path, spooled[e.Path]); err != nil {
-					return err
-				}
-			}
-			return w.Close()
-		})
-	}
 }
 
 func withoutHashes(entries []Entry) []Entry {

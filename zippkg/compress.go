@@ -85,9 +85,7 @@ func (o *Options) level() int {
 }
 
 // compressor turns the bytes of one ZIP entry into their stored form,
-// counting both sides and computing the CRC-32 on the way. The streaming
-// Writer and the Spool share it, which is why a spooled bitstream and a
-// streamed one give the same bytes.
+// counting both sides and computing the CRC-32 on the way.
 type compressor struct {
 	flate  *flate.Writer // reused across entries
 	level  int

@@ -26,14 +26,13 @@
 // the manifest's entry list (at most 50,000), never a bitstream, so memory
 // does not grow with file or package size.
 //
-// For the bytes a build reads anyway, a Spool avoids the second read. The
-// hashing pass tees each file into a SpoolWriter, which compresses it into
-// a temporary file and records its CRC-32 and sizes; AddSpooled then copies
-// those bytes into the package as a raw ZIP entry. Both paths share the
-// compressor and the header code, so a package is byte-identical whether
-// its bitstreams were streamed, spooled or a mix of the two. A generator
-// rewriting a package spools the files it re-read and streams, with
-// verification, those it trusted from their stat.
+// Packaging reads each bitstream again after the scan hashed it. A spool
+// that kept the scan's bytes was tried and measured: on a copy of Go's
+// source (11,478 files, 156 MB), a cold build takes 0.29 s without a
+// Resource Dump, 0.67 s with stored packages and 1.6 s with deflated
+// ones, while reading every file again costs 0.15 s (from the page cache).
+// Writing the package and compressing cost the rest, and a spool writes
+// every byte once more; so bitstreams are read from their source.
 //
 // A typical Resource Dump build:
 //
@@ -45,7 +44,7 @@
 //		m := &zippkg.Manifest{Kind: zippkg.ResourceDump, Up: capList, At: buildStart,
 //			Entries: entries}
 //		w, err := zippkg.NewWriter(tmpFile, m, opts)
-//		// for each entry: w.AddSpooled(e.Path, spooled[e.Path]) or w.Add(e.Path, file)
+//		// for each entry: w.Add(e.Path, file)
 //		err = w.Close() // then fsync and rename tmpFile; WriteManifest the contents copy
 //	}
 //
@@ -126,10 +125,6 @@
 // (possible in a Change Dump after a deletion), cannot both be extracted
 // to a case-insensitive or ordinary file system; clients reading through
 // the manifest are not affected.
-//
-// A Spool's file grows by the compressed size of every bitstream spooled
-// into it, packaged or not, until Close; spool only what a build will
-// package, or give each build its own Spools.
 //
 // Plan's size estimate assumes <loc> values not much longer than their
 // paths. With very long URIs a package can exceed the limit slightly, and

@@ -10,8 +10,8 @@ import (
 )
 
 // Writer writes one package: manifest.xml first, then the bitstreams in
-// manifest order, each added with Add (read and verified) or AddSpooled
-// (copied from a Spool). Close finishes the ZIP. A Writer holds one
+// manifest order, each added with Add (read and verified). Close finishes
+// the ZIP. A Writer holds one
 // entry's buffers and the manifest's entry list, never a bitstream.
 //
 // After an error every later call returns that error; the bytes written so
@@ -89,43 +89,6 @@ func (w *Writer) Add(path string, r io.Reader) error {
 		return w.fail(err)
 	}
 	return w.finishEntry(fh, path)
-}
-
-// AddSpooled copies the next bitstream of the manifest, which must be at
-// path, from its spooled, already compressed form without compressing or
-// reading the source again. The spooled length must equal the manifest
-// length (else a *ChangedError); the digests are not recomputed, because the
-// caller computed the manifest's from the very bytes it spooled.
-func (w *Writer) AddSpooled(path string, sp *Spooled) error {
-	e, err := w.take(path)
-	if err != nil {
-		return err
-	}
-	if err := w.checkSpooled(e, sp); err != nil {
-		return w.fail(err)
-	}
-	fh := newHeader(e.Path[1:], sp.Method, w.entryTime(e))
-	raw, err := w.zw.CreateRaw(fh)
-	if err != nil {
-		return w.fail(fmt.Errorf("zippkg: add %s: %w", path, err))
-	}
-	if err := sp.copyTo(raw, w.buf); err != nil {
-		return w.fail(fmt.Errorf("zippkg: add %s: %w", path, err))
-	}
-	setSizes(fh, sp.CRC32, sp.CompressedSize, sp.Size)
-	return nil
-}
-
-func (w *Writer) checkSpooled(e *Entry, sp *Spooled) error {
-	switch {
-	case sp.Path != e.Path:
-		return fmt.Errorf("zippkg: add %s: spooled bitstream is %s", e.Path, sp.Path)
-	case sp.Method != w.opts.method(e.Type):
-		return fmt.Errorf("zippkg: add %s: spooled with method %d, type %q wants %d", e.Path, sp.Method, e.Type, w.opts.method(e.Type))
-	case sp.Size != e.Length:
-		return &ChangedError{Path: e.Path, What: "length", Want: fmt.Sprint(e.Length), Got: fmt.Sprint(sp.Size)}
-	}
-	return nil
 }
 
 // Close checks that every bitstream of the manifest was added and writes
@@ -251,7 +214,7 @@ func (w *Writer) fail(err error) error {
 
 // newHeader returns the header of an entry whose CRC-32 and sizes follow
 // its data in a data descriptor (flag bit 3), as archive/zip writes them
-// when it compresses: every entry, streamed or spooled, has the same
+// when it compresses: every entry, stored or deflated, has the same
 // layout. The fields are those archive/zip's CreateHeader would set, set
 // explicitly because CreateRaw leaves them to the caller: Unix mode 0644,
 // version 2.0, the UTF-8 flag for non-ASCII names, and the modification
