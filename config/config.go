@@ -671,13 +671,13 @@ func (c *Config) CheckSource() error {
 // link (out pointing at the source, say) cannot hide an overlap.
 func (c *Config) checkFolders() error {
 	src, out, state := realPath(c.Source), realPath(c.Out), realPath(c.State)
-	if within(out, src) || within(src, out) {
+	if layout.Within(out, src) || layout.Within(src, out) {
 		return &Error{Msg: fmt.Sprintf("output folder %s must not be, contain or be inside the source folder %s%s", c.Out, c.Source, resolvedNote(c.Out, out, c.Source, src))}
 	}
-	if within(state, out) || within(out, state) {
+	if layout.Within(state, out) || layout.Within(out, state) {
 		return &Error{Msg: fmt.Sprintf("state folder %s must not be, contain or be inside the output folder %s: it would be published%s", c.State, c.Out, resolvedNote(c.State, state, c.Out, out))}
 	}
-	if within(src, state) {
+	if layout.Within(src, state) {
 		return &Error{Msg: fmt.Sprintf("state folder %s must not be or contain the source folder %s%s", c.State, c.Source, resolvedNote(c.State, state, c.Source, src))}
 	}
 	return nil
@@ -704,12 +704,6 @@ func resolvedNote(a, realA, b, realB string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (through symbolic links: %s is %s, %s is %s)", a, realA, b, realB)
-}
-
-// within reports whether path is dir or inside it.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // SetsOrDefault returns the configured sets, or the one set that covers the

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/rsgen/rsgen/layout"
 )
 
 // Deploy configures `rsgen deploy`: where the output is published.
@@ -111,7 +113,7 @@ func (c *Config) DeployTo(to, wd string) (DeployTarget, error) {
 	if t.Dir != "" {
 		real := realPath(t.Dir)
 		for _, f := range []struct{ name, dir string }{{"source", c.Source}, {"output", c.Out}, {"state", c.State}} {
-			if other := realPath(f.dir); within(real, other) || within(other, real) {
+			if other := realPath(f.dir); layout.Within(real, other) || layout.Within(other, real) {
 				return DeployTarget{}, &Error{Msg: fmt.Sprintf("deploy target %s must not be, contain or be inside the %s folder %s", t.Dir, f.name, f.dir)}
 			}
 		}

@@ -239,7 +239,7 @@ func (b *archiver) publishSnapshot(a *snapshot.Archived) (bool, error) {
 	}
 	var pkgs []carriedPackage
 	for _, p := range a.Packages {
-		pkg, ok, err := b.keepArchivedPackage(p)
+		pkg, ok, err := b.publishArchivedPackage(p)
 		if err != nil {
 			return false, err
 		}
@@ -281,11 +281,12 @@ func (b *archiver) legacyArchivedDocs(a *snapshot.Archived) []snapshot.Kept {
 	}
 }
 
-// keepArchivedPackage finds whole a Resource Dump package that an archived
-// Resource Dump lists, in the output or the state archive. A package
+// publishArchivedPackage publishes a Resource Dump package that an archived
+// Resource Dump lists, from a whole copy in the output or the state archive
+// (publishKept); ok is false when neither is whole. A package
 // recorded by a state written before format 3 has only its path; the rest
 // comes from the state's package records.
-func (b *archiver) keepArchivedPackage(p snapshot.Package) (carriedPackage, bool, error) {
+func (b *archiver) publishArchivedPackage(p snapshot.Package) (carriedPackage, bool, error) {
 	if p.Length == 0 && p.SHA256 == ([32]byte{}) {
 		i := slices.IndexFunc(b.prev.Packages, func(q snapshot.Package) bool { return q.Path == p.Path })
 		if i < 0 {

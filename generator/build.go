@@ -79,6 +79,9 @@ const (
 	NoteWritten                     // a document or resource was written
 	NoteFound                       // a source file was found; Read: it will be read
 	NoteWalked                      // every source file is found; reading may go on
+	// NoteInfo reports something the user should know that is not a
+	// problem, such as a state rebuilt from the output.
+	NoteInfo
 )
 
 // Note reports one thing a build did.

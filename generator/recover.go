@@ -45,10 +45,6 @@ import (
 // (a build killed between the two) are replayed onto the recovered files,
 // so that they are not published twice.
 
-// NoteInfo reports something the user should know that is not a problem,
-// such as a state rebuilt from the output.
-const NoteInfo NoteKind = 100
-
 // Recovery errors and causes.
 var (
 	// errNotRsgenOutput: the output folder holds no Source Description

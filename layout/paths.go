@@ -3,6 +3,7 @@ package layout
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -187,3 +188,10 @@ var HostingFiles = []string{NoJekyllFile, HeadersFile, NginxFile, HtaccessFile}
 // at the top of what it publishes to. It is never published: no output path
 // may lie in it, and the hosting files keep hosts from serving it.
 const DeployMetaDir = ".rsgen-deploy"
+
+// Within reports whether the file system path p is dir or inside it. Both
+// are clean; no symbolic link is resolved.
+func Within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}

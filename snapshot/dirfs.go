@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rsgen/rsgen/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -174,7 +175,7 @@ func (t *Tree) holds(fd int) bool {
 		return false
 	}
 	root, err := filepath.EvalSymlinks(t.dir)
-	return err == nil && within(real, root)
+	return err == nil && layout.Within(real, root)
 }
 
 func (t *Tree) join(name string) string { return filepath.Join(t.dir, filepath.FromSlash(name)) }

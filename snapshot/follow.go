@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/rsgen/rsgen/layout"
 )
 
 // Following symbolic links (ScanOptions.FollowSymlinks)
@@ -49,7 +51,7 @@ func (s *scan) follow(p string, jobs chan<- *hashJob) error {
 		s.skip(p, SkipSymlink, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
 		return nil
 	}
-	if !within(target, rootReal) {
+	if !layout.Within(target, rootReal) {
 		s.skip(p, SkipSymlink, fmt.Sprintf("symbolic link points outside the source folder (to %s): not followed", target))
 		return nil
 	}
@@ -66,7 +68,7 @@ func (s *scan) follow(p string, jobs chan<- *hashJob) error {
 		// folder on the way there, through however many links.
 		for dir := path.Dir(p); ; dir = path.Dir(dir) {
 			real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(dir)))
-			if err == nil && within(real, target) {
+			if err == nil && layout.Within(real, target) {
 				s.skip(p, SkipSymlink, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
 				return nil
 			}
@@ -83,10 +85,4 @@ func (s *scan) follow(p string, jobs chan<- *hashJob) error {
 	}
 	s.skip(p, SkipSpecial, skipReason(info.Mode().Type())+" (through a symbolic link)")
 	return nil
-}
-
-// within reports whether the OS path p is dir or inside it.
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }

@@ -6,11 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/rsgen/rsgen/layout"
 )
 
 // Defaults of the Options durations.
@@ -293,11 +293,11 @@ func (w *Watcher) lost(err error) {
 // inTree reports whether p is Root or below it, and not in a skipped
 // folder.
 func (w *Watcher) inTree(p string) bool {
-	if !within(p, w.root) {
+	if !layout.Within(p, w.root) {
 		return false
 	}
 	for _, s := range w.opts.Skip {
-		if within(p, s) {
+		if layout.Within(p, s) {
 			return false
 		}
 	}
@@ -347,7 +347,7 @@ func (w *Watcher) addDir(dir string) error {
 // under its old name; its new name comes as a Create and is added afresh.
 func (w *Watcher) forget(p string) {
 	for d := range w.dirs {
-		if within(d, p) {
+		if layout.Within(d, p) {
 			delete(w.dirs, d)
 			if w.fsw != nil {
 				_ = w.fsw.Remove(d) // fails when the watch went with the folder: fine
@@ -377,13 +377,6 @@ func (w *Watcher) warn(err error) {
 // isLimit reports whether err says that no more watches can be added.
 func isLimit(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE)
-}
-
-// within reports whether p is dir or below it; both are clean and
-// absolute.
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir) && len(p) > len(dir) && p[len(dir)] == filepath.Separator ||
-		dir == string(filepath.Separator)
 }
 
 // fileStamp identifies a version of a file for polling.
