@@ -2,21 +2,14 @@ package generator
 
 import (
 	"bytes"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"hash"
 	"html"
 
 	"io"
-	"strings"
 
 	xhtml "golang.org/x/net/html"
 
 	"github.com/rsgen/rsgen/layout"
-	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
@@ -97,20 +90,8 @@ func (b *linker) rewriter(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func()
 	if tags == nil {
 		return nil, nil
 	}
-	hashes := make([]hash.Hash, len(b.algs))
-	writers := []io.Writer{dst}
-	for i, a := range b.algs {
-		switch a {
-		case rs.MD5:
-			hashes[i] = md5.New()
-		case rs.SHA1:
-			hashes[i] = sha1.New()
-		default:
-			hashes[i] = sha256.New()
-		}
-		writers = append(writers, hashes[i])
-	}
-	inj := &headInjector{dst: io.MultiWriter(writers...), tags: tags}
+	digests := snapshot.NewDigester(b.algs)
+	inj := &headInjector{dst: io.MultiWriter(dst, digests), tags: tags}
 	finish := func() error {
 		if err := inj.Close(); err != nil {
 			return err
@@ -118,15 +99,7 @@ func (b *linker) rewriter(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func()
 		if !inj.inserted {
 			b.headless.Store(r.Path, true)
 		}
-		pairs := make([]string, len(b.algs))
-		for i, a := range b.algs {
-			pairs[i] = a.String() + ":" + hex.EncodeToString(hashes[i].Sum(nil))
-		}
-		d, err := snapshot.ParseHash(strings.Join(pairs, " "))
-		if err != nil {
-			return err
-		}
-		b.published.Store(r.Path, published{size: dst.Size(), digests: d})
+		b.published.Store(r.Path, published{size: dst.Size(), digests: digests.Digests()})
 		return nil
 	}
 	return inj, finish

@@ -14,9 +14,6 @@ package generator
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -224,16 +221,9 @@ func (b *versioner) writePatch(prev, cur *snapshot.Record) error {
 	if err := b.sink.WriteBytes(rel, patch); err != nil {
 		return err
 	}
-	r := snapshot.Record{Size: int64(len(patch)), Digests: digestsOf(patch), Type: layout.TypePatch}
+	r := snapshot.Record{Size: int64(len(patch)), Digests: snapshot.DigestsOf(patch), Type: layout.TypePatch}
 	l := b.linker.describedLink(rs.RelPatch, b.docURL(rel), &r)
 	l.Modified = unixTime(0) // a patch has no modification time of its own
 	b.linker.related().patch[rel] = &l
 	return nil
-}
-
-// digestsOf returns every published digest of data.
-func digestsOf(data []byte) snapshot.Digests {
-	d := snapshot.Digests{Has: 1<<rs.MD5 | 1<<rs.SHA1 | 1<<rs.SHA256,
-		MD5: md5.Sum(data), SHA1: sha1.Sum(data), SHA256: sha256.Sum256(data)}
-	return d
 }

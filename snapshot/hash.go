@@ -2,12 +2,8 @@ package snapshot
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 
@@ -20,25 +16,13 @@ import (
 // reused for every file it reads.
 type hasher struct {
 	fingerprint *blake3.Hasher
-	digests     [rs.NumHashAlgorithms]hash.Hash
-	algs        []rs.HashAlgorithm
+	digests     *Digester
 	buf         []byte
 	head        [512]byte // the first bytes of a file, to sniff its type
 }
 
 func newHasher(algs []rs.HashAlgorithm) *hasher {
-	h := &hasher{fingerprint: blake3.New(), algs: algs, buf: make([]byte, 256<<10)}
-	for _, a := range algs {
-		switch a {
-		case rs.MD5:
-			h.digests[a] = md5.New()
-		case rs.SHA1:
-			h.digests[a] = sha1.New()
-		case rs.SHA256:
-			h.digests[a] = sha256.New()
-		}
-	}
-	return h
+	return &hasher{fingerprint: blake3.New(), digests: NewDigester(algs), buf: make([]byte, 256<<10)}
 }
 
 // ErrChangedWhileReading is returned when a file's length disagrees with
@@ -80,9 +64,7 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 	}
 	r.Size, r.ModTime, r.Inode = before.Size(), before.ModTime().UnixNano(), inode(before)
 	h.fingerprint.Reset()
-	for _, a := range h.algs {
-		h.digests[a].Reset()
-	}
+	h.digests.Reset()
 	var sink io.Writer
 	var done func(bool) error
 	if tee != nil {
@@ -111,9 +93,7 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 				head = h.head[:copy(h.head[:], chunk)]
 			}
 			h.fingerprint.Write(chunk)
-			for _, a := range h.algs {
-				h.digests[a].Write(chunk)
-			}
+			h.digests.Write(chunk)
 			if sink != nil {
 				if _, werr := sink.Write(chunk); werr != nil {
 					return werr
@@ -139,11 +119,7 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 		return fmt.Errorf("%w: its size or modification time changed during the read", ErrChangedWhileReading)
 	}
 	h.fingerprint.Sum(r.Fingerprint[:0])
-	r.Digests = Digests{}
-	for _, a := range h.algs {
-		h.digests[a].Sum(r.Digests.sum(a)[:0])
-		r.Digests.Has |= 1 << a
-	}
+	r.Digests = h.digests.Digests()
 	if r.Type == "" {
 		r.Type = sniffType(head)
 	}
