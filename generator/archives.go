@@ -33,6 +33,12 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
+// archiver writes the archives of earlier documents.
+type archiver struct {
+	*run
+	arch archiveState
+}
+
 // archiveEntryBound bounds the bytes of one archive entry beyond its URI.
 const archiveEntryBound = 200
 

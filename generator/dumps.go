@@ -19,6 +19,14 @@ import (
 	"github.com/zeebo/blake3"
 )
 
+// dumper writes Resource Dumps and Change Dumps.
+type dumper struct {
+	*run
+	lostPackages map[string]int64            // per set, the until of its newest lost Change Dump package
+	carried      map[string][]carriedPackage // per set, the Change Dump packages of earlier builds
+	prevPackages map[string]snapshot.Package // the previous build's packages by output path, once needed
+}
+
 // packageEntryBound bounds the bytes of one dump document entry beyond its
 // two URIs.
 const packageEntryBound = 500

@@ -6,6 +6,13 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
+// journals keeps the Change List and Change Dump segments of each set
+// (here and in changelists.go).
+type journals struct {
+	*run
+	setEvents map[string][]snapshot.Event // this build's events, per set whose journal takes them
+}
+
 // Journals
 //
 // Each set keeps its own journal: the Change List segments of its changes,

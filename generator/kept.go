@@ -27,6 +27,12 @@ import (
 	"github.com/zeebo/blake3"
 )
 
+// keeper keeps in the state folder what no later build could make again.
+type keeper struct {
+	*run
+	toKeep []string // output paths to keep once published
+}
+
 // archivePath returns the file, in the state archive, of output path rel.
 func (b *keeper) archivePath(rel string) string {
 	return filepath.Join(b.cfg.State, snapshot.ArchiveDir, filepath.FromSlash(rel))

@@ -15,6 +15,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -22,6 +23,14 @@ import (
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
 )
+
+// linker derives the links between resources (here and in htmllink.go).
+type linker struct {
+	*run
+	rel       relations
+	published sync.Map // source path -> published: rewritten resources (htmllink.go)
+	headless  sync.Map // source paths of rewritten resources without a <head> (htmllink.go)
+}
 
 // relations is what a build knows to compute links.
 type relations struct {

@@ -9,6 +9,12 @@ import (
 	"github.com/rsgen/rsgen/rs"
 )
 
+// lister writes the lists of each set (here and in documents.go).
+type lister struct {
+	*run
+	memberOf map[*set][]int // per set, the indexes of its files in next.Files
+}
+
 // resourceEntryBound bounds the bytes of one Resource List entry beyond its
 // URI (markup, lastmod, three digests, length, type).
 const resourceEntryBound = 400

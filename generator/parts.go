@@ -1,8 +1,6 @@
 package generator
 
 import (
-	"sync"
-
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/sink"
@@ -62,57 +60,6 @@ type run struct {
 
 // builder runs the pipeline of one build (build.go).
 type builder struct{ *run }
-
-// lister writes the lists of each set (lists.go, documents.go).
-type lister struct {
-	*run
-	memberOf map[*set][]int // per set, the indexes of its files in next.Files
-}
-
-// journals keeps the Change List and Change Dump segments of each set
-// (journal.go, changelists.go).
-type journals struct {
-	*run
-	setEvents map[string][]snapshot.Event // this build's events, per set whose journal takes them
-}
-
-// dumper writes Resource Dumps and Change Dumps (dumps.go).
-type dumper struct {
-	*run
-	lostPackages map[string]int64            // per set, the until of its newest lost Change Dump package
-	carried      map[string][]carriedPackage // per set, the Change Dump packages of earlier builds
-	prevPackages map[string]snapshot.Package // the previous build's packages by output path, once needed
-}
-
-// archiver writes the archives of earlier documents (archives.go).
-type archiver struct {
-	*run
-	arch archiveState
-}
-
-// keeper keeps in the state folder what no later build could make again
-// (kept.go).
-type keeper struct {
-	*run
-	toKeep []string // output paths to keep once published
-}
-
-// linker derives the links between resources (links.go, htmllink.go).
-type linker struct {
-	*run
-	rel       relations
-	published sync.Map // source path -> published: rewritten resources (htmllink.go)
-	headless  sync.Map // source paths of rewritten resources without a <head> (htmllink.go)
-}
-
-// versioner keeps the versions of resources (versions.go).
-type versioner struct{ *run }
-
-// recoverer rebuilds a lost or stale state from the output (recover*.go).
-type recoverer struct {
-	*run
-	recovered *recovery // the state rebuilt from the output, if it was
-}
 
 // newParts returns the builder of r with every part.
 func newParts(r *run) *builder {

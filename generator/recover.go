@@ -19,6 +19,12 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
+// recoverer rebuilds a lost or stale state from the output (recover*.go).
+type recoverer struct {
+	*run
+	recovered *recovery // the state rebuilt from the output, if it was
+}
+
 // # Recovering the state from the published output
 //
 // The output folder holds almost everything the state does: the Resource

@@ -26,6 +26,9 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
+// versioner keeps the versions of resources.
+type versioner struct{ *run }
+
 // isJSON reports whether r is a JSON resource, which patches cover.
 func isJSON(r *snapshot.Record) bool {
 	return r.Type == "application/json" || strings.HasSuffix(r.Type, "+json")
