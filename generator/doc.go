@@ -48,24 +48,34 @@
 // side is repaired from the other, and a file whose copies are both lost
 // is never published: the documents that need it leave the output.
 //
+// # The parts of a build
+//
+// The builder runs the pipeline (build.go): scan and diff, place the
+// resources, advance the journals, keep versions, write every set's
+// documents leaves first, the hosting files, then commit. Each family of
+// documents is a part with the state it owns (parts.go lists them), and
+// every part reads one shared context, run.
+//
 // # Writing
 //
-// Every document is streamed into place atomically and only when its bytes
-// differ from the file already there (see lazyFile); the snapshot is saved
-// only after the whole output is complete. Documents are written leaves
-// first and the Source Description last, so that a reader that starts at the
-// top during a build never follows a link to a missing document.
+// Every file reaches the output through package sink: streamed into a
+// temporary file, compared with the file already there while it streams
+// (an unchanged document is not rewritten), staged, and renamed into place
+// with the build's other files in the order of publication, the Source
+// Description last, so that a reader that starts at the top during a build
+// never follows a link to a missing document. The snapshot is saved only
+// after the whole output is complete.
 //
 // # Beside the documents
 //
-// With [publish] stylesheet (the default) every document references
-// resourcesync/_stylesheet.xsl by a relative href, so browsers show it as
-// a table. [publish] targets and robots add hosting files at the top of
-// the output (hosting.go), all derived from one plan of content types,
-// Link headers and cache classes; html_link rewrites the HTML resources of
-// the sets, whose records then describe the published bytes (htmllink.go).
-// These files are outputs like the documents: a build that stops writing
-// one removes it.
+// Every build publishes the document browser (package viewer) unless
+// [publish] viewer is off; [publish] stylesheet adds an XSL stylesheet that
+// every document references by a relative href. [publish] targets and
+// robots add hosting files at the top of the output (package hosting), all
+// derived from one plan of content types, Link headers and cache classes
+// (hosting.go); html_link rewrites the HTML resources of the sets, whose
+// records then describe the published bytes (htmllink.go). These files are
+// outputs like the documents: a build that stops writing one removes it.
 //
 // # Caveats
 //
