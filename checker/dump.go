@@ -30,10 +30,15 @@ func (p *pkg) close() {
 	}
 }
 
-// checkPackage checks one package of the dump d (§11, §13): the package
-// itself, its manifest, its bitstreams and the contents link. It returns
-// the manifest, or nil when the package could not be read whole.
-func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capList string) *Document {
+// packageChecker checks the dump packages a walk finds (§11, §13): each is
+// read into a temporary file, bounded (unzip.go), and its manifest and
+// bitstreams checked.
+type packageChecker struct{ *walker }
+
+// checkPackage checks one package of the dump d: the package itself, its
+// manifest, its bitstreams and the contents link. It returns the manifest,
+// or nil when the package could not be read whole.
+func (w *packageChecker) checkPackage(ctx context.Context, d *Document, e *Entry, capList string) *Document {
 	p := w.loadPackage(ctx, e.Loc, e.MD, at(d, e.LocLine))
 	if p == nil {
 		return nil
@@ -73,7 +78,7 @@ func (w *walker) checkPackage(ctx context.Context, d *Document, e *Entry, capLis
 // checkManifestRange checks the period of a Change Dump Manifest against
 // its dump's (§13.1). A time the dump's entry gives alike is checked with
 // the entry, by the document rules.
-func (w *walker) checkManifestRange(d *Document, e *Entry, m *Document) {
+func (w *packageChecker) checkManifestRange(d *Document, e *Entry, m *Document) {
 	if d.Capability() != rs.CapChangeDump || m.MD == nil {
 		return
 	}
@@ -92,7 +97,7 @@ func (w *walker) checkManifestRange(d *Document, e *Entry, m *Document) {
 
 // loadPackage makes the package at u available as a local file and
 // computes its length and digests.
-func (w *walker) loadPackage(ctx context.Context, u string, md *MD, from where) *pkg {
+func (w *packageChecker) loadPackage(ctx context.Context, u string, md *MD, from where) *pkg {
 	res := w.get(ctx, u, from)
 	if res == nil {
 		return nil
@@ -128,7 +133,7 @@ func (w *walker) loadPackage(ctx context.Context, u string, md *MD, from where) 
 }
 
 // checkFixity compares a length and hash attribute with what was read.
-func (w *walker) checkFixity(pos where, attrs map[string]string, n int64, sums map[string][]byte, lengthRule, hashRule, what string) {
+func (w *tally) checkFixity(pos where, attrs map[string]string, n int64, sums map[string][]byte, lengthRule, hashRule, what string) {
 	if v, ok := attrs["length"]; ok {
 		if want, err := strconv.ParseInt(v, 10, 64); err == nil && want != n {
 			w.report(pos, lengthRule, "%s has %d bytes; length says %d", what, n, want)
@@ -144,7 +149,7 @@ func (w *walker) checkFixity(pos where, attrs map[string]string, n int64, sums m
 
 // readManifest reads and checks the package's manifest.xml. It returns the
 // manifest with the SHA-256 and length of its bytes, or nil.
-func (w *walker) readManifest(ctx context.Context, zr *zip.ReadCloser, d *Document, e *Entry, file, capList string) (*Document, []byte, int64) {
+func (w *packageChecker) readManifest(ctx context.Context, zr *zip.ReadCloser, d *Document, e *Entry, file, capList string) (*Document, []byte, int64) {
 	var mf *zip.File
 	for _, f := range zr.File {
 		if f.Name == manifestName {
@@ -196,7 +201,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // checkBitstreams compares the manifest with the files of the package.
-func (w *walker) checkBitstreams(ctx context.Context, zr *zip.ReadCloser, m *Document) {
+func (w *packageChecker) checkBitstreams(ctx context.Context, zr *zip.ReadCloser, m *Document) {
 	files := map[string]*zip.File{}
 	for _, f := range zr.File {
 		if !f.FileInfo().IsDir() && f.Name != manifestName {
@@ -220,7 +225,7 @@ func (w *walker) checkBitstreams(ctx context.Context, zr *zip.ReadCloser, m *Doc
 }
 
 // checkBitstream checks the bitstream at an rs:md or rs:ln path.
-func (w *walker) checkBitstream(ctx context.Context, files map[string]*zip.File, listed map[string]bool, pos where, attrs map[string]string) {
+func (w *packageChecker) checkBitstream(ctx context.Context, files map[string]*zip.File, listed map[string]bool, pos where, attrs map[string]string) {
 	path, ok := attrs["path"]
 	if !ok || !validPath(path) {
 		return
@@ -252,7 +257,7 @@ func (w *walker) checkBitstream(ctx context.Context, files map[string]*zip.File,
 
 // checkContents compares the manifest copy a contents link leads to with
 // the packaged manifest.
-func (w *walker) checkContents(ctx context.Context, d *Document, l *Link, sum []byte, size int64) {
+func (w *packageChecker) checkContents(ctx context.Context, d *Document, l *Link, sum []byte, size int64) {
 	u := resolve(d.URL, l.Href())
 	res := w.get(ctx, u, at(d, l.Line))
 	if res == nil {

@@ -20,7 +20,7 @@ const unzipFloor = 16 << 20
 // fails a read past them; together they must stay within MaxUnzipRatio
 // times the package's size (or unzipFloor) and, with the packages before
 // it, within MaxUnzipBytes. An admitted package is charged to the check.
-func (w *walker) admitZip(zr *zip.Reader, size int64) (rule, msg string) {
+func (w *packageChecker) admitZip(zr *zip.Reader, size int64) (rule, msg string) {
 	if msg := overlap(zr, size); msg != "" {
 		return "zip-invalid", msg
 	}

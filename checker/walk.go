@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/rsgen/rsgen/rs"
@@ -24,18 +23,11 @@ type walker struct {
 	// inside reports whether a URL belongs to the Source being checked.
 	inside func(string) bool
 
-	mu       sync.Mutex // guards findings, for content verification
-	findings []Finding
-	// docs and packages count the documents and packages read, each URL
-	// once (a package is listed by its dump and by the dump's archive).
-	docs, packages int
-	counted        map[string]bool
-	seen           map[string]string // document URL → capability it was reached as
-	sets           []*resourceSet
-	firstErr       error // the first fetch error, returned when nothing was read
-	limitHit       bool
-	skipped        map[string]bool // hosts reported as external-skipped
-	unzipped       atomic.Int64    // bytes the packages read so far may decompress to
+	*tally
+	seen     map[string]string // document URL → capability it was reached as
+	sets     []*resourceSet
+	skipped  map[string]bool // hosts reported as external-skipped, guarded by tally's mu
+	unzipped atomic.Int64    // bytes the packages read so far may decompress to
 }
 
 func newWalker(opts Options, start string, local *dirFetcher, inside func(string) bool) *walker {
@@ -46,6 +38,7 @@ func newWalker(opts Options, start string, local *dirFetcher, inside func(string
 		remote:  newLimiter(opts.remote(), opts),
 		inside:  inside,
 		seen:    map[string]string{},
+		tally:   &tally{},
 		skipped: map[string]bool{},
 	}
 }
@@ -57,30 +50,6 @@ type where struct {
 }
 
 func at(d *Document, line int) where { return where{url: d.URL, file: d.File, line: line} }
-
-// report adds a finding about the document at w.
-func (w *walker) report(pos where, rule, format string, args ...any) {
-	w.add(finding(pos, rule, format, args...))
-}
-
-// reportSection adds a finding that cites section instead of the rule's
-// own, for rules that several sections state for different documents.
-func (w *walker) reportSection(pos where, section, rule, format string, args ...any) {
-	f := finding(pos, rule, format, args...)
-	f.Section = section
-	w.add(f)
-}
-
-// rootReport adds a finding about a URL that has no referring document.
-func (w *walker) rootReport(rule, u, format string, args ...any) {
-	w.report(where{url: u}, rule, format, args...)
-}
-
-func (w *walker) add(fs ...Finding) {
-	w.mu.Lock()
-	w.findings = append(w.findings, fs...)
-	w.mu.Unlock()
-}
 
 // fetcherFor returns how to read u, or nil when u is outside the Source and
 // may not be followed.
@@ -134,42 +103,6 @@ func (w *walker) skip(u string, from where) {
 	}
 }
 
-// fetchFailed reports why u, a link found at from, could not be fetched
-// or read to the end. The limits of the check are reported once; a
-// stopped check (interrupt, --max-time) is reported by finish.
-func (w *walker) fetchFailed(u string, from where, err error) {
-	limit := errors.Is(err, errRequestLimit) || errors.Is(err, errByteLimit)
-	w.mu.Lock()
-	if w.firstErr == nil {
-		w.firstErr = err
-	}
-	first := limit && !w.limitHit
-	w.limitHit = w.limitHit || limit
-	w.mu.Unlock()
-	var timeout *timeoutError
-	var redirect *redirectError
-	var broken *zipError
-	switch {
-	case limit:
-		if first {
-			w.report(from, "http-limit", "stopped at %s: %v; the check is incomplete", u, err)
-		}
-	case stopped(err):
-	case errors.As(err, &timeout):
-		w.report(from, "http-timeout", "%v", timeout)
-	case errors.As(err, &redirect):
-		w.report(from, "redirect-external", "%v", redirect)
-	case errors.As(err, &broken):
-		w.report(from, "zip-invalid", "%v", broken)
-	case errors.Is(err, ErrNotFound):
-		w.report(from, "document-missing", "%s does not exist", u)
-	case errors.Is(err, ErrNotRegular):
-		w.report(from, "document-missing", "%s cannot be read: %v", u, err)
-	default:
-		w.report(from, "http-fetch", "%v", err)
-	}
-}
-
 // stopped reports whether err is the check being stopped, by an interrupt
 // or by --max-time, rather than a fault of what was read.
 func stopped(err error) bool {
@@ -198,20 +131,6 @@ func (w *walker) visit(ctx context.Context, u, want string, from where) *Documen
 	}
 	defer res.Body.Close()
 	return w.read(res, u, want, false)
-}
-
-// count adds one to n for the document or package at u, unless it was
-// counted already.
-func (w *walker) count(n *int, u string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.counted == nil {
-		w.counted = map[string]bool{}
-	}
-	if !w.counted[u] {
-		w.counted[u] = true
-		*n++
-	}
 }
 
 // read reads a fetched document and checks it; inPackage says it is the
@@ -493,7 +412,7 @@ func (w *walker) walkPackages(ctx context.Context, d *Document, capList string, 
 		set.hasDump = true
 	}
 	for i := range d.Entries {
-		m := w.checkPackage(ctx, d, &d.Entries[i], capList)
+		m := (&packageChecker{w}).checkPackage(ctx, d, &d.Entries[i], capList)
 		if !resourceDump {
 			continue
 		}
