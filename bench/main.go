@@ -51,8 +51,11 @@ prints the results.
 
 flags:
   --dir DIR      work folder for the trees and builds (default %s)
-  --trees LIST   trees to measure, of a (100,000 files, ~800 MB) and b
-                 (1,000,000 files, ~1 GB) (default a,b)
+  --trees LIST   trees to measure, of a (100,000 files, ~800 MB), b
+                 (1,000,000 files, ~1 GB) and c (10,000,000 tiny files, a disk
+                 block each: ~40 GB of disk; opt-in) (default a,b)
+  --c-files N    the number of files of tree c (default 10,000,000), to
+                 measure the largest tree a machine holds
   --tiny         measure only a tiny tree of 2,000 files, as CI does
   --runs N       repeat each measurement N times and report the median (default 1)
   --json FILE    also write the results as JSON into FILE
@@ -68,9 +71,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	var trees string
 	var tiny bool
+	cFiles := treeC.Files
 	fs.StringVar(&o.dir, "dir", defaultDir, "")
 	fs.StringVar(&trees, "trees", "a,b", "")
 	fs.BoolVar(&tiny, "tiny", false, "")
+	fs.IntVar(&cFiles, "c-files", cFiles, "")
 	fs.IntVar(&o.runs, "runs", 1, "")
 	fs.StringVar(&o.json, "json", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -79,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 || o.runs < 1 {
+	if fs.NArg() > 0 || o.runs < 1 || cFiles < 1 {
 		fs.Usage()
 		return 2
 	}
@@ -92,8 +97,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 				o.trees = append(o.trees, treeA)
 			case "b":
 				o.trees = append(o.trees, treeB)
+			case "c":
+				c := treeC
+				c.Files = cFiles
+				o.trees = append(o.trees, c)
 			default:
-				fmt.Fprintf(stderr, "bench: unknown tree %q (want a or b)\n", name)
+				fmt.Fprintf(stderr, "bench: unknown tree %q (want a, b or c)\n", name)
 				return 2
 			}
 		}

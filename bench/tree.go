@@ -37,6 +37,9 @@ var (
 	treeA    = treeSpec{Name: "a", Files: 100_000, MeanSize: 8 << 10, Sigma: 1, PerDir: 100, Seed: 1, Format: generatorFormat}
 	treeB    = treeSpec{Name: "b", Files: 1_000_000, MeanSize: 1 << 10, Sigma: 1, PerDir: 100, Seed: 2, Format: generatorFormat}
 	treeTiny = treeSpec{Name: "tiny", Files: 2_000, MeanSize: 8 << 10, Sigma: 1, PerDir: 100, Seed: 3, Format: generatorFormat}
+	// treeC is the scale tree, opt-in: ten million tiny files (a block of
+	// disk each, about 40 GB), for the memory model.
+	treeC = treeSpec{Name: "c", Files: 10_000_000, MeanSize: 64, Sigma: 1, PerDir: 100, Seed: 4, Format: generatorFormat}
 )
 
 // genesis is the modification time of every generated file: far enough in
