@@ -34,20 +34,11 @@ func (f *siteFlags) register(fs *flag.FlagSet) {
 // load reads the configuration file, applies the flags over it and
 // validates the result. It returns the configuration file used, if any.
 func (f *siteFlags) load() (*config.Config, string, error) {
-	path := f.config
-	if path == "" {
-		// Only a file that is not there means "no configuration": one
-		// that cannot be stat'ed is read, and its error reported.
-		if _, err := os.Stat(config.FileName); !errors.Is(err, fs.ErrNotExist) {
-			path = config.FileName
-		}
+	path, cfg, err := loadConfigOrDefault(f.config)
+	if err != nil {
+		return nil, "", err
 	}
-	cfg := config.Default()
 	if path != "" {
-		var err error
-		if cfg, err = loadConfigFile(path); err != nil {
-			return nil, "", err
-		}
 		if path, err = filepath.Abs(path); err != nil {
 			return nil, "", err
 		}
@@ -104,6 +95,22 @@ func (f *siteFlags) loadToBuild() (*config.Config, string, error) {
 // cannot be read (an I/O error) fails the command (exit 1) instead of
 // being reported as a configuration error (exit 2): a missing file, a
 // folder or a permission denied remain the user's to fix.
+// loadConfigOrDefault loads the configuration file path, or, when path is
+// empty, ./rsgen.toml when there is one, else the defaults. It returns the
+// file it loaded ("" for none). Only a file that is not there means "no
+// configuration": one that cannot be stat'ed is read, and its error
+// reported.
+func loadConfigOrDefault(path string) (string, config.Config, error) {
+	if path == "" {
+		if _, err := os.Stat(config.FileName); errors.Is(err, fs.ErrNotExist) {
+			return "", config.Default(), nil
+		}
+		path = config.FileName
+	}
+	cfg, err := loadConfigFile(path)
+	return path, cfg, err
+}
+
 func loadConfigFile(path string) (config.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -129,18 +127,9 @@ func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
 // there is one. Of the file, only out, base_url and resource_base_url
 // matter: the rest says how to build, and base_url may be left unset.
 func (f *serveFlags) site() (servedSite, error) {
-	path := f.config
-	if path == "" {
-		if _, err := os.Stat(config.FileName); !errors.Is(err, fs.ErrNotExist) {
-			path = config.FileName
-		}
-	}
-	cfg := config.Default()
-	if path != "" {
-		var err error
-		if cfg, err = loadConfigFile(path); err != nil {
-			return servedSite{}, err
-		}
+	path, cfg, err := loadConfigOrDefault(f.config)
+	if err != nil {
+		return servedSite{}, err
 	}
 	s := servedSite{out: cfg.Out, base: cfg.BaseURL, resBase: cfg.ResourceBaseURL}
 	if f.out != "" {
@@ -148,7 +137,6 @@ func (f *serveFlags) site() (servedSite, error) {
 	} else if path != "" && !filepath.IsAbs(s.out) {
 		s.out = filepath.Join(cfg.Dir, s.out)
 	}
-	var err error
 	if s.out, err = filepath.Abs(s.out); err != nil {
 		return servedSite{}, err
 	}
