@@ -8,33 +8,46 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rsgen/rsgen/generator"
 )
 
-// scaleFiles is the size of the scale test's tree: past two full Resource
-// List parts of 50,000 entries.
-const (
-	scaleFiles   = 120_000
-	scalePerDir  = 1000
-	maxListItems = 50_000
+// The scale test's tree: with RSGEN_STRESS=1, past two full Resource List
+// parts of 50,000 entries; by default the same shape at a hundredth of the
+// size, with parts of 500 entries.
+var (
+	scaleFiles   = 1_200
+	scalePerDir  = 100
+	maxListItems = 500
 )
+
+func init() {
+	if stress() {
+		scaleFiles, scalePerDir, maxListItems = 120_000, 1000, 50_000
+	}
+}
 
 // scaleName and scaleContent give file i of the tree its path and bytes.
 func scaleName(i int) string    { return fmt.Sprintf("d%03d/f%06d.txt", i/scalePerDir, i) }
 func scaleContent(i int) string { return fmt.Sprintf("%d\n", i) }
 
-// TestResourceListIndexAtScale builds 120,000 small files and checks that
-// the Resource List becomes an index of three parts that together list
-// every file exactly once.
+// TestResourceListIndexAtScale builds 120,000 small files (1,200 by
+// default, in parts of 500) and checks that the Resource List becomes an
+// index of three parts that together list every file exactly once.
 func TestResourceListIndexAtScale(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds 120,000 files; skipped with -short")
+		t.Skip("builds many files; skipped with -short")
 	}
 	s := newSite(t, testBaseURL, nil)
 	start := time.Now()
 	writeScaleTree(t, s.Source)
 	t.Logf("wrote %d files in %v", scaleFiles, time.Since(start).Round(time.Millisecond))
 	start = time.Now()
-	sum := s.build(t0)
+	opts := generator.Options{Now: t0}
+	if !stress() {
+		opts = generator.WithEntryLimit(opts, maxListItems)
+	}
+	sum := s.buildWith(opts)
 	t.Logf("built in %v", time.Since(start).Round(time.Millisecond))
 	defer func(start time.Time) { t.Logf("checked in %v", time.Since(start).Round(time.Millisecond)) }(time.Now())
 	if sum.Files != scaleFiles {
