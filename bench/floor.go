@@ -11,8 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/zeebo/blake3"
 )
 
 // The floors are what a plain Go program needs for the work a build cannot
@@ -34,9 +32,10 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// readHashFloor walks root and reads every file through the hashes of a
-// default rsgen build (sha-256, published, and the BLAKE3 fingerprint),
-// with one worker per core, each with its own buffer and hashers.
+// readHashFloor walks root and reads every file through the published
+// digests of a default rsgen build (sha-256, which is also rsgen's
+// fingerprint), with one worker per core, each with its own buffer and
+// hasher.
 func readHashFloor(root string) (floorRun, error) {
 	start, startCPU := time.Now(), processCPU()
 	paths := make(chan string, 256)
@@ -47,7 +46,7 @@ func readHashFloor(root string) (floorRun, error) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			sha, b3 := sha256.New(), blake3.New()
+			sha := sha256.New()
 			buf := make([]byte, 256<<10)
 			var sum [32]byte
 			for p := range paths {
@@ -55,14 +54,12 @@ func readHashFloor(root string) (floorRun, error) {
 					continue
 				}
 				sha.Reset()
-				b3.Reset()
-				n, err := hashFile(p, buf, sha, b3)
+				n, err := hashFile(p, buf, sha)
 				if err != nil {
 					errs[w] = err
 					continue
 				}
 				sha.Sum(sum[:0])
-				b3.Sum(sum[:0])
 				files[w]++
 				bytes[w] += n
 			}
@@ -87,9 +84,9 @@ func readHashFloor(root string) (floorRun, error) {
 	return r, walkErr
 }
 
-// hashFile feeds the bytes of the file at p to both hashes, as rsgen does:
-// one read, every hash written from the same buffer.
-func hashFile(p string, buf []byte, a, b io.Writer) (int64, error) {
+// hashFile feeds the bytes of the file at p to the hash, as rsgen does:
+// one read through one buffer.
+func hashFile(p string, buf []byte, h io.Writer) (int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return 0, err
@@ -98,8 +95,7 @@ func hashFile(p string, buf []byte, a, b io.Writer) (int64, error) {
 	var n int64
 	for {
 		k, err := f.Read(buf)
-		a.Write(buf[:k])
-		b.Write(buf[:k])
+		h.Write(buf[:k])
 		n += int64(k)
 		if err == io.EOF {
 			return n, nil

@@ -511,11 +511,11 @@ func (b *builder) placements() []placement {
 	return places
 }
 
-// sameRecord reports whether two records describe the same file content
-// at the same stat.
+// sameRecord reports whether two records describe the same published
+// bytes of the same file at the same stat.
 func sameRecord(a, b *snapshot.Record) bool {
 	return a.Path == b.Path && a.Size == b.Size && a.ModTime == b.ModTime &&
-		a.Inode == b.Inode && a.Fingerprint == b.Fingerprint
+		a.Inode == b.Inode && a.Known() && a.Fingerprint == b.Fingerprint && a.Digests == b.Digests
 }
 
 // recordSetChanges carries over, per set, the time of the last build that

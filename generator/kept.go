@@ -24,7 +24,6 @@ import (
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
-	"github.com/zeebo/blake3"
 )
 
 // keeper keeps in the state folder what no later build could make again.
@@ -38,13 +37,11 @@ func (b *keeper) archivePath(rel string) string {
 	return filepath.Join(b.cfg.State, snapshot.ArchiveDir, filepath.FromSlash(rel))
 }
 
-// sums identify the bytes of a kept file: its length (-1: unknown) and a
-// SHA-256 or a BLAKE3 digest (zero: unknown, as in states written before
-// format 3, or not the digest this kind of file is kept with).
+// sums identify the bytes of a kept file: its length (-1: unknown) and
+// SHA-256 (zero: unknown, as in states written before format 3).
 type sums struct {
 	size    int64
 	sha256  [32]byte
-	blake3  [32]byte
 	checked bool // the bytes were read and found to match
 }
 
@@ -60,8 +57,7 @@ func keptSums(k snapshot.Kept) sums {
 // describes.
 func (want sums) match(got sums) bool {
 	return (want.size < 0 || want.size == got.size) &&
-		(want.sha256 == [32]byte{} || want.sha256 == got.sha256) &&
-		(want.blake3 == [32]byte{} || want.blake3 == got.blake3)
+		(want.sha256 == [32]byte{} || want.sha256 == got.sha256)
 }
 
 // measure reads the file at path and returns its sums.
@@ -76,14 +72,13 @@ func measure(path string) (sums, error) {
 
 // copyMeasured copies src to dst and returns the sums of the bytes.
 func copyMeasured(dst io.Writer, src io.Reader) (sums, error) {
-	h, b3 := sha256.New(), blake3.New()
-	n, err := io.Copy(io.MultiWriter(dst, h, b3), src)
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(dst, h), src)
 	if err != nil {
 		return sums{}, err
 	}
 	s := sums{size: n, checked: true}
 	h.Sum(s.sha256[:0])
-	b3.Sum(s.blake3[:0])
 	return s, nil
 }
 

@@ -140,18 +140,18 @@ func (b *versioner) writeMemento(r *snapshot.Record) error {
 	return nil
 }
 
-// versionSums returns what identifies the bytes of a kept version: the
-// published length and SHA-256 of a rewritten resource (its fingerprint is
-// its source's), else its length and fingerprint.
+// versionSums returns what identifies the bytes of a kept version: its
+// length and the SHA-256 of its published bytes, which is its fingerprint
+// unless html_link rewrote it (zero when unknown: a rewritten resource
+// without a published SHA-256, or a record migrated without one).
 func versionSums(v *snapshot.Record) sums {
-	if v.Rewritten {
-		s := sums{size: v.Size}
-		if v.Digests.HasAll([]rs.HashAlgorithm{rs.SHA256}) {
-			s.sha256 = v.Digests.SHA256
-		}
-		return s
+	s := sums{size: v.Size}
+	if !v.Rewritten {
+		s.sha256 = v.Fingerprint
+	} else if v.Digests.HasAll([]rs.HashAlgorithm{rs.SHA256}) {
+		s.sha256 = v.Digests.SHA256
 	}
-	return sums{size: v.Size, blake3: v.Fingerprint}
+	return s
 }
 
 // writeVersions writes the TimeMap of the kept versions of one resource,

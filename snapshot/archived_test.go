@@ -7,13 +7,15 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/state-format3 with the current encoder")
+var update = flag.Bool("update", false, "rewrite testdata/state-format4 with the current encoder")
 
-// fullState is sampleState with archives, versions, a rewritten record
-// and a base URL: every field format 3 writes.
+// fullState is sampleState with archives, versions, a rewritten record,
+// a fingerprint that is the record's SHA-256 digest and a base URL: every
+// field format 4 writes.
 func fullState() *State {
 	st := sampleState()
 	st.BaseURL = "https://data.example.org/"
+	st.Files[0].Fingerprint = st.Files[0].Digests.SHA256
 	st.Files[1].Rewritten = true
 	st.Archived = []Archived{
 		{Set: "default", At: 100, Completed: 150},
@@ -26,25 +28,35 @@ func fullState() *State {
 	return st
 }
 
-// TestFormat3Fixture: the state of fullState encodes to the bytes of
-// testdata/state-format3 (run with -update after a deliberate change of
+// TestFormat4Fixture: the state of fullState encodes to the bytes of
+// testdata/state-format4 (run with -update after a deliberate change of
 // the format, which also needs a new Version) and decodes back equal.
-func TestFormat3Fixture(t *testing.T) {
+func TestFormat4Fixture(t *testing.T) {
 	var buf bytes.Buffer
 	if err := Encode(&buf, fullState()); err != nil {
 		t.Fatal(err)
 	}
 	if *update {
-		if err := os.WriteFile("testdata/state-format3", buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile("testdata/state-format4", buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile("testdata/state-format3")
+	want, err := os.ReadFile("testdata/state-format4")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf.Bytes(), want) {
-		t.Error("format 3 encodes to other bytes than testdata/state-format3: a changed format needs a new Version and a migration")
+		t.Error("format 4 encodes to other bytes than testdata/state-format4: a changed format needs a new Version and a migration")
+	}
+	// A fingerprint equal to the SHA-256 digest is not stored again.
+	other := fullState()
+	other.Files[0].Fingerprint[0]++
+	var otherBuf bytes.Buffer
+	if err := Encode(&otherBuf, other); err != nil {
+		t.Fatal(err)
+	}
+	if otherBuf.Len() != buf.Len()+32 {
+		t.Errorf("%d bytes with the fingerprint its SHA-256, %d without: want 32 less", buf.Len(), otherBuf.Len())
 	}
 	got, err := Decode(bytes.NewReader(want))
 	if err != nil {
@@ -52,6 +64,41 @@ func TestFormat3Fixture(t *testing.T) {
 	}
 	if !equalStates(got, fullState()) {
 		t.Errorf("decoded %+v\nwant %+v", got, fullState())
+	}
+}
+
+// TestFormat3Migrates reads a state written in format 3, when fingerprints
+// were BLAKE3 (testdata/state-format3 holds fullState with fingerprints
+// that are not SHA-256): a record's fingerprint becomes its SHA-256 digest,
+// except a rewritten record's, whose digest is of other bytes, which
+// becomes unknown: the next scan reads it and compares its digests.
+func TestFormat3Migrates(t *testing.T) {
+	data, err := os.ReadFile("testdata/state-format3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fullState()
+	for _, recs := range [][]Record{want.Files, want.Versions} {
+		for i := range recs {
+			recs[i].Fingerprint = recs[i].Digests.SHA256
+			if recs[i].Rewritten {
+				recs[i].Fingerprint = [32]byte{}
+			}
+		}
+	}
+	for i := range want.Journals["default"][1].Events {
+		ev := &want.Journals["default"][1].Events[i]
+		ev.Record.Fingerprint = ev.Record.Digests.SHA256
+	}
+	if !equalStates(got, want) {
+		t.Errorf("decoded %+v\nwant %+v", got, want)
+	}
+	if got.Files[1].Known() || !got.Files[0].Known() {
+		t.Errorf("rewritten record known %v, other record known %v", got.Files[1].Known(), got.Files[0].Known())
 	}
 }
 
@@ -89,7 +136,7 @@ func TestOlderFormatsDecode(t *testing.T) {
 		if tc.packageOf != "" && (len(st.Archived[1].Packages) != 1 || st.Archived[1].Packages[0].Path != tc.packageOf) {
 			t.Errorf("%s: archived packages %+v", tc.file, st.Archived[1].Packages)
 		}
-		// Written again, the state is format 3 and holds the same.
+		// Written again, the state is in the current format and holds the same.
 		var buf bytes.Buffer
 		if err := Encode(&buf, st); err != nil {
 			t.Fatal(err)

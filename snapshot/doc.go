@@ -10,8 +10,9 @@
 // safely older than the start of the scan that recorded it (RaceWindow):
 // a file written in the same clock tick as it was hashed could change again
 // without its mtime moving, the "racy git" problem. Every other file is read
-// once; the bytes feed a BLAKE3 fingerprint and every published digest
-// (md5, sha-1, sha-256) together. A file whose fingerprint is unchanged
+// once; the bytes feed every published digest (md5, sha-1, sha-256) and
+// the fingerprint, SHA-256, together: with the default digests, each byte
+// is hashed once. A file whose fingerprint is unchanged
 // produces no event even though it was re-read (a touch, or a fresh
 // checkout that reset every mtime). Diff then compares two sorted file lists:
 // a path only in the new one is "created", only in the old one "deleted",
@@ -31,8 +32,10 @@
 //
 // # Caveats
 //
-// The fingerprint is BLAKE3, independent of the published digests, so that
+// The fingerprint is SHA-256 whatever digests are published, so that
 // changing the configured digest algorithms re-reads files without emitting
-// events. BLAKE3 is never published: common destinations reject unknown
-// algorithms.
+// events. (Format 3 and earlier fingerprinted with BLAKE3 besides the
+// published digests, which cost a second hash of every byte for nothing
+// SHA-256 does not give; Load migrates those records, see
+// migrateFingerprint.)
 package snapshot

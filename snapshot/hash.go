@@ -6,23 +6,26 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 
 	"github.com/rsgen/rsgen/rs"
-	"github.com/zeebo/blake3"
 )
 
-// hasher reads files once, feeding the fingerprint and every published
-// digest from the same buffer. One hasher belongs to one worker and is
-// reused for every file it reads.
+// hasher reads files once, feeding every published digest from the same
+// buffer, and SHA-256, the fingerprint, whether published or not: with the
+// default digests each byte is hashed once. One hasher belongs to one
+// worker and is reused for every file it reads.
 type hasher struct {
-	fingerprint *blake3.Hasher
-	digests     *Digester
-	buf         []byte
-	head        [512]byte // the first bytes of a file, to sniff its type
+	digests *Digester
+	buf     []byte
+	head    [512]byte // the first bytes of a file, to sniff its type
 }
 
 func newHasher(algs []rs.HashAlgorithm) *hasher {
-	return &hasher{fingerprint: blake3.New(), digests: NewDigester(algs), buf: make([]byte, 256<<10)}
+	if !slices.Contains(algs, rs.SHA256) {
+		algs = append(slices.Clip(algs), rs.SHA256)
+	}
+	return &hasher{digests: NewDigester(algs), buf: make([]byte, 256<<10)}
 }
 
 // ErrChangedWhileReading is returned when a file's length disagrees with
@@ -63,7 +66,6 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 		return fmt.Errorf("%w: no longer a regular file (%s)", ErrChangedWhileReading, before.Mode().Type())
 	}
 	r.Size, r.ModTime, r.Inode = before.Size(), before.ModTime().UnixNano(), inode(before)
-	h.fingerprint.Reset()
 	h.digests.Reset()
 	var sink io.Writer
 	var done func(bool) error
@@ -92,7 +94,6 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 			if head == nil && r.Type == "" {
 				head = h.head[:copy(h.head[:], chunk)]
 			}
-			h.fingerprint.Write(chunk)
 			h.digests.Write(chunk)
 			if sink != nil {
 				if _, werr := sink.Write(chunk); werr != nil {
@@ -118,8 +119,8 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
 		return fmt.Errorf("%w: its size or modification time changed during the read", ErrChangedWhileReading)
 	}
-	h.fingerprint.Sum(r.Fingerprint[:0])
 	r.Digests = h.digests.Digests()
+	r.Fingerprint = r.Digests.SHA256
 	if r.Type == "" {
 		r.Type = sniffType(head)
 	}

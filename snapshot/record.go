@@ -13,7 +13,11 @@ type Record struct {
 	Size        int64
 	ModTime     int64 // nanoseconds since the Unix epoch
 	Inode       uint64
-	Fingerprint [32]byte // BLAKE3 of the content
+	// Fingerprint is the SHA-256 of the source file's bytes, computed
+	// whether or not SHA-256 is published; zero when unknown (a recovered
+	// record, or one migrated from format 3 without a SHA-256 of its own
+	// bytes), which SameContent compares by its published digests.
+	Fingerprint [32]byte
 	Digests     Digests
 	Type        string // media type, without parameters
 	Seen        int64  // Unix seconds when this content was first seen
@@ -21,10 +25,6 @@ type Record struct {
 	// (html_link): its Size and Digests describe the published bytes, and
 	// a later build that no longer rewrites it must read it again.
 	Rewritten bool
-	// Recovered marks a record rebuilt from the published output, without
-	// a fingerprint (see SameContent). It is never saved: the build that
-	// recovers a state re-reads every file.
-	Recovered bool
 	// Placed marks a record whose file a Tee already put in the output
 	// while the scan read it. It is never saved.
 	Placed bool
@@ -60,10 +60,13 @@ func (d *Digests) sum(a rs.HashAlgorithm) []byte {
 	return d.SHA256[:]
 }
 
+// has reports whether d holds the digest of algorithm a.
+func (d *Digests) has(a rs.HashAlgorithm) bool { return d.Has&(1<<a) != 0 }
+
 // HasAll reports whether d holds a digest for each of algs.
 func (d *Digests) HasAll(algs []rs.HashAlgorithm) bool {
 	for _, a := range algs {
-		if d.Has&(1<<a) == 0 {
+		if !d.has(a) {
 			return false
 		}
 	}

@@ -263,7 +263,7 @@ func (s *scan) previous(p string) *Record {
 // trusted reports whether old still describes the file whose stat is in
 // cur, so that the file need not be read.
 func (s *scan) trusted(old, cur *Record) bool {
-	return !s.opts.Verify && (s.opts.Reread == nil || !s.opts.Reread(old)) &&
+	return !s.opts.Verify && old.Known() && (s.opts.Reread == nil || !s.opts.Reread(old)) &&
 		old.Size == cur.Size && old.ModTime == cur.ModTime && old.Inode == cur.Inode &&
 		old.ModTime < s.trustBefore &&
 		old.Digests.HasAll(s.opts.Algorithms)

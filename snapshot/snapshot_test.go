@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -358,5 +360,42 @@ func TestScanToleratesAFolderRemovedDuringTheScan(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"a.txt", "z.txt"}) {
 		t.Errorf("scanned %v, want a.txt and z.txt", got)
+	}
+}
+
+// TestFingerprintIsSHA256 scans with SHA-256 published and without: the
+// fingerprint is the SHA-256 of the bytes either way (so each byte is
+// hashed once with the default digests), and an unknown fingerprint, of
+// a record migrated from format 3 or recovered, is never trusted by stat.
+func TestFingerprintIsSHA256(t *testing.T) {
+	dir := t.TempDir()
+	content := []byte("some content")
+	old := time.Now().Add(-time.Hour)
+	p := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(p, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(p, old, old)
+	want := sha256.Sum256(content)
+	for _, algs := range [][]rs.HashAlgorithm{{rs.SHA256}, {rs.MD5}} {
+		recs, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recs[0].Fingerprint != want || !recs[0].Known() {
+			t.Errorf("%v: fingerprint %x, want the SHA-256 %x", algs, recs[0].Fingerprint, want)
+		}
+		if got := recs[0].Digests.Hash(algs); strings.Contains(got, "sha") != (algs[0] == rs.SHA256) {
+			t.Errorf("%v: published hash %q", algs, got)
+		}
+		prev := &State{Files: recs, ScanStart: time.Now().UnixNano()}
+		prev.Files[0].Fingerprint = [32]byte{}
+		again, stats, err := Scan(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.Hashed != 1 || !SameContent(&prev.Files[0], &again[0]) {
+			t.Errorf("%v: a record without a fingerprint: read %d files, same content %v", algs, stats.Hashed, SameContent(&prev.Files[0], &again[0]))
+		}
 	}
 }

@@ -120,8 +120,11 @@ const (
 	// earlier one. Format 2 added Archived and Versions at the end.
 	// Format 3 gives each set a journal of its own, records the base URL,
 	// a flags byte per record, the checksums of the files kept in the
-	// state folder and the whole records of archived packages.
-	Version = 3
+	// state folder and the whole records of archived packages. Format 4
+	// fingerprints are SHA-256 (they were BLAKE3), not stored again when
+	// they equal the record's SHA-256 digest, and the flags byte comes
+	// first.
+	Version = 4
 )
 
 // Errors Load returns, wrapped with the file's path.
@@ -333,10 +336,14 @@ func (e *encoder) record(r *Record) {
 	e.uvarint(uint64(shared))
 	e.str(r.Path[shared:])
 	e.prev = r.Path
+	flags := r.flags()
+	e.w.WriteByte(flags)
 	e.varint(r.Size)
 	e.varint(r.ModTime)
 	e.uvarint(r.Inode)
-	e.w.Write(r.Fingerprint[:])
+	if flags&flagFingerprintIsSHA256 == 0 {
+		e.w.Write(r.Fingerprint[:])
+	}
 	e.w.WriteByte(r.Digests.Has)
 	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
 		if r.Digests.Has&(1<<a) != 0 {
@@ -345,17 +352,26 @@ func (e *encoder) record(r *Record) {
 	}
 	e.str(r.Type)
 	e.varint(r.Seen)
-	e.w.WriteByte(r.flags())
 }
 
-// The bits of a record's flags byte (format 3).
-const flagRewritten = 1
+// The bits of a record's flags byte (format 3 wrote it last; format 4
+// first, with flagFingerprintIsSHA256).
+const (
+	flagRewritten = 1 << iota
+	// The fingerprint equals the SHA-256 digest, so it is not stored
+	// twice: the file's bytes are its published bytes.
+	flagFingerprintIsSHA256
+)
 
 func (r *Record) flags() byte {
+	var f byte
 	if r.Rewritten {
-		return flagRewritten
+		f |= flagRewritten
 	}
-	return 0
+	if r.Fingerprint != ([32]byte{}) && r.Digests.has(rs.SHA256) && r.Fingerprint == r.Digests.SHA256 {
+		f |= flagFingerprintIsSHA256
+	}
+	return f
 }
 
 // decoder reads a state body from memory. The whole file is read first so
@@ -579,10 +595,16 @@ func (d *decoder) record(r *Record) {
 	}
 	r.Path = d.prev[:shared] + string(suffix)
 	d.prev = r.Path
+	var flags byte
+	if d.version >= 4 {
+		flags = d.recordFlags(flagRewritten | flagFingerprintIsSHA256)
+	}
 	r.Size = d.varint()
 	r.ModTime = d.varint()
 	r.Inode = d.uvarint()
-	copy(r.Fingerprint[:], d.bytes(32))
+	if flags&flagFingerprintIsSHA256 == 0 {
+		copy(r.Fingerprint[:], d.bytes(32))
+	}
 	r.Digests.Has = d.byte()
 	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
 		if r.Digests.Has&(1<<a) != 0 {
@@ -597,11 +619,41 @@ func (d *decoder) record(r *Record) {
 		r.Type = t
 	}
 	r.Seen = d.varint()
-	if d.version >= 3 {
-		flags := d.byte()
-		if flags&^flagRewritten != 0 {
-			d.fail("unknown record flags %#x", flags)
-		}
-		r.Rewritten = flags&flagRewritten != 0
+	if d.version == 3 {
+		flags = d.recordFlags(flagRewritten)
 	}
+	r.Rewritten = flags&flagRewritten != 0
+	switch {
+	case flags&flagFingerprintIsSHA256 != 0:
+		if !r.Digests.has(rs.SHA256) {
+			d.fail("record %s: fingerprint is its SHA-256, which it does not have", r.Path)
+		}
+		r.Fingerprint = r.Digests.SHA256
+	case d.version < 4:
+		migrateFingerprint(r)
+	}
+}
+
+// recordFlags reads a record's flags byte, of which only known may be set.
+func (d *decoder) recordFlags(known byte) byte {
+	flags := d.byte()
+	if flags&^known != 0 {
+		d.fail("unknown record flags %#x", flags)
+	}
+	return flags
+}
+
+// migrateFingerprint turns the BLAKE3 fingerprint of a record written
+// before format 4 into the SHA-256 fingerprint of format 4: the record's
+// SHA-256 digest when it has one of its own bytes. Otherwise (a record of
+// a build that published no SHA-256, or one rewritten for publishing) the
+// fingerprint is dropped: the next scan reads the file again and compares
+// it by its published digests, as it does a recovered record, so that the
+// upgrade reports no change that did not happen.
+func migrateFingerprint(r *Record) {
+	if r.Digests.has(rs.SHA256) && !r.Rewritten {
+		r.Fingerprint = r.Digests.SHA256
+		return
+	}
+	r.Fingerprint = [32]byte{}
 }
