@@ -166,7 +166,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*Summary, erro
 		return nil, err
 	}
 	defer b.src.Close()
-	if _, err := b.scan(ctx, nil); err != nil {
+	if _, err := b.scan(ctx, b.linker.measuringTee()); err != nil {
 		return nil, err
 	}
 	return b.sum, nil

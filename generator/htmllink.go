@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"io/fs"
 
 	"io"
 
 	xhtml "golang.org/x/net/html"
 
 	"github.com/rsgen/rsgen/layout"
-	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -83,15 +83,16 @@ func (b *linker) rewrites(p string) bool { return b.linkTags(p) != nil }
 
 // rewriter returns a writer that writes the published form of r's bytes
 // into dst, and a function that completes it after the last byte and
-// records the published length (dst counts it) and digests; nil when r is
-// published as it is.
-func (b *linker) rewriter(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func() error) {
+// records the published length and digests; nil when r is published as
+// it is.
+func (b *linker) rewriter(r *snapshot.Record, dst io.Writer) (io.Writer, func() error) {
 	tags := b.linkTags(r.Path)
 	if tags == nil {
 		return nil, nil
 	}
 	digests := snapshot.NewDigester(b.algs)
-	inj := &headInjector{dst: io.MultiWriter(dst, digests), tags: tags}
+	size := &countingWriter{}
+	inj := &headInjector{dst: io.MultiWriter(dst, digests, size), tags: tags}
 	finish := func() error {
 		if err := inj.Close(); err != nil {
 			return err
@@ -99,10 +100,29 @@ func (b *linker) rewriter(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func()
 		if !inj.inserted {
 			b.headless.Store(r.Path, true)
 		}
-		b.published.Store(r.Path, published{size: dst.Size(), digests: digests.Digests()})
+		b.published.Store(r.Path, published{size: size.n, digests: digests.Digests()})
 		return nil
 	}
 	return inj, finish
+}
+
+// measuringTee is the scan's tee of a build that writes nothing (status):
+// it gives the resources html_link rewrites the length and digests of
+// their published bytes, as a build does, so that they are compared with
+// their records as a build compares them.
+func (b *linker) measuringTee() snapshot.Tee {
+	return func(r *snapshot.Record, _ bool, _ fs.File) (io.Writer, func(bool) error, error) {
+		w, finish := b.rewriter(r, io.Discard)
+		if w == nil {
+			return nil, func(bool) error { return nil }, nil
+		}
+		return w, func(ok bool) error {
+			if !ok {
+				return nil
+			}
+			return finish()
+		}, nil
+	}
 }
 
 // warnHeadless warns about the HTML resources of this build's events that

@@ -37,7 +37,7 @@ type output struct {
 	// than its source file's (see htmllink.go); rewrite returns the writer
 	// of those bytes, and the function that completes it.
 	rewrites func(path string) bool
-	rewrite  func(r *snapshot.Record, dst *sink.Lazy) (io.Writer, func() error)
+	rewrite  func(r *snapshot.Record, dst io.Writer) (io.Writer, func() error)
 	// sink stages a replacement of a published file until the build's
 	// documents are written.
 	sink *sink.Sink
