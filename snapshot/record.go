@@ -9,10 +9,10 @@ import (
 
 // Record is what the snapshot knows of one published file.
 type Record struct {
-	Path        string // slash-separated, relative to the source root
-	Size        int64
-	ModTime     int64 // nanoseconds since the Unix epoch
-	Inode       uint64
+	Path    string // slash-separated, relative to the source root
+	Size    int64
+	ModTime int64 // nanoseconds since the Unix epoch
+	Inode   uint64
 	// Fingerprint is the SHA-256 of the source file's bytes, computed
 	// whether or not SHA-256 is published; zero when unknown (a recovered
 	// record, or one migrated from format 3 without a SHA-256 of its own

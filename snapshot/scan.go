@@ -133,17 +133,7 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, ScanSta
 	if err := ctx.Err(); err != nil {
 		return nil, ScanStats{}, err
 	}
-	dropped := false
-	for _, j := range s.pending {
-		if j.skipped {
-			s.files[j.index].Path, dropped = "", true
-			continue
-		}
-		s.files[j.index] = j.rec
-		s.stats.Hashed++
-		s.stats.HashedBytes += j.rec.Size
-	}
-	if dropped {
+	if s.dropped {
 		s.files = slices.DeleteFunc(s.files, func(r Record) bool { return r.Path == "" })
 	}
 	s.stats.Files = len(s.files)
@@ -155,19 +145,22 @@ type scan struct {
 	prev        []Record
 	cursor      int // into prev, advanced in walk order
 	trustBefore int64
-	files       []Record
-	pending     []*hashJob
-	stats       ScanStats
 
-	mu  sync.Mutex
-	err error // the first hashing error
+	// The walk appends to files, in walk order, and workers put the
+	// records of the files they read in the places kept for them: a job
+	// lives only while its file is read, so that a cold scan holds each
+	// record once, not once more per queued file.
+	mu      sync.Mutex
+	files   []Record
+	dropped bool // some places in files were left empty (Path "")
+	stats   ScanStats
+	err     error // the first hashing error
 }
 
 type hashJob struct {
-	index   int
-	rec     Record
-	isNew   bool // prev holds no record of the path
-	skipped bool // unreadable, with SkipUnreadable
+	index int // the record's place in files
+	rec   Record
+	isNew bool // prev holds no record of the path
 }
 
 func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) error {
@@ -226,7 +219,9 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error), jobs chan<- *
 	}
 	rec := Record{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Inode: inode(info)}
 	if s.trusted(old, &rec) {
+		s.mu.Lock()
 		s.files = append(s.files, *old)
+		s.mu.Unlock()
 		s.found(p, rec.Size, false)
 		return nil
 	}
@@ -238,9 +233,10 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error), jobs chan<- *
 
 // queue hands a file to the workers, keeping its place in the results.
 func (s *scan) queue(rec Record, isNew bool, jobs chan<- *hashJob) {
+	s.mu.Lock()
 	job := &hashJob{index: len(s.files), rec: rec, isNew: isNew}
 	s.files = append(s.files, rec)
-	s.pending = append(s.pending, job)
+	s.mu.Unlock()
 	jobs <- job
 }
 
@@ -283,11 +279,11 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 			err = fmt.Errorf("%w (read %d times)", err, MaxReads)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			job.skipped = true // removed since the folder was read
+			s.drop(job) // removed since the folder was read
 			continue
 		}
 		if err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) {
-			job.skipped = true
+			s.drop(job)
 			s.skip(job.rec.Path, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
 			continue
 		}
@@ -296,10 +292,28 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 			cancel()
 			continue
 		}
+		s.settle(job)
 		if s.opts.Notify != nil {
 			s.opts.Notify(Note{Kind: NoteHashed, Path: job.rec.Path, Bytes: job.rec.Size})
 		}
 	}
+}
+
+// settle puts the record of a file just read in its place.
+func (s *scan) settle(job *hashJob) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[job.index] = job.rec
+	s.stats.Hashed++
+	s.stats.HashedBytes += job.rec.Size
+}
+
+// drop leaves the place of a file that could not be read empty.
+func (s *scan) drop(job *hashJob) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[job.index].Path = ""
+	s.dropped = true
 }
 
 // found reports a file to Notify: progress displays learn from it how
