@@ -41,7 +41,13 @@ func writeResourceLists(stateDir, dir string) (listWrite, error) {
 	algs := []rs.HashAlgorithm{rs.SHA256}
 	md := rs.MD{Capability: rs.CapResourceList, At: time.Unix(st.LastBuild, 0).UTC()}
 	up := rs.Link{Rel: rs.RelUp, Href: layout.URL(benchBaseURL, layout.CapabilityList("default"))}
-	files := st.Files
+	files := make([]snapshot.Record, 0, st.NumFiles())
+	for r, err := range st.Records() {
+		if err != nil {
+			return listWrite{}, err
+		}
+		files = append(files, r)
+	}
 	var res listWrite
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

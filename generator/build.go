@@ -268,7 +268,7 @@ func (b *run) warn(code, path, msg string) {
 // with the new file list and b.sum with the counts and events.
 func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event, error) {
 	scanStart := time.Now().UnixNano() // wall clock: only for the racy-file check
-	files, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
+	files, events, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
 		FS:         b.src,
 		Algorithms: b.algs,
 		Exclude:    b.excluder().Exclude,
@@ -276,6 +276,8 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 		Reread:     func(old *snapshot.Record) bool { return old.Rewritten || b.linker.rewrites(old.Path) },
 		Tee:        tee,
 		Notify:     b.scanNote,
+		Now:        b.now,
+		Adjust:     b.linker.applyRewrite,
 
 		FollowSymlinks: b.cfg.FollowSymlinks,
 		SkipUnreadable: b.opts.SkipUnreadable,
@@ -300,8 +302,6 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 			}
 		}
 	}
-	b.linker.applyRewrites(files)
-	events := snapshot.Diff(b.prev.Files, files, b.now)
 	b.linker.warnHeadless(events)
 	b.summarizeSets(files, events)
 	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, Files: files,
@@ -495,27 +495,15 @@ func (b *builder) placements() []placement {
 		}
 	}
 	places := make([]placement, len(b.next.Files))
-	i := 0
 	for j := range b.next.Files {
-		cur := &b.next.Files[j]
-		for i < len(b.prev.Files) && layout.ComparePaths(b.prev.Files[i].Path, cur.Path) < 0 {
-			i++
-		}
-		switch {
-		case i == len(b.prev.Files) || b.prev.Files[i].Path != cur.Path:
+		switch cur := &b.next.Files[j]; {
+		case cur.Change == snapshot.Created:
 			places[j] = placeNew
-		case intact && sameRecord(&b.prev.Files[i], cur):
+		case intact && cur.Unchanged:
 			places[j] = placeKept
 		}
 	}
 	return places
-}
-
-// sameRecord reports whether two records describe the same published
-// bytes of the same file at the same stat.
-func sameRecord(a, b *snapshot.Record) bool {
-	return a.Path == b.Path && a.Size == b.Size && a.ModTime == b.ModTime &&
-		a.Inode == b.Inode && a.Known() && a.Fingerprint == b.Fingerprint && a.Digests == b.Digests
 }
 
 // recordSetChanges carries over, per set, the time of the last build that

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/rsgen/rsgen/layout"
-	"github.com/rsgen/rsgen/snapshot"
 )
 
 // Continuity
@@ -108,8 +107,8 @@ func (b *builder) rebase() {
 		b.archiver.arch.prune = append(b.archiver.arch.prune, p.Path)
 	}
 	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("rebase: the Source starts afresh at %s (it was published at %s)", b.base, prev.BaseURL)})
-	b.prev = &snapshot.State{LastBuild: prev.LastBuild, ScanStart: prev.ScanStart, Files: prev.Files,
-		Outputs: prev.Outputs, Versions: prev.Versions, SetChanged: map[string]int64{}}
+	prev.BaseURL, prev.Journals, prev.Shared, prev.Packages, prev.Archived = "", nil, nil, nil, nil
+	prev.SetChanged = map[string]int64{}
 }
 
 // warnBasePath warns, once per base URL, when it has a path: Destinations

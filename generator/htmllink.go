@@ -136,14 +136,13 @@ func (b *linker) warnHeadless(events []snapshot.Event) {
 	}
 }
 
-// applyRewrites gives the records of rewritten resources the length and
-// digests of their published bytes, as the scan's tee recorded them.
-func (b *linker) applyRewrites(files []snapshot.Record) {
-	for i := range files {
-		if v, ok := b.published.Load(files[i].Path); ok {
-			p := v.(published)
-			files[i].Size, files[i].Digests, files[i].Rewritten = p.size, p.digests, true
-		}
+// applyRewrite gives the record of a rewritten resource, just read, the
+// length and digests of its published bytes, as the scan's tee recorded
+// them.
+func (b *linker) applyRewrite(r *snapshot.Record) {
+	if v, ok := b.published.Load(r.Path); ok {
+		p := v.(published)
+		r.Size, r.Digests, r.Rewritten = p.size, p.digests, true
 	}
 }
 

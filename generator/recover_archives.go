@@ -85,7 +85,7 @@ func (b *recoverer) recoverVersions(st *snapshot.State, rec *recovery) ([]string
 		return nil, fmt.Errorf("recover kept versions: %w", err)
 	}
 	defer mementos.Close()
-	files, _, err := snapshot.Scan(context.Background(), &snapshot.State{}, snapshot.ScanOptions{FS: mementos, Algorithms: b.algs})
+	files, _, _, err := snapshot.Scan(context.Background(), &snapshot.State{}, snapshot.ScanOptions{FS: mementos, Algorithms: b.algs})
 	if err != nil {
 		return nil, fmt.Errorf("recover kept versions: %w", err)
 	}

@@ -1,7 +1,7 @@
 // Package snapshot owns rsgen's memory between builds: the fingerprints of
 // the files it published, the change events not yet in a closed Change List,
 // and the list of documents it wrote. It scans a source tree against the
-// previous snapshot and diffs the two into change events.
+// previous snapshot, merging the two into change events.
 //
 // # What "changed" means
 //
@@ -14,17 +14,21 @@
 // the fingerprint, SHA-256, together: with the default digests, each byte
 // is hashed once. A file whose fingerprint is unchanged
 // produces no event even though it was re-read (a touch, or a fresh
-// checkout that reset every mtime). Diff then compares two sorted file lists:
-// a path only in the new one is "created", only in the old one "deleted",
-// in both with different fingerprints "updated". A rename is a deletion and
-// a creation.
+// checkout that reset every mtime). The walk and the previous records are
+// both in walk order, and Scan merges them as it goes: a path only in the
+// tree is "created", only in the records "deleted", in both with different
+// fingerprints "updated". A rename is a deletion and a creation.
 //
 // # The state file
 //
-// The snapshot is one binary file, written in one sequential pass and read
-// in one: a magic line, a format version, the body, and a CRC-32C of
-// everything before it. Files are stored sorted in walk order (see
-// layout.ComparePaths) with their paths prefix-compressed. The file is
+// The snapshot is one binary file, written in one sequential pass: a magic
+// line, a format version, the body, and a CRC-32C of everything before it.
+// Files are stored last, sorted in walk order (see layout.ComparePaths)
+// with their paths prefix-compressed. Load reads the whole file once to
+// verify its checksum, decodes everything but the file records, and leaves
+// those in the file: Scan reads them one by one as the walk reaches their
+// paths, so a build never holds the previous records and the new ones
+// whole at once. The file is
 // replaced atomically (temporary file, fsync, rename), so a killed build
 // leaves the previous snapshot in place. A truncated or altered file fails
 // its checksum and Load says so with ErrCorrupt; a file written by a newer

@@ -28,6 +28,14 @@ type Record struct {
 	// Placed marks a record whose file a Tee already put in the output
 	// while the scan read it. It is never saved.
 	Placed bool
+	// Change is what the scan found: Created or Updated when this build
+	// publishes a new version of the file, 0 when it does not. It is
+	// never saved.
+	Change Change
+	// Unchanged marks a record the scan found equal to the previous one,
+	// stat and bytes (so the output's copy of the file can be trusted).
+	// It is never saved.
+	Unchanged bool
 }
 
 // Lastmod returns the lastmod rsgen publishes for the record: when the

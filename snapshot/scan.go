@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"runtime"
 	"slices"
 	"sync"
@@ -44,6 +45,14 @@ type ScanOptions struct {
 	// FollowSymlinks follows symbolic links whose targets lie inside the
 	// source folder (see follow.go); FS must be a Tree that follows them.
 	FollowSymlinks bool
+	// Now is the time of the build, in Unix seconds: the time of the
+	// events, and when new content is first seen (Record.Seen).
+	Now int64
+	// Adjust, when set, is called on the record of each file read, before
+	// it is compared with the previous one: the generator gives a resource
+	// it rewrites for publishing the length and digests of its published
+	// bytes there.
+	Adjust func(r *Record)
 	// SkipUnreadable turns a file or folder that cannot be read for lack
 	// of permission into a skip note instead of a failure.
 	SkipUnreadable bool
@@ -87,15 +96,21 @@ type PathError struct {
 func (e *PathError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
 func (e *PathError) Unwrap() error { return e.Err }
 
-// Scan walks the source tree and returns its files in walk order. Files
-// whose stat matches a trusted record of prev (see the package comment)
-// are taken from prev; every other file is read once, in parallel. The
-// Seen field of the results is left for Diff to fill.
-func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, ScanStats, error) {
-	s := &scan{opts: opts, prev: prev.Files, trustBefore: prev.ScanStart - int64(RaceWindow),
+// Scan walks the source tree and returns its files in walk order, and the
+// change events between prev and them, in walk order, stamped with
+// opts.Now. Files whose stat matches a trusted record of prev (see the
+// package comment) are taken from prev; every other file is read once, in
+// parallel. prev's records are read as the walk reaches their paths (a
+// merge-join: both are in walk order), so that they need not be held in
+// memory with the new ones.
+func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, []Event, ScanStats, error) {
+	next, stop := iter.Pull2(prev.Records())
+	defer stop()
+	n := prev.NumFiles()
+	s := &scan{opts: opts, prevNext: next, trustBefore: prev.ScanStart - int64(RaceWindow),
 		// Most trees change little between builds: sized for the last one,
 		// the list rarely grows, and never copies a million records.
-		files: make([]Record, 0, len(prev.Files)+len(prev.Files)/16)}
+		files: make([]Record, 0, n+n/16)}
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -117,6 +132,9 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, ScanSta
 		}
 		return s.visit(p, d, err, jobs)
 	})
+	if walkErr == nil {
+		walkErr = s.deleteRest()
+	}
 	close(jobs)
 	if walkErr == nil && opts.Notify != nil {
 		opts.Notify(Note{Kind: NoteWalked})
@@ -125,25 +143,27 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, ScanSta
 	// A worker's error cancels the walk; it, not the cancellation, is the
 	// cause to report.
 	if s.err != nil {
-		return nil, ScanStats{}, s.err
+		return nil, nil, ScanStats{}, s.err
 	}
 	if walkErr != nil {
-		return nil, ScanStats{}, walkErr
+		return nil, nil, ScanStats{}, walkErr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, ScanStats{}, err
+		return nil, nil, ScanStats{}, err
 	}
 	if s.dropped {
 		s.files = slices.DeleteFunc(s.files, func(r Record) bool { return r.Path == "" })
 	}
 	s.stats.Files = len(s.files)
-	return s.files, s.stats, nil
+	return s.files, s.events(), s.stats, nil
 }
 
 type scan struct {
-	opts        ScanOptions
-	prev        []Record
-	cursor      int // into prev, advanced in walk order
+	opts ScanOptions
+	// prevNext returns prev's next record; pending holds one it returned
+	// that the walk has not reached yet.
+	prevNext    func() (Record, error, bool)
+	pending     *Record
 	trustBefore int64
 
 	// The walk appends to files, in walk order, and workers put the
@@ -152,7 +172,8 @@ type scan struct {
 	// record once, not once more per queued file.
 	mu      sync.Mutex
 	files   []Record
-	dropped bool // some places in files were left empty (Path "")
+	deleted []Record // prev's records of files that are gone
+	dropped bool     // some places in files were left empty (Path "")
 	stats   ScanStats
 	err     error // the first hashing error
 }
@@ -160,7 +181,7 @@ type scan struct {
 type hashJob struct {
 	index int // the record's place in files
 	rec   Record
-	isNew bool // prev holds no record of the path
+	old   *Record // the file's previous record; nil for a new path
 }
 
 func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) error {
@@ -204,21 +225,28 @@ func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) e
 // whatever its stat says, and is not stat'ed here: the read stats the file
 // it opens.
 func (s *scan) addFile(p string, stat func() (fs.FileInfo, error), jobs chan<- *hashJob) error {
-	old := s.previous(p)
+	old, err := s.previous(p)
+	if err != nil {
+		return err
+	}
 	if old == nil {
 		s.found(p, -1, true)
-		s.queue(Record{Path: p, Type: layout.TypeByName(p)}, true, jobs)
+		s.queue(Record{Path: p, Type: layout.TypeByName(p)}, nil, jobs)
 		return nil
 	}
 	info, err := stat()
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil // removed since the folder was read
+		s.mu.Lock()
+		s.deleted = append(s.deleted, *old) // removed since the folder was read
+		s.mu.Unlock()
+		return nil
 	}
 	if err != nil {
 		return &PathError{Path: p, Err: unwrapPathError(err)}
 	}
 	rec := Record{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Inode: inode(info)}
 	if s.trusted(old, &rec) {
+		old.Placed, old.Change, old.Unchanged = false, 0, true
 		s.mu.Lock()
 		s.files = append(s.files, *old)
 		s.mu.Unlock()
@@ -227,33 +255,63 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error), jobs chan<- *
 	}
 	s.found(p, rec.Size, true)
 	rec.Type = layout.TypeByName(p)
-	s.queue(rec, false, jobs)
+	s.queue(rec, old, jobs)
 	return nil
 }
 
 // queue hands a file to the workers, keeping its place in the results.
-func (s *scan) queue(rec Record, isNew bool, jobs chan<- *hashJob) {
+func (s *scan) queue(rec Record, old *Record, jobs chan<- *hashJob) {
 	s.mu.Lock()
-	job := &hashJob{index: len(s.files), rec: rec, isNew: isNew}
+	job := &hashJob{index: len(s.files), rec: rec, old: old}
 	s.files = append(s.files, rec)
 	s.mu.Unlock()
 	jobs <- job
 }
 
-// previous returns the record of p in prev, advancing the cursor past
-// every path before p.
-func (s *scan) previous(p string) *Record {
-	for s.cursor < len(s.prev) {
-		c := layout.ComparePaths(s.prev[s.cursor].Path, p)
+// previous returns the previous record of p, reading prev's records up
+// to it: those of paths before p are of files that are gone.
+func (s *scan) previous(p string) (*Record, error) {
+	for {
+		if s.pending == nil {
+			r, err, ok := s.prevNext()
+			if !ok {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			s.pending = &r
+		}
+		c := layout.ComparePaths(s.pending.Path, p)
 		if c > 0 {
-			return nil
+			return nil, nil
 		}
-		s.cursor++
+		r := s.pending
+		s.pending = nil
 		if c == 0 {
-			return &s.prev[s.cursor-1]
+			return r, nil
 		}
+		s.mu.Lock()
+		s.deleted = append(s.deleted, *r)
+		s.mu.Unlock()
 	}
-	return nil
+}
+
+// deleteRest records prev's records after the last file walked as gone.
+func (s *scan) deleteRest() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending != nil {
+		s.deleted = append(s.deleted, *s.pending)
+		s.pending = nil
+	}
+	for {
+		r, err, ok := s.prevNext()
+		if !ok || err != nil {
+			return err
+		}
+		s.deleted = append(s.deleted, r)
+	}
 }
 
 // trusted reports whether old still describes the file whose stat is in
@@ -271,9 +329,9 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 		if ctx.Err() != nil {
 			continue
 		}
-		err := h.hashFile(ctx, s.opts.FS, &job.rec, job.isNew, s.opts.Tee)
+		err := h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
 		for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
-			err = h.hashFile(ctx, s.opts.FS, &job.rec, job.isNew, s.opts.Tee)
+			err = h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
 		}
 		if errors.Is(err, ErrChangedWhileReading) {
 			err = fmt.Errorf("%w (read %d times)", err, MaxReads)
@@ -299,21 +357,68 @@ func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <
 	}
 }
 
-// settle puts the record of a file just read in its place.
+// settle compares the record of a file just read with its previous one,
+// marking it, and puts it in its place.
 func (s *scan) settle(job *hashJob) {
+	r := &job.rec
+	if s.opts.Adjust != nil {
+		s.opts.Adjust(r)
+	}
+	switch {
+	case job.old == nil:
+		r.Change, r.Seen = Created, s.opts.Now
+	case !SameContent(job.old, r):
+		r.Change, r.Seen = Updated, s.opts.Now
+	default:
+		r.Seen = job.old.Seen
+		r.Unchanged = sameFile(job.old, r)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.files[job.index] = job.rec
+	s.files[job.index] = *r
 	s.stats.Hashed++
-	s.stats.HashedBytes += job.rec.Size
+	s.stats.HashedBytes += r.Size
 }
 
-// drop leaves the place of a file that could not be read empty.
+// sameFile reports whether two records of a path describe the same
+// published bytes of the same file at the same stat.
+func sameFile(a, b *Record) bool {
+	return a.Size == b.Size && a.ModTime == b.ModTime && a.Inode == b.Inode &&
+		a.Known() && a.Fingerprint == b.Fingerprint && a.Digests == b.Digests
+}
+
+// drop leaves the place of a file that could not be read empty: a file
+// gone, if prev had it.
 func (s *scan) drop(job *hashJob) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.files[job.index].Path = ""
 	s.dropped = true
+	if job.old != nil {
+		s.deleted = append(s.deleted, *job.old)
+	}
+}
+
+// events returns the change events of the scan in walk order: the files
+// created and updated, and the previous records of the files gone.
+func (s *scan) events() []Event {
+	// Files that vanished while they were read join the deletions late.
+	slices.SortFunc(s.deleted, func(a, b Record) int { return layout.ComparePaths(a.Path, b.Path) })
+	var events []Event
+	i := 0
+	for j := range s.files {
+		r := &s.files[j]
+		for ; i < len(s.deleted) && layout.ComparePaths(s.deleted[i].Path, r.Path) < 0; i++ {
+			events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: s.deleted[i]})
+		}
+		if r.Change != 0 {
+			events = append(events, Event{Change: r.Change, Time: s.opts.Now, Record: *r})
+		}
+	}
+	for ; i < len(s.deleted); i++ {
+		events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: s.deleted[i]})
+	}
+	return events
 }
 
 // found reports a file to Notify: progress displays learn from it how

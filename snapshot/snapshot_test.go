@@ -65,10 +65,19 @@ func equalStates(a, b *State) bool {
 	return reflect.DeepEqual(normalized(a), normalized(b))
 }
 
-// normalized returns st with empty slices and maps as nil, which Decode
-// and a literal may spell differently.
+// normalized returns st with its file records in memory, and empty slices
+// and maps as nil, which Decode and a literal may spell differently.
 func normalized(st *State) State {
 	n := *st
+	if n.stored != nil {
+		n.stored, n.Files = nil, nil
+		for r, err := range st.Records() {
+			if err != nil {
+				panic(err)
+			}
+			n.Files = append(n.Files, r)
+		}
+	}
 	n.Files, n.Versions, n.Outputs, n.Packages, n.Shared = nilIfEmpty(n.Files), nilIfEmpty(n.Versions), nilIfEmpty(n.Outputs), nilIfEmpty(n.Packages), nilIfEmpty(n.Shared)
 	n.Archived = nil
 	for _, a := range st.Archived {
@@ -166,38 +175,89 @@ func TestSaveLoad(t *testing.T) {
 	}
 }
 
-func TestDiff(t *testing.T) {
-	r := func(p string, fp byte, seen int64) Record {
-		rec := Record{Path: p, Seen: seen}
-		rec.Fingerprint[0] = fp
+// TestScanMergesWithPrevious scans a tree against previous records, held
+// in memory and left in a loaded state file: a path only in the tree is
+// created, only in the records deleted, in both with other content
+// updated, and the first-seen time of unchanged content carries over.
+func TestScanMergesWithPrevious(t *testing.T) {
+	dir := t.TempDir()
+	content := func(p string) []byte { return []byte("content of " + p) }
+	for _, p := range []string{"a", "b", "b2", "d/x", "e"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), content(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := func(p string, same bool) Record {
+		rec := Record{Path: p, Size: int64(len(content(p))), Seen: 10, Type: "application/octet-stream"}
+		rec.Digests.Has = 1 << rs.SHA256
+		rec.Digests.SHA256 = sha256.Sum256(content(p))
+		if !same {
+			rec.Digests.SHA256[0]++
+		}
+		rec.Fingerprint = rec.Digests.SHA256
 		return rec
 	}
-	prev := []Record{r("a", 1, 10), r("b", 2, 10), r("c", 3, 10), r("d/x", 4, 10)}
-	cur := []Record{r("a", 1, 0), r("b", 9, 0), r("b2", 5, 0), r("d/x", 4, 0), r("e", 6, 0)}
-	events := Diff(prev, cur, 99)
-	var got []string
-	for _, ev := range events {
-		if ev.Time != 99 {
-			t.Errorf("event time %d", ev.Time)
+	mem := &State{Files: []Record{r("a", true), r("b", false), r("c", true), r("d/x", true)}}
+	stateDir := t.TempDir()
+	if err := Save(stateDir, mem); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := Load(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Files != nil || stored.NumFiles() != 4 {
+		t.Fatalf("Load held %d records in memory, counts %d", len(stored.Files), stored.NumFiles())
+	}
+	for name, prev := range map[string]*State{"in memory": mem, "stored": stored} {
+		files, events, _, err := Scan(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Now: 99})
+		if err != nil {
+			t.Fatal(err)
 		}
-		got = append(got, ev.Change.String()+" "+ev.Record.Path)
-	}
-	want := []string{"updated b", "created b2", "deleted c", "created e"}
-	if !slices.Equal(got, want) {
-		t.Errorf("events %q, want %q", got, want)
-	}
-	seen := []int64{10, 99, 99, 10, 99}
-	for i := range cur {
-		if cur[i].Seen != seen[i] {
-			t.Errorf("%s: Seen = %d, want %d", cur[i].Path, cur[i].Seen, seen[i])
+		var got []string
+		for _, ev := range events {
+			if ev.Time != 99 {
+				t.Errorf("%s: event time %d", name, ev.Time)
+			}
+			got = append(got, ev.Change.String()+" "+ev.Record.Path)
+		}
+		want := []string{"updated b", "created b2", "deleted c", "created e"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: events %q, want %q", name, got, want)
+		}
+		seen := []int64{10, 99, 99, 10, 99}
+		for i := range files {
+			if files[i].Seen != seen[i] {
+				t.Errorf("%s: %s: Seen = %d, want %d", name, files[i].Path, files[i].Seen, seen[i])
+			}
 		}
 	}
 }
 
-// scanDir scans dir against prev and returns the records and stats.
+// TestScanRefusesAReplacedStateFile: the records Load leaves in the state
+// file are read from that file only.
+func TestScanRefusesAReplacedStateFile(t *testing.T) {
+	stateDir := t.TempDir()
+	if err := Save(stateDir, sampleState()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Load(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(stateDir, sampleState()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, err = Scan(context.Background(), st, ScanOptions{FS: os.DirFS(t.TempDir()), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
+	if err == nil || !strings.Contains(err.Error(), "replaced") {
+		t.Errorf("scan against a replaced state file: %v", err)
+	}
+}
+
 func scanDir(t *testing.T, dir string, prev *State, verify bool) ([]Record, ScanStats) {
 	t.Helper()
-	recs, stats, err := Scan(context.Background(), prev, ScanOptions{
+	recs, _, stats, err := Scan(context.Background(), prev, ScanOptions{
 		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5}, Verify: verify,
 		Exclude: func(p string, isDir bool) bool { return p == "skip" },
 	})
@@ -264,7 +324,7 @@ func TestScanSkipsSpecialFilesWithAWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notes []Note
-	recs, stats, err := Scan(context.Background(), &State{}, ScanOptions{
+	recs, _, stats, err := Scan(context.Background(), &State{}, ScanOptions{
 		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256},
 		Notify: func(n Note) {
 			if n.Kind == NoteSkipped {
@@ -288,7 +348,7 @@ func TestScanNamesAnUnreadableFolder(t *testing.T) {
 	locked := filepath.Join(dir, "locked")
 	os.Mkdir(locked, 0o000)
 	defer os.Chmod(locked, 0o755)
-	_, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
+	_, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
 	var pe *PathError
 	if !errors.As(err, &pe) || pe.Path != "locked" {
 		t.Errorf("got %v, want a PathError naming locked", err)
@@ -300,7 +360,7 @@ func TestScanIsCancellable(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a"), []byte("x"), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := Scan(ctx, &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}}); !errors.Is(err, context.Canceled) {
+	if _, _, _, err := Scan(ctx, &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
 }
@@ -322,7 +382,7 @@ func TestDirFSOpensNamesThatAreNotUTF8(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
+	recs, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
 	if err != nil || len(recs) != 1 || recs[0].Path != name {
 		t.Fatalf("scan = %v, %v", recs, err)
 	}
@@ -350,7 +410,7 @@ func TestScanToleratesAFolderRemovedDuringTheScan(t *testing.T) {
 		}
 		return false
 	}
-	files, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Exclude: exclude})
+	files, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Exclude: exclude})
 	if err != nil {
 		t.Fatalf("a folder removed during the scan failed it: %v", err)
 	}
@@ -378,7 +438,7 @@ func TestFingerprintIsSHA256(t *testing.T) {
 	os.Chtimes(p, old, old)
 	want := sha256.Sum256(content)
 	for _, algs := range [][]rs.HashAlgorithm{{rs.SHA256}, {rs.MD5}} {
-		recs, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
+		recs, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -390,7 +450,7 @@ func TestFingerprintIsSHA256(t *testing.T) {
 		}
 		prev := &State{Files: recs, ScanStart: time.Now().UnixNano()}
 		prev.Files[0].Fingerprint = [32]byte{}
-		again, stats, err := Scan(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
+		again, _, stats, err := Scan(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,8 +29,11 @@ type State struct {
 	// BaseURL is the base URL of the documents the last build published
 	// ("" in a state written before format 3).
 	BaseURL string
-	// Files are the published files in walk order.
+	// Files are the published files in walk order, in a state made in
+	// memory; Load leaves them in the file (see Records).
 	Files []Record
+	// stored finds the records of the files that Load left in the file.
+	stored *storedFiles
 	// Journals holds, per set name, the set's Change List segments, oldest
 	// first. Only the last may be open (Until == 0), and only it keeps its
 	// events: a closed segment's documents are written once and kept as
@@ -122,8 +125,8 @@ const (
 	// a flags byte per record, the checksums of the files kept in the
 	// state folder and the whole records of archived packages. Format 4
 	// fingerprints are SHA-256 (they were BLAKE3), not stored again when
-	// they equal the record's SHA-256 digest, and the flags byte comes
-	// first.
+	// they equal the record's SHA-256 digest; a record's flags byte comes
+	// first, and the file records come last (see Records).
 	Version = 4
 )
 
@@ -137,7 +140,9 @@ var (
 )
 
 // Load reads the state in dir. A missing file gives an empty State and no
-// error.
+// error. The whole file is read once to verify its checksum before
+// anything in it is believed; the file records of a format 4 state are
+// then left in it, for Records to read as they are needed.
 func Load(dir string) (*State, error) {
 	path := filepath.Join(dir, FileName)
 	f, err := os.Open(path)
@@ -148,11 +153,24 @@ func Load(dir string) (*State, error) {
 		return nil, fmt.Errorf("snapshot: read state %s: %w", path, err)
 	}
 	defer f.Close()
-	st, err := Decode(f)
+	st, err := load(f, path)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: read state %s: %w", path, err)
 	}
 	return st, nil
+}
+
+func load(f *os.File, path string) (*State, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := verify(f, info.Size()); err != nil {
+		return nil, err
+	}
+	bodySize := info.Size() - int64(len(magic)) - 4
+	d := newDecoder(io.NewSectionReader(f, int64(len(magic)), bodySize), bodySize)
+	return d.body(&storedFiles{path: path, file: info, end: int64(len(magic)) + bodySize})
 }
 
 // Save writes st into dir atomically: a temporary file, fsync, rename, and
@@ -222,7 +240,6 @@ func Encode(w io.Writer, st *State) error {
 	e.varint(st.LastBuild)
 	e.varint(st.ScanStart)
 	e.str(st.BaseURL)
-	e.records(st.Files)
 	names := slices.Sorted(maps.Keys(st.Journals))
 	e.uvarint(uint64(len(names)))
 	for _, n := range names {
@@ -250,6 +267,11 @@ func Encode(w io.Writer, st *State) error {
 		e.kept(a.Docs)
 	}
 	e.records(st.Versions)
+	// The files come last, so that Load can leave them in the file and
+	// the scan read them as it goes (see Records).
+	if err := e.files(st); err != nil {
+		return err
+	}
 	if err := e.w.Flush(); err != nil {
 		return err
 	}
@@ -257,6 +279,19 @@ func Encode(w io.Writer, st *State) error {
 	binary.LittleEndian.PutUint32(tail[:], sum.Sum32())
 	_, err := w.Write(tail[:])
 	return err
+}
+
+// files writes the records of st's files, however st holds them.
+func (e *encoder) files(st *State) error {
+	e.uvarint(uint64(st.NumFiles()))
+	e.prev = ""
+	for r, err := range st.Records() {
+		if err != nil {
+			return err
+		}
+		e.record(&r)
+	}
+	return nil
 }
 
 func (e *encoder) records(rs []Record) {
@@ -374,38 +409,88 @@ func (r *Record) flags() byte {
 	return f
 }
 
-// decoder reads a state body from memory. The whole file is read first so
-// that its checksum is verified before anything in it is believed.
+// decoder reads a state body, whose checksum its caller has verified.
 type decoder struct {
 	version uint64
-	b       []byte
+	r       *bufio.Reader
+	left    int64 // the bytes of the body not yet read
+	buf     []byte
 	err     error
 	prev    string
 	types   map[string]string // interned media types
 }
 
-// Decode reads a state written by Encode.
+func newDecoder(r io.Reader, size int64) *decoder {
+	return &decoder{r: bufio.NewReaderSize(r, 64<<10), left: size, types: map[string]string{}}
+}
+
+// Decode reads a state written by Encode, holding all of it in memory.
 func Decode(r io.Reader) (*State, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.HasPrefix(data, []byte(magic)) || len(data) < len(magic)+4 {
-		return nil, fmt.Errorf("%w: not an rsgen state file", ErrCorrupt)
+	if err := verify(bytes.NewReader(data), int64(len(data))); err != nil {
+		return nil, err
 	}
-	body, tail := data[:len(data)-4], data[len(data)-4:]
-	d := &decoder{b: body[len(magic):], types: map[string]string{}}
-	version := d.uvarint()
+	body := data[len(magic) : len(data)-4]
+	d := newDecoder(bytes.NewReader(body), int64(len(body)))
+	st, err := d.body(nil)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// verify checks that the state file in r, of size bytes, has the magic
+// line and the checksum of its content, reading it once.
+func verify(r io.ReaderAt, size int64) error {
+	head := make([]byte, len(magic))
+	if size < int64(len(magic))+4 {
+		return fmt.Errorf("%w: not an rsgen state file", ErrCorrupt)
+	}
+	if _, err := r.ReadAt(head, 0); err != nil {
+		return err
+	}
+	if string(head) != magic {
+		return fmt.Errorf("%w: not an rsgen state file", ErrCorrupt)
+	}
+	sum := crc32.New(crcTable)
+	if _, err := io.Copy(sum, io.NewSectionReader(r, 0, size-4)); err != nil {
+		return err
+	}
+	var tail [4]byte
+	if _, err := r.ReadAt(tail[:], size-4); err != nil {
+		return err
+	}
 	// The checksum comes first: a damaged version byte is corruption, not
 	// a newer rsgen.
-	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(tail) {
-		return nil, fmt.Errorf("%w: checksum mismatch (truncated or altered)", ErrCorrupt)
+	if sum.Sum32() != binary.LittleEndian.Uint32(tail[:]) {
+		return fmt.Errorf("%w: checksum mismatch (truncated or altered)", ErrCorrupt)
 	}
+	return nil
+}
+
+// body decodes the body of a verified state file. With stored set, the
+// file records of a format 4 state are left in the file for Records to
+// read, and stored is filled in to find them; otherwise they are decoded
+// into Files.
+func (d *decoder) body(stored *storedFiles) (*State, error) {
+	version := d.uvarint()
 	if d.err == nil && version > Version {
 		return nil, fmt.Errorf("%w (format %d; this rsgen reads format %d)", ErrNewerVersion, version, Version)
 	}
 	st := d.state(version)
-	if d.err == nil && len(d.b) != 0 {
+	if version >= 4 {
+		if n := d.count(); stored != nil && d.err == nil {
+			stored.count, stored.version, stored.size = n, version, d.left
+			st.stored = stored
+			d.left = 0
+		} else {
+			st.Files = d.recordsOf(n)
+		}
+	}
+	if d.err == nil && d.left != 0 {
 		d.err = errors.New("trailing bytes")
 	}
 	if d.err != nil {
@@ -420,7 +505,9 @@ func (d *decoder) state(version uint64) *State {
 	if version >= 3 {
 		st.BaseURL = d.str()
 	}
-	st.Files = d.records()
+	if version < 4 {
+		st.Files = d.records()
+	}
 	if version >= 3 {
 		st.Journals = map[string][]Segment{}
 		for n := d.count(); n > 0; n-- {
@@ -449,8 +536,10 @@ func (d *decoder) state(version uint64) *State {
 	return st
 }
 
-func (d *decoder) records() []Record {
-	rs := make([]Record, d.count())
+func (d *decoder) records() []Record { return d.recordsOf(d.count()) }
+
+func (d *decoder) recordsOf(n int) []Record {
+	rs := make([]Record, n)
 	d.prev = ""
 	for i := range rs {
 		d.record(&rs[i])
@@ -531,23 +620,34 @@ func (d *decoder) fail(format string, args ...any) {
 // so that a corrupt length cannot make Decode allocate without bound.
 func (d *decoder) count() int {
 	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail("count %d exceeds the %d bytes left", n, len(d.b))
+	if n > uint64(d.left) {
+		d.fail("count %d exceeds the %d bytes left", n, d.left)
 		return 0
 	}
 	return int(n)
+}
+
+// ReadByte reads the next byte of the body, for binary.ReadUvarint.
+func (d *decoder) ReadByte() (byte, error) {
+	if d.left <= 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	c, err := d.r.ReadByte()
+	if err == nil {
+		d.left--
+	}
+	return c, err
 }
 
 func (d *decoder) uvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
+	v, err := binary.ReadUvarint(d)
+	if err != nil {
+		d.fail("bad varint: %v", err)
 		return 0
 	}
-	d.b = d.b[n:]
 	return v
 }
 
@@ -555,25 +655,32 @@ func (d *decoder) varint() int64 {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
+	v, err := binary.ReadVarint(d)
+	if err != nil {
+		d.fail("bad varint: %v", err)
 		return 0
 	}
-	d.b = d.b[n:]
 	return v
 }
 
+// bytes reads the next n bytes into a buffer that the next call reuses.
 func (d *decoder) bytes(n int) []byte {
 	if d.err != nil {
 		return nil
 	}
-	if n > len(d.b) {
+	if int64(n) > d.left {
 		d.fail("unexpected end")
 		return nil
 	}
-	b := d.b[:n]
-	d.b = d.b[n:]
+	if cap(d.buf) < n {
+		d.buf = make([]byte, n)
+	}
+	b := d.buf[:n]
+	if _, err := io.ReadFull(d.r, b); err != nil {
+		d.fail("read: %v", err)
+		return nil
+	}
+	d.left -= int64(n)
 	return b
 }
 

@@ -1,0 +1,89 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+)
+
+// storedFiles finds the file records that Load left in a state file of
+// format 4, which keeps them last.
+type storedFiles struct {
+	path    string
+	file    os.FileInfo // the file Load verified, to refuse another one
+	end     int64       // the offset of the end of the records
+	size    int64       // the length of the records, in bytes
+	count   int
+	version uint64
+}
+
+// NumFiles returns the number of file records of st.
+func (st *State) NumFiles() int {
+	if st.stored != nil {
+		return st.stored.count
+	}
+	return len(st.Files)
+}
+
+// Records returns the file records of st in walk order: those of Files,
+// or, for a state Load read, those it left in the state file, decoded one
+// at a time as they are asked for, so that a build never holds the
+// previous records and the next ones whole together. The sequence yields
+// an error once and stops when the file cannot be read.
+func (st *State) Records() iter.Seq2[Record, error] {
+	if st.stored == nil {
+		return func(yield func(Record, error) bool) {
+			for _, r := range st.Files {
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
+	}
+	return st.stored.records
+}
+
+func (s *storedFiles) records(yield func(Record, error) bool) {
+	f, err := os.Open(s.path)
+	if err == nil {
+		defer f.Close()
+		err = s.same(f)
+	}
+	if err != nil {
+		yield(Record{}, fmt.Errorf("snapshot: read state %s: %w", s.path, err))
+		return
+	}
+	d := newDecoder(io.NewSectionReader(f, s.end-s.size, s.size), s.size)
+	d.version = s.version
+	for range s.count {
+		var r Record
+		d.record(&r)
+		if d.err != nil {
+			break
+		}
+		if !yield(r, nil) {
+			return
+		}
+	}
+	if d.err == nil && d.left != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	if d.err != nil {
+		yield(Record{}, fmt.Errorf("snapshot: read state %s: %w: %v", s.path, ErrCorrupt, d.err))
+	}
+}
+
+// same refuses a state file other than the one Load verified: only a
+// build holding the state's lock replaces it.
+func (s *storedFiles) same(f *os.File) error {
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(info, s.file) || info.Size() != s.file.Size() || !info.ModTime().Equal(s.file.ModTime()) {
+		return errors.New("the state file was replaced while this build read it")
+	}
+	return nil
+}
