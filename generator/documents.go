@@ -96,7 +96,7 @@ func (b *lister) writeChangeList(path string, s *set, seg *snapshot.Segment) (bo
 		for i := range seg.Events {
 			ev := &seg.Events[i]
 			e := b.changeEntry(ev)
-			e.Links = b.linker.links(s, &ev.Record, ev)
+			e.Links = b.linker.links(s, ev.Record, ev)
 			if err := w.Entry(e); err != nil {
 				return err
 			}
@@ -118,7 +118,7 @@ func (b *lister) changeEntry(ev *snapshot.Event) *rs.Entry {
 		e.MD.Datetime = t
 	}
 	if ev.Change != snapshot.Deleted {
-		b.describe(&e.MD, &ev.Record)
+		b.describe(&e.MD, ev.Record)
 	}
 	return e
 }

@@ -282,7 +282,7 @@ func (b *recoverer) recoverFromOutput() (*recovery, error) {
 			if ev.Change == snapshot.Deleted {
 				delete(setFiles, ev.Record.Path)
 			} else {
-				setFiles[ev.Record.Path] = ev.Record
+				setFiles[ev.Record.Path] = *ev.Record
 			}
 		}
 		for p, r := range setFiles {
@@ -558,11 +558,12 @@ func (b *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
 		if ev.Time = unixOf(when); ev.Time == 0 {
 			return fmt.Errorf("%s: %s: no datetime", rel, e.Loc)
 		}
-		var err error
-		if ev.Record, err = b.pubRecord(e); err != nil {
+		r, err := b.pubRecord(e)
+		if err != nil {
 			return fmt.Errorf("%s: %w", rel, err)
 		}
-		ev.Record.Seen = ev.Time
+		r.Seen = ev.Time
+		ev.Record = &r
 		evs = append(evs, ev)
 		return nil
 	})

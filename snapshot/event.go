@@ -25,8 +25,11 @@ func (c Change) String() string {
 
 // Event is one change to one file, detected by one build. For creations
 // and updates, Record is the file as it became; for deletions, as it was.
+// Record points into the scan's results (or the state's), which nobody
+// changes once the events are made: a build that creates every file holds
+// each record once, not once more in its event.
 type Event struct {
 	Change Change
 	Time   int64 // Unix seconds of the build that detected it
-	Record Record
+	Record *Record
 }

@@ -409,14 +409,14 @@ func (s *scan) events() []Event {
 	for j := range s.files {
 		r := &s.files[j]
 		for ; i < len(s.deleted) && layout.ComparePaths(s.deleted[i].Path, r.Path) < 0; i++ {
-			events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: s.deleted[i]})
+			events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &s.deleted[i]})
 		}
 		if r.Change != 0 {
-			events = append(events, Event{Change: r.Change, Time: s.opts.Now, Record: *r})
+			events = append(events, Event{Change: r.Change, Time: s.opts.Now, Record: r})
 		}
 	}
 	for ; i < len(s.deleted); i++ {
-		events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: s.deleted[i]})
+		events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &s.deleted[i]})
 	}
 	return events
 }

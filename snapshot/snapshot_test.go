@@ -34,8 +34,8 @@ func sampleState() *State {
 		Journals: map[string][]Segment{"default": {
 			{From: 100, Until: 200, Kept: []Kept{{Path: "resourcesync/default/changelists/changelist-19700101T000140Z.xml", Size: 700, SHA256: [32]byte{3}}}},
 			{From: 200, Seq: 1, Events: []Event{
-				{Change: Created, Time: 250, Record: rec("a/b.txt", 1)},
-				{Change: Deleted, Time: 260, Record: rec("gone", 0)},
+				{Change: Created, Time: 250, Record: ptr(rec("a/b.txt", 1))},
+				{Change: Deleted, Time: 260, Record: ptr(rec("gone", 0))},
 			}}}},
 		Outputs:    []string{".well-known/resourcesync", "resourcesync/default/resourcelist.xml"},
 		SetChanged: map[string]int64{"default": 250, "other": 100},
@@ -60,6 +60,8 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Errorf("decoded %+v\nwant %+v", got, st)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func equalStates(a, b *State) bool {
 	return reflect.DeepEqual(normalized(a), normalized(b))

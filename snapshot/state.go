@@ -313,7 +313,7 @@ func (e *encoder) segments(segs []Segment) {
 		for i := range seg.Events {
 			e.w.WriteByte(byte(seg.Events[i].Change))
 			e.varint(seg.Events[i].Time)
-			e.record(&seg.Events[i].Record)
+			e.record(seg.Events[i].Record)
 		}
 		e.kept(seg.Kept)
 	}
@@ -561,7 +561,8 @@ func (d *decoder) segments() []Segment {
 				d.fail("bad change kind %d", ev.Change)
 			}
 			ev.Time = d.varint()
-			d.record(&ev.Record)
+			ev.Record = new(Record)
+			d.record(ev.Record)
 		}
 		if d.version >= 3 {
 			seg.Kept = d.kept()
