@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rsgen/rsgen/layout"
 )
 
 // TestEIOInjection runs the real rsgen binary under strace's syscall fault
@@ -615,6 +618,13 @@ func (s *eioSite) checkMessage(f *eioFamily, n int, injected, stderr string) {
 	}
 }
 
+// leftByDeadBuild reports whether p, under the output or the state folder,
+// is what a build that died (the Go runtime's failure, like a kill) leaves
+// for the next build to remove or take over: a temporary file, or the lock.
+func leftByDeadBuild(p string) bool {
+	return strings.HasPrefix(path.Base(p), layout.TempPrefix) || p == "lock"
+}
+
 // checkLeft checks what a failed build left (temporary files only after
 // a clean failure: a dead one leaves them to the next build), then builds
 // again without injection.
@@ -638,7 +648,7 @@ func (s *eioSite) checkLeft(f *eioFamily, n int, injected string, clean bool) {
 		advanced := false
 		for _, p := range eioKeys(s.before, s.after1, out) {
 			now, inNow := out[p]
-			if fileIs(now, inNow, s.before, p) {
+			if fileIs(now, inNow, s.before, p) || !clean && leftByDeadBuild(p) {
 				continue
 			}
 			advanced = true
@@ -651,7 +661,8 @@ func (s *eioSite) checkLeft(f *eioFamily, n int, injected string, clean bool) {
 			// publishing: the record of what a build failing while it
 			// renames its staged files into place was publishing (see
 			// generator/intent.go), for the next build.
-			if p != "state" && p != "publishing" && !fileIs(now, inNow, s.stateBefore, p) && !fileIs(now, inNow, s.closed1, p) {
+			if p != "state" && p != "publishing" && !fileIs(now, inNow, s.stateBefore, p) && !fileIs(now, inNow, s.closed1, p) &&
+				(clean || !leftByDeadBuild(p)) {
 				bad = append(bad, ".rsgen/"+p)
 			}
 		}
