@@ -58,7 +58,7 @@ func TestFormat4Fixture(t *testing.T) {
 	if otherBuf.Len() != buf.Len()+32 {
 		t.Errorf("%d bytes with the fingerprint its SHA-256, %d without: want 32 less", buf.Len(), otherBuf.Len())
 	}
-	got, err := Decode(bytes.NewReader(want))
+	got, err := decodeAll(bytes.NewReader(want))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestFormat3Migrates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode(bytes.NewReader(data))
+	got, err := decodeAll(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestOlderFormatsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := Decode(bytes.NewReader(data))
+		st, err := decodeAll(bytes.NewReader(data))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
@@ -141,7 +141,7 @@ func TestOlderFormatsDecode(t *testing.T) {
 		if err := Encode(&buf, st); err != nil {
 			t.Fatal(err)
 		}
-		again, err := Decode(bytes.NewReader(buf.Bytes()))
+		again, err := decodeAll(bytes.NewReader(buf.Bytes()))
 		if err != nil || buf.Bytes()[len(magic)] != Version || len(again.Files) != len(st.Files) {
 			t.Errorf("%s written again: %v", tc.file, err)
 		}

@@ -20,7 +20,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(magic))
 	f.Add([]byte(magic + "\x01\xff\xff\xff\xff\xff\xff\xff\xff\x7f"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := Decode(bytes.NewReader(data))
+		st, err := decodeAll(bytes.NewReader(data))
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNewerVersion) {
 				t.Fatalf("Decode error %v is neither ErrCorrupt nor ErrNewerVersion", err)
@@ -45,7 +45,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal(err)
 		}
 		st.Shared = nil // a migration input, never written
-		st2, err := Decode(bytes.NewReader(again.Bytes()))
+		st2, err := decodeAll(bytes.NewReader(again.Bytes()))
 		if err != nil || !equalStates(st, st2) {
 			t.Fatalf("re-encoded state does not decode equal: %v", err)
 		}

@@ -52,7 +52,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if err := Encode(&buf, st); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode(bytes.NewReader(buf.Bytes()))
+	got, err := decodeAll(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,12 +125,12 @@ func TestDecodeDetectsCorruption(t *testing.T) {
 	for i := range good {
 		bad := slices.Clone(good)
 		bad[i] ^= 0x20
-		if _, err := Decode(bytes.NewReader(bad)); !errors.Is(err, ErrCorrupt) {
+		if _, err := decodeAll(bytes.NewReader(bad)); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("flipping byte %d: %v, want ErrCorrupt", i, err)
 		}
 	}
 	for n := 0; n < len(good); n++ {
-		if _, err := Decode(bytes.NewReader(good[:n])); !errors.Is(err, ErrCorrupt) {
+		if _, err := decodeAll(bytes.NewReader(good[:n])); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("truncated to %d bytes: %v, want ErrCorrupt", n, err)
 		}
 	}
@@ -144,7 +144,7 @@ func TestDecodeRefusesNewerVersion(t *testing.T) {
 	b := buf.Bytes()
 	b[len(magic)] = Version + 1
 	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crcTable))
-	if _, err := Decode(bytes.NewReader(b)); !errors.Is(err, ErrNewerVersion) {
+	if _, err := decodeAll(bytes.NewReader(b)); !errors.Is(err, ErrNewerVersion) {
 		t.Errorf("got %v, want ErrNewerVersion", err)
 	}
 }

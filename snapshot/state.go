@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -165,12 +164,7 @@ func load(f *os.File, path string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := verify(f, info.Size()); err != nil {
-		return nil, err
-	}
-	bodySize := info.Size() - int64(len(magic)) - 4
-	d := newDecoder(io.NewSectionReader(f, int64(len(magic)), bodySize), bodySize)
-	return d.body(&storedFiles{path: path, file: info, end: int64(len(magic)) + bodySize})
+	return decodeState(f, info.Size(), &storedFiles{path: path, file: info, end: info.Size() - 4})
 }
 
 // Save writes st into dir atomically: a temporary file, fsync, rename, and
@@ -424,22 +418,15 @@ func newDecoder(r io.Reader, size int64) *decoder {
 	return &decoder{r: bufio.NewReaderSize(r, 64<<10), left: size, types: map[string]string{}}
 }
 
-// Decode reads a state written by Encode, holding all of it in memory.
-func Decode(r io.Reader) (*State, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
+// decodeState reads the state file in r, of size bytes, once to verify
+// its checksum, and then decodes it (see body for stored).
+func decodeState(r io.ReaderAt, size int64, stored *storedFiles) (*State, error) {
+	if err := verify(r, size); err != nil {
 		return nil, err
 	}
-	if err := verify(bytes.NewReader(data), int64(len(data))); err != nil {
-		return nil, err
-	}
-	body := data[len(magic) : len(data)-4]
-	d := newDecoder(bytes.NewReader(body), int64(len(body)))
-	st, err := d.body(nil)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+	bodySize := size - int64(len(magic)) - 4
+	d := newDecoder(io.NewSectionReader(r, int64(len(magic)), bodySize), bodySize)
+	return d.body(stored)
 }
 
 // verify checks that the state file in r, of size bytes, has the magic
@@ -618,7 +605,7 @@ func (d *decoder) fail(format string, args ...any) {
 }
 
 // count reads a length, refusing one longer than the bytes left could hold,
-// so that a corrupt length cannot make Decode allocate without bound.
+// so that a corrupt length cannot make a decoder allocate without bound.
 func (d *decoder) count() int {
 	n := d.uvarint()
 	if n > uint64(d.left) {
