@@ -2,7 +2,7 @@ package deploy
 
 import (
 	"encoding/hex"
-	"encoding/xml"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rsgen/rsgen/internal/sitemaptest"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -104,26 +105,6 @@ func isDoc(key string) bool {
 	return key == layout.SourceDescription || strings.HasSuffix(key, ".xml") || strings.HasSuffix(key, ".timemap")
 }
 
-// xmlDoc is what the replay reads of a ResourceSync document.
-type xmlDoc struct {
-	Links    []xmlLink  `xml:"http://www.openarchives.org/rs/terms/ ln"`
-	URLs     []xmlEntry `xml:"url"`
-	Sitemaps []xmlEntry `xml:"sitemap"`
-}
-
-type xmlEntry struct {
-	Loc string `xml:"loc"`
-	MD  struct {
-		Change string `xml:"change,attr"`
-	} `xml:"http://www.openarchives.org/rs/terms/ md"`
-	Links []xmlLink `xml:"http://www.openarchives.org/rs/terms/ ln"`
-}
-
-type xmlLink struct {
-	Rel  string `xml:"rel,attr"`
-	Href string `xml:"href,attr"`
-}
-
 var timemapLink = regexp.MustCompile(`<([^>]+)>`)
 
 // docRefs returns the URIs a document links to downward: entries (but
@@ -137,11 +118,14 @@ func docRefs(t *testing.T, key string, body []byte) []string {
 		}
 		return refs
 	}
-	var doc xmlDoc
-	if err := xml.Unmarshal(body, &doc); err != nil {
+	doc, err := sitemaptest.Parse(body)
+	if errors.Is(err, sitemaptest.ErrNotSitemap) {
+		return nil // a resource, not a document
+	}
+	if err != nil {
 		t.Fatalf("%s: %v", key, err)
 	}
-	links := func(lns []xmlLink) {
+	links := func(lns []sitemaptest.Link) {
 		for _, ln := range lns {
 			if ln.Rel != "up" && ln.Rel != "index" {
 				refs = append(refs, ln.Href)
@@ -149,8 +133,8 @@ func docRefs(t *testing.T, key string, body []byte) []string {
 		}
 	}
 	links(doc.Links)
-	for _, e := range append(doc.URLs, doc.Sitemaps...) {
-		if e.MD.Change == "deleted" {
+	for _, e := range doc.Entries() {
+		if e.MD().Change == "deleted" {
 			continue
 		}
 		refs = append(refs, e.Loc)

@@ -1,7 +1,7 @@
 package generator
 
 import (
-	"encoding/xml"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/internal/sitemaptest"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -99,28 +100,27 @@ func checkReferences(t *testing.T, cfg *config.Config) {
 		if err != nil {
 			return err
 		}
-		dec := xml.NewDecoder(strings.NewReader(string(data)))
-		for {
-			tok, err := dec.Token()
-			if err != nil {
-				break
+		doc, err := sitemaptest.Parse(data)
+		if errors.Is(err, sitemaptest.ErrNotSitemap) {
+			return nil // a resource, not a document
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		var refs []string
+		for _, l := range doc.Links {
+			refs = append(refs, l.Href)
+		}
+		for _, e := range doc.Entries() {
+			refs = append(refs, e.Loc)
+			for _, l := range e.Links {
+				refs = append(refs, l.Href)
 			}
-			var refs []string
-			switch se := tok.(type) {
-			case xml.StartElement:
-				for _, a := range se.Attr {
-					if a.Name.Local == "href" {
-						refs = append(refs, a.Value)
-					}
-				}
-			case xml.CharData:
-				refs = append(refs, strings.TrimSpace(string(se)))
-			}
-			for _, r := range refs {
-				if rel, ok := strings.CutPrefix(r, docsBase); ok {
-					if _, err := os.Stat(filepath.Join(cfg.Out, "resourcesync", filepath.FromSlash(rel))); err != nil {
-						t.Errorf("%s points at %s: %v", p, r, err)
-					}
+		}
+		for _, r := range refs {
+			if rel, ok := strings.CutPrefix(r, docsBase); ok {
+				if _, err := os.Stat(filepath.Join(cfg.Out, "resourcesync", filepath.FromSlash(rel))); err != nil {
+					t.Errorf("%s points at %s: %v", p, r, err)
 				}
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,11 +13,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/internal/sitemaptest"
 )
 
 // dumpConfig returns a configuration with both dumps on and packages small
@@ -35,38 +36,23 @@ func dumpConfig(t *testing.T, root string) *config.Config {
 	return &cfg
 }
 
-// manifestDoc is an independent reading of a dump manifest.
-type manifestDoc struct {
-	URLs []struct {
-		Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-		MD  struct {
-			Change string `xml:"change,attr"`
-			Path   string `xml:"path,attr"`
-			Length int64  `xml:"length,attr"`
-		} `xml:"http://www.openarchives.org/rs/terms/ md"`
-	} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-}
-
-// dumpDoc is an independent reading of a Resource Dump or Change Dump.
-type dumpDoc struct {
-	URLs []struct {
-		Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-		Ln  struct {
-			Rel  string `xml:"rel,attr"`
-			Href string `xml:"href,attr"`
-		} `xml:"http://www.openarchives.org/rs/terms/ ln"`
-	} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-}
-
-func readXML(t *testing.T, path string, v any) {
+// readDoc reads the document at path with the shared test reader.
+func readDoc(t *testing.T, path string) *sitemaptest.Doc {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	d, err := sitemaptest.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := xml.Unmarshal(data, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
+	return d
+}
+
+// packageLink returns the href of a dump entry's package link (its first
+// rs:ln, contents).
+func packageLink(e sitemaptest.Entry) string {
+	if len(e.Links) == 0 {
+		return ""
 	}
+	return e.Links[0].Href
 }
 
 // outFile maps a URL under the test's base URL to its file in out.
@@ -109,8 +95,8 @@ func checkPackage(t *testing.T, zipPath, manifestCopy string) (files map[string]
 	if !bytes.Equal(copyBytes, contents["manifest.xml"]) {
 		t.Errorf("%s: the contents copy differs from the packaged manifest", manifestCopy)
 	}
-	var m manifestDoc
-	if err := xml.Unmarshal(contents["manifest.xml"], &m); err != nil {
+	m, err := sitemaptest.Parse(contents["manifest.xml"])
+	if err != nil {
 		t.Fatal(err)
 	}
 	files = map[string][]byte{}
@@ -120,18 +106,18 @@ func checkPackage(t *testing.T, zipPath, manifestCopy string) (files map[string]
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u.MD.Change == "deleted" {
+		if u.MD().Change == "deleted" {
 			deleted = append(deleted, src)
 			continue
 		}
-		name := strings.TrimPrefix(u.MD.Path, "/")
+		name := strings.TrimPrefix(u.MD().Path, "/")
 		data, ok := contents[name]
 		if !ok {
-			t.Errorf("%s: manifest path %s not in the package", zipPath, u.MD.Path)
+			t.Errorf("%s: manifest path %s not in the package", zipPath, u.MD().Path)
 			continue
 		}
-		if int64(len(data)) != u.MD.Length {
-			t.Errorf("%s: %s has %d bytes, manifest says %d", zipPath, name, len(data), u.MD.Length)
+		if strconv.Itoa(len(data)) != u.MD().Length {
+			t.Errorf("%s: %s has %d bytes, manifest says %s", zipPath, name, len(data), u.MD().Length)
 		}
 		listed[name] = true
 		files[src] = data
@@ -147,11 +133,10 @@ func checkPackage(t *testing.T, zipPath, manifestCopy string) (files map[string]
 // resourceDumpTree rebuilds a tree from the Resource Dump alone.
 func resourceDumpTree(t *testing.T, out string) map[string]string {
 	t.Helper()
-	var d dumpDoc
-	readXML(t, filepath.Join(out, "resourcesync/default/resourcedump.xml"), &d)
+	d := readDoc(t, filepath.Join(out, "resourcesync/default/resourcedump.xml"))
 	tree := map[string]string{}
 	for _, u := range d.URLs {
-		files, _ := checkPackage(t, outFile(out, u.Loc), outFile(out, u.Ln.Href))
+		files, _ := checkPackage(t, outFile(out, u.Loc), outFile(out, packageLink(u)))
 		for p, data := range files {
 			if _, dup := tree[p]; dup {
 				t.Errorf("%s is in two packages", p)
@@ -259,13 +244,12 @@ func TestChangeDumpsReplay(t *testing.T) {
 	buildAt(t, cfg, "2026-01-01T02:00:00Z", limits{})
 	buildAt(t, cfg, "2026-01-01T03:00:00Z", limits{}) // no changes: no package
 
-	var d dumpDoc
-	readXML(t, filepath.Join(cfg.Out, "resourcesync/default/changedumps/changedump-20260101T000000Z.xml"), &d)
+	d := readDoc(t, filepath.Join(cfg.Out, "resourcesync/default/changedumps/changedump-20260101T000000Z.xml"))
 	if len(d.URLs) != 2 {
 		t.Fatalf("the Change Dump lists %d packages, want one per build with changes (2)", len(d.URLs))
 	}
 	for _, u := range d.URLs {
-		files, deleted := checkPackage(t, outFile(cfg.Out, u.Loc), outFile(cfg.Out, u.Ln.Href))
+		files, deleted := checkPackage(t, outFile(cfg.Out, u.Loc), outFile(cfg.Out, packageLink(u)))
 		for _, p := range deleted {
 			delete(copyOld, p)
 		}
@@ -326,11 +310,10 @@ func TestChangeDumpSplitsLargeBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	CheckPublished(t, cfg)
-	var d dumpDoc
-	readXML(t, filepath.Join(cfg.Out, "resourcesync/default/changedumps/changedump-20260101T000000Z.xml"), &d)
+	d := readDoc(t, filepath.Join(cfg.Out, "resourcesync/default/changedumps/changedump-20260101T000000Z.xml"))
 	got := map[string]string{}
 	for _, u := range d.URLs {
-		files, _ := checkPackage(t, outFile(cfg.Out, u.Loc), outFile(cfg.Out, u.Ln.Href))
+		files, _ := checkPackage(t, outFile(cfg.Out, u.Loc), outFile(cfg.Out, packageLink(u)))
 		for p, data := range files {
 			got[p] = string(data)
 		}

@@ -77,8 +77,7 @@ func TestRecoveryKeepsDumps(t *testing.T) {
 	// The next real change lists every earlier Change Dump package still.
 	writeTree(t, src, map[string]string{"f.txt": "f"})
 	buildAt(t, cfg, "2026-01-01T02:30:00Z", limits{})
-	var d dumpDoc
-	readXML(t, filepath.Join(cfg.Out, "resourcesync/default/changedumps/changedump-20260101T020000Z.xml"), &d)
+	d := readDoc(t, filepath.Join(cfg.Out, "resourcesync/default/changedumps/changedump-20260101T020000Z.xml"))
 	if len(d.URLs) != 3 { // the builds of 02:00, 02:10 and 02:30
 		t.Errorf("the open Change Dump lists %d packages after the recovery, want 3", len(d.URLs))
 	}

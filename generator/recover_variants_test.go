@@ -20,36 +20,24 @@ func replayedEvents(t *testing.T, out string, baseline map[string]string) map[st
 	for p, h := range baseline {
 		model[p] = h
 	}
-	type md struct {
-		Change string `xml:"change,attr"`
-		Hash   string `xml:"hash,attr"`
-	}
-	var idx struct {
-		Locs []string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemap>loc"`
-	}
-	readXML(t, filepath.Join(out, "resourcesync", "default", "changelist.xml"), &idx)
-	for _, loc := range idx.Locs {
-		var cl struct {
-			URLs []struct {
-				Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-				MD  md     `xml:"http://www.openarchives.org/rs/terms/ md"`
-			} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-		}
-		readXML(t, outFile(out, loc), &cl)
+	idx := readDoc(t, filepath.Join(out, "resourcesync", "default", "changelist.xml"))
+	for _, e := range idx.Sitemaps {
+		loc := e.Loc
+		cl := readDoc(t, outFile(out, loc))
 		for _, u := range cl.URLs {
 			p := strings.TrimPrefix(u.Loc, "https://data.example.org/")
 			old, present := model[p]
-			switch u.MD.Change {
+			switch u.MD().Change {
 			case "created":
 				if present {
 					t.Errorf("%s: created %s, which exists already", loc, p)
 				}
-				model[p] = u.MD.Hash
+				model[p] = u.MD().Hash
 			case "updated":
-				if !present || old == u.MD.Hash {
-					t.Errorf("%s: updated %s (present %v, same hash %v)", loc, p, present, old == u.MD.Hash)
+				if !present || old == u.MD().Hash {
+					t.Errorf("%s: updated %s (present %v, same hash %v)", loc, p, present, old == u.MD().Hash)
 				}
-				model[p] = u.MD.Hash
+				model[p] = u.MD().Hash
 			case "deleted":
 				if !present {
 					t.Errorf("%s: deleted %s, which does not exist", loc, p)
@@ -95,18 +83,10 @@ func copyFile(t *testing.T, src, dst string) {
 // hash.
 func publishedHashes(t *testing.T, out string) map[string]string {
 	t.Helper()
-	var rl struct {
-		URLs []struct {
-			Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-			MD  struct {
-				Hash string `xml:"hash,attr"`
-			} `xml:"http://www.openarchives.org/rs/terms/ md"`
-		} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-	}
-	readXML(t, filepath.Join(out, "resourcesync", "default", "resourcelist.xml"), &rl)
+	rl := readDoc(t, filepath.Join(out, "resourcesync", "default", "resourcelist.xml"))
 	m := map[string]string{}
 	for _, u := range rl.URLs {
-		m[strings.TrimPrefix(u.Loc, "https://data.example.org/")] = u.MD.Hash
+		m[strings.TrimPrefix(u.Loc, "https://data.example.org/")] = u.MD().Hash
 	}
 	return m
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/generator"
+	"github.com/rsgen/rsgen/internal/sitemaptest"
 )
 
 // Namespaces, spelled out here rather than taken from package rs.
@@ -390,50 +391,12 @@ type doc struct {
 	Entries []entry
 }
 
-type md struct {
-	Capability string `xml:"capability,attr"`
-	At         string `xml:"at,attr"`
-	Completed  string `xml:"completed,attr"`
-	From       string `xml:"from,attr"`
-	Until      string `xml:"until,attr"`
-	Change     string `xml:"change,attr"`
-	Datetime   string `xml:"datetime,attr"`
-	Hash       string `xml:"hash,attr"`
-	Length     string `xml:"length,attr"`
-	Type       string `xml:"type,attr"`
-	Path       string `xml:"path,attr"`
-}
-
-type link struct {
-	Rel    string `xml:"rel,attr"`
-	Href   string `xml:"href,attr"`
-	Type   string `xml:"type,attr"`
-	Hash   string `xml:"hash,attr"`
-	Length string `xml:"length,attr"`
-}
-
-type entry struct {
-	Loc     string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-	Lastmod string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 lastmod"`
-	MDs     []md   `xml:"http://www.openarchives.org/rs/terms/ md"`
-	Links   []link `xml:"http://www.openarchives.org/rs/terms/ ln"`
-}
-
-// MD returns the entry's one rs:md (checked by parseDoc).
-func (e *entry) MD() md {
-	if len(e.MDs) == 0 {
-		return md{}
-	}
-	return e.MDs[0]
-}
-
-type rawDoc struct {
-	XMLName  xml.Name
-	MDs      []md    `xml:"http://www.openarchives.org/rs/terms/ md"`
-	Links    []link  `xml:"http://www.openarchives.org/rs/terms/ ln"`
-	URLs     []entry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-	Sitemaps []entry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemap"`
-}
+// The documents' elements, as the shared test reader reads them.
+type (
+	md    = sitemaptest.MD
+	link  = sitemaptest.Link
+	entry = sitemaptest.Entry
+)
 
 var xmlDecl = []byte(`<?xml version="1.0" encoding="UTF-8"?>`)
 
@@ -448,8 +411,8 @@ func parseDoc(t testing.TB, name string, data []byte) *doc {
 		t.Errorf("%s: does not start with %s", name, xmlDecl)
 	}
 	checkAttributeNamespaces(t, name, data)
-	var raw rawDoc
-	if err := xml.Unmarshal(data, &raw); err != nil {
+	raw, err := sitemaptest.Parse(data)
+	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	d := &doc{Name: name, Root: raw.XMLName.Local, Links: raw.Links}

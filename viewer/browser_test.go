@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/rsgen/rsgen/internal/sitemaptest"
 )
 
 // The browser tests open a built site in headless Chromium with XSLT
@@ -228,18 +230,18 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 			for _, r := range v.Rels {
 				shown[r] = true
 			}
-			if len(d.entries()) > 0 {
+			if len(d.Entries()) > 0 {
 				p.goTo("#doc=" + path + "&entry=1")
-				checkEntryView(t, path, d.entries()[0], p.view())
+				checkEntryView(t, path, d.Entries()[0], p.view())
 			}
 			p.noProblems(path)
 		}
 		var all []string
 		for _, d := range docs {
-			all = append(all, d.rels()...)
+			all = append(all, rels(d)...)
 		}
 		for _, want := range []string{"up", "describedby", "archives", "index", "contents", "duplicate", "alternate",
-			"describes", "profile", "collection", "memento", "timemap", "via", rsNS + "patch"} {
+			"describes", "profile", "collection", "memento", "timemap", "via", sitemaptest.RSNS + "patch"} {
 			if !slices.Contains(all, want) {
 				t.Errorf("the example site has no %s link: the test's history no longer exercises it", want)
 			}
@@ -509,7 +511,7 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 // checkDocumentView compares the view of a document with the document.
 func checkDocumentView(t *testing.T, path string, d *xmlDoc, v view) {
 	t.Helper()
-	n := len(d.entries())
+	n := len(d.Entries())
 	if v.Error != "" {
 		t.Errorf("%s: %s", path, v.Error)
 		return
@@ -520,17 +522,17 @@ func checkDocumentView(t *testing.T, path string, d *xmlDoc, v view) {
 	if n == 0 && !strings.Contains(v.Text, "has no entries yet") {
 		t.Errorf("%s: an empty document does not say so", path)
 	}
-	for _, rel := range d.rels() {
+	for _, rel := range rels(d) {
 		if !slices.Contains(v.Rels, rel) {
 			t.Errorf("%s: its %s links are not shown (shown: %v)", path, rel, v.Rels)
 		}
 	}
-	for _, a := range d.MD.Attrs {
+	for _, a := range d.MD().Attrs() {
 		if !slices.Contains(v.Attrs, a.Name.Local) || !strings.Contains(v.Text, a.Value) {
 			t.Errorf("%s: its attribute %s=%q is not shown", path, a.Name.Local, a.Value)
 		}
 	}
-	for _, name := range d.entryAttributes() {
+	for _, name := range entryAttributes(d) {
 		if !slices.Contains(v.Attrs, "md:"+name) {
 			t.Errorf("%s: its entries' attribute %s has no column", path, name)
 		}
@@ -541,9 +543,9 @@ func checkDocumentView(t *testing.T, path string, d *xmlDoc, v view) {
 	if v.Status == "" {
 		t.Errorf("%s: no status line", path)
 	}
-	if cap := d.MD.get("capability"); (cap == "changelist" || cap == "changedump") && d.XMLName.Local == "urlset" {
+	if cap := d.MD().Capability; (cap == "changelist" || cap == "changedump") && d.XMLName.Local == "urlset" {
 		want := "open"
-		if d.MD.get("until") != "" {
+		if d.MD().Until != "" {
 			want = "closed"
 		}
 		if v.State != want || !strings.HasPrefix(v.Status, strings.ToUpper(want[:1])+want[1:]) {
@@ -553,10 +555,10 @@ func checkDocumentView(t *testing.T, path string, d *xmlDoc, v view) {
 }
 
 // checkEntryView checks that an entry's view shows every value in full.
-func checkEntryView(t *testing.T, path string, e xmlEntry, v view) {
+func checkEntryView(t *testing.T, path string, e sitemaptest.Entry, v view) {
 	t.Helper()
 	text := strings.Join(strings.Fields(v.Text), " ")
-	for _, a := range e.MD.Attrs {
+	for _, a := range e.MD().Attrs() {
 		for _, token := range strings.Fields(a.Value) {
 			if !strings.Contains(text, token) {
 				t.Errorf("%s entry 1: %s %q is not shown in full", path, a.Name.Local, token)
@@ -564,16 +566,16 @@ func checkEntryView(t *testing.T, path string, e xmlEntry, v view) {
 		}
 	}
 	for _, l := range e.Links {
-		if !slices.Contains(v.Rels, l.get("rel")) {
-			t.Errorf("%s entry 1: its %s link is not shown", path, l.get("rel"))
+		if !slices.Contains(v.Rels, l.Rel) {
+			t.Errorf("%s entry 1: its %s link is not shown", path, l.Rel)
 		}
-		for _, a := range l.Attrs {
+		for _, a := range l.Attrs() {
 			if a.Name.Local == "rel" || a.Name.Local == "href" {
 				continue
 			}
 			for _, token := range strings.Fields(a.Value) {
 				if !strings.Contains(text, token) {
-					t.Errorf("%s entry 1: %s link's %s %q is not shown", path, l.get("rel"), a.Name.Local, token)
+					t.Errorf("%s entry 1: %s link's %s %q is not shown", path, l.Rel, a.Name.Local, token)
 				}
 			}
 		}

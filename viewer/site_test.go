@@ -1,7 +1,6 @@
 package viewer
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rsgen/rsgen/internal/sitemaptest"
 )
 
 // This file builds sites with the real rsgen and reads their documents
@@ -142,52 +143,18 @@ func writeFile(t *testing.T, p, content string) {
 	}
 }
 
-const (
-	sitemapNS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-	rsNS      = "http://www.openarchives.org/rs/terms/"
-)
-
-// xmlAttrs are the attributes of an rs:md or rs:ln element.
-type xmlAttrs struct {
-	Attrs []xml.Attr `xml:",any,attr"`
-}
-
-func (a xmlAttrs) get(name string) string {
-	for _, at := range a.Attrs {
-		if at.Name.Local == name {
-			return at.Value
-		}
-	}
-	return ""
-}
-
-type xmlEntry struct {
-	Loc     string     `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-	Lastmod string     `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 lastmod"`
-	MD      xmlAttrs   `xml:"http://www.openarchives.org/rs/terms/ md"`
-	Links   []xmlAttrs `xml:"http://www.openarchives.org/rs/terms/ ln"`
-}
-
-// xmlDoc is a ResourceSync document as encoding/xml reads it.
-type xmlDoc struct {
-	XMLName  xml.Name
-	MD       xmlAttrs   `xml:"http://www.openarchives.org/rs/terms/ md"`
-	Links    []xmlAttrs `xml:"http://www.openarchives.org/rs/terms/ ln"`
-	URLs     []xmlEntry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-	Sitemaps []xmlEntry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemap"`
-}
-
-func (d *xmlDoc) entries() []xmlEntry { return append(append([]xmlEntry{}, d.URLs...), d.Sitemaps...) }
+// xmlDoc is a ResourceSync document as the shared test reader reads it.
+type xmlDoc = sitemaptest.Doc
 
 // rels returns the link relations of the document and its entries.
-func (d *xmlDoc) rels() []string {
+func rels(d *xmlDoc) []string {
 	seen := map[string]bool{}
 	for _, l := range d.Links {
-		seen[l.get("rel")] = true
+		seen[l.Rel] = true
 	}
-	for _, e := range d.entries() {
+	for _, e := range d.Entries() {
 		for _, l := range e.Links {
-			seen[l.get("rel")] = true
+			seen[l.Rel] = true
 		}
 	}
 	return sortedKeys(seen)
@@ -195,10 +162,10 @@ func (d *xmlDoc) rels() []string {
 
 // entryAttributes returns the names of the rs:md attributes of the
 // document's entries.
-func (d *xmlDoc) entryAttributes() []string {
+func entryAttributes(d *xmlDoc) []string {
 	seen := map[string]bool{}
-	for _, e := range d.entries() {
-		for _, a := range e.MD.Attrs {
+	for _, e := range d.Entries() {
+		for _, a := range e.MD().Attrs() {
 			seen[a.Name.Local] = true
 		}
 	}
@@ -224,15 +191,12 @@ func readDocuments(t *testing.T, out string) map[string]*xmlDoc {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var d xmlDoc
-		if err := xml.Unmarshal(data, &d); err != nil {
+		d, err := sitemaptest.Parse(data)
+		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if d.XMLName.Space != sitemapNS {
-			t.Fatalf("%s: root %v is not a Sitemap element", p, d.XMLName)
-		}
 		rel, _ := filepath.Rel(out, p)
-		docs[filepath.ToSlash(rel)] = &d
+		docs[filepath.ToSlash(rel)] = d
 	}
 	read(filepath.Join(out, ".well-known", "resourcesync"))
 	err := filepath.WalkDir(filepath.Join(out, "resourcesync"), func(p string, d fs.DirEntry, err error) error {
@@ -256,15 +220,15 @@ func readDocuments(t *testing.T, out string) map[string]*xmlDoc {
 func changeCounts(docs map[string]*xmlDoc, prefix string) map[string]int {
 	counts := map[string]int{}
 	for path, d := range docs {
-		if !strings.HasPrefix(path, prefix) || d.MD.get("capability") != "changelist" {
+		if !strings.HasPrefix(path, prefix) || d.MD().Capability != "changelist" {
 			continue
 		}
 		for _, e := range d.URLs {
-			day := e.MD.get("datetime")
+			day := e.MD().Datetime
 			if day == "" {
 				day = e.Lastmod
 			}
-			counts[fmt.Sprintf("%s %s", day[:10], e.MD.get("change"))]++
+			counts[fmt.Sprintf("%s %s", day[:10], e.MD().Change)]++
 		}
 	}
 	return counts
@@ -274,7 +238,7 @@ func changeCounts(docs map[string]*xmlDoc, prefix string) map[string]int {
 func typeCounts(d *xmlDoc) map[string]int {
 	counts := map[string]int{}
 	for _, e := range d.URLs {
-		counts[e.MD.get("type")]++
+		counts[e.MD().Type]++
 	}
 	return counts
 }

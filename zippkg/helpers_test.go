@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsgen/rsgen/internal/sitemaptest"
 	"github.com/rsgen/rsgen/rs"
 )
 
@@ -111,42 +111,13 @@ func writePackage(t testing.TB, m *Manifest, opts *Options, open func(e *Entry) 
 	return buf.Bytes()
 }
 
-// xmlManifest is a manifest decoded with encoding/xml.
-type xmlManifest struct {
-	Links []xmlLink `xml:"http://www.openarchives.org/rs/terms/ ln"`
-	MD    xmlMD     `xml:"http://www.openarchives.org/rs/terms/ md"`
-	URLs  []struct {
-		Loc     string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-		Lastmod string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 lastmod"`
-		MD      xmlMD  `xml:"http://www.openarchives.org/rs/terms/ md"`
-	} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-}
-
-type xmlLink struct {
-	Rel  string `xml:"rel,attr"`
-	Href string `xml:"href,attr"`
-}
-
-type xmlMD struct {
-	Capability string `xml:"capability,attr"`
-	At         string `xml:"at,attr"`
-	From       string `xml:"from,attr"`
-	Until      string `xml:"until,attr"`
-	Change     string `xml:"change,attr"`
-	Datetime   string `xml:"datetime,attr"`
-	Hash       string `xml:"hash,attr"`
-	Length     string `xml:"length,attr"`
-	Type       string `xml:"type,attr"`
-	Path       string `xml:"path,attr"`
-}
-
-func decodeManifest(t testing.TB, data []byte) *xmlManifest {
+func decodeManifest(t testing.TB, data []byte) *sitemaptest.Doc {
 	t.Helper()
-	var x xmlManifest
-	if err := xml.Unmarshal(data, &x); err != nil {
+	x, err := sitemaptest.Parse(data)
+	if err != nil {
 		t.Fatalf("decode manifest: %v\n%s", err, data)
 	}
-	return &x
+	return x
 }
 
 // checkPackage reads pkg with archive/zip and checks it against m and the
@@ -177,19 +148,19 @@ func checkPackage(t *testing.T, pkg []byte, m *Manifest, content func(e *Entry) 
 	x := decodeManifest(t, readEntry(t, zr.File[0]))
 	for i, u := range x.URLs {
 		e := &m.Entries[i]
-		if u.MD.Change == rs.ChangeDeleted {
-			if u.MD.Path != "" {
-				t.Errorf("deleted %s has path %s", u.Loc, u.MD.Path)
+		if u.MD().Change == rs.ChangeDeleted {
+			if u.MD().Path != "" {
+				t.Errorf("deleted %s has path %s", u.Loc, u.MD().Path)
 			}
 			continue
 		}
-		f := byName[strings.TrimPrefix(u.MD.Path, "/")]
+		f := byName[strings.TrimPrefix(u.MD().Path, "/")]
 		if f == nil {
-			t.Errorf("manifest path %s: no ZIP entry", u.MD.Path)
+			t.Errorf("manifest path %s: no ZIP entry", u.MD().Path)
 			continue
 		}
 		delete(byName, f.Name)
-		checkBitstream(t, f, u.MD, e, content(e))
+		checkBitstream(t, f, u.MD(), e, content(e))
 	}
 	for name := range byName {
 		t.Errorf("ZIP entry %s is not in the manifest", name)
@@ -210,7 +181,7 @@ func checkManifestEntry(t *testing.T, f *zip.File, m *Manifest) {
 	}
 }
 
-func checkBitstream(t *testing.T, f *zip.File, md xmlMD, e *Entry, want []byte) {
+func checkBitstream(t *testing.T, f *zip.File, md sitemaptest.MD, e *Entry, want []byte) {
 	t.Helper()
 	got := readEntry(t, f)
 	if !bytes.Equal(got, want) {

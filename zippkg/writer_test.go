@@ -22,9 +22,9 @@ func TestResourceDumpPackage(t *testing.T) {
 	pkg := writePackage(t, m, nil, memOpen(tree))
 	checkPackage(t, pkg, m, func(e *Entry) []byte { return tree[e.Path].data })
 	x := decodeManifest(t, mustManifest(t, m))
-	if x.MD.Capability != rs.CapResourceDumpManifest || x.MD.At != "2024-05-06T07:08:09Z" ||
+	if x.MD().Capability != rs.CapResourceDumpManifest || x.MD().At != "2024-05-06T07:08:09Z" ||
 		len(x.Links) != 1 || x.Links[0].Rel != "up" || x.Links[0].Href != testUp {
-		t.Errorf("manifest root: %+v %+v", x.MD, x.Links)
+		t.Errorf("manifest root: %+v %+v", x.MD(), x.Links)
 	}
 	unzipTestBytes(t, pkg)
 }
@@ -38,11 +38,11 @@ func TestChangeDumpPackage(t *testing.T) {
 	x := decodeManifest(t, mustManifest(t, m))
 	var changes []string
 	for _, u := range x.URLs {
-		changes = append(changes, u.MD.Change+" "+u.MD.Path)
+		changes = append(changes, u.MD().Change+" "+u.MD().Path)
 	}
 	want := "created /changes/res7.html|updated /changes/res9.pdf|deleted |updated /changes/res7-v2.html"
-	if got := strings.Join(changes, "|"); got != want || x.MD.From == "" || x.MD.Until == "" {
-		t.Errorf("changes %s, from %q until %q", got, x.MD.From, x.MD.Until)
+	if got := strings.Join(changes, "|"); got != want || x.MD().From == "" || x.MD().Until == "" {
+		t.Errorf("changes %s, from %q until %q", got, x.MD().From, x.MD().Until)
 	}
 	unzipTestBytes(t, pkg)
 }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rsgen/rsgen/internal/sitemaptest"
 )
 
 // The crash tests run the real rsgen binary and kill it with SIGKILL at
@@ -275,7 +277,7 @@ func (c *crashSite) checkKept() {
 		if _, err := os.Stat(filepath.Join(c.out, rel)); err != nil {
 			c.t.Fatalf("%s is missing: %v", rel, err)
 		}
-		for _, e := range c.readDoc(c.out, rel).entries {
+		for _, e := range c.readDoc(c.out, rel).Entries() {
 			listed[c.rel(e.Loc)] = true
 		}
 	}
@@ -322,26 +324,26 @@ func (c *crashSite) checkEvents() {
 	}
 	lastTime := ""
 	for _, e := range events {
-		p, h := e.Path, e.MD.Hash
-		if e.MD.Datetime < lastTime {
-			c.t.Fatalf("%s: %s %s at %s, after an event at %s", e.List, e.MD.Change, p, e.MD.Datetime, lastTime)
+		p, h := e.Path, e.MD().Hash
+		if e.MD().Datetime < lastTime {
+			c.t.Fatalf("%s: %s %s at %s, after an event at %s", e.List, e.MD().Change, p, e.MD().Datetime, lastTime)
 		}
-		lastTime = e.MD.Datetime
+		lastTime = e.MD().Datetime
 		old, present := model[p]
-		switch e.MD.Change {
+		switch e.MD().Change {
 		case "created":
 			if present {
-				c.t.Fatalf("%s: created %s at %s, which exists already: published twice?", e.List, p, e.MD.Datetime)
+				c.t.Fatalf("%s: created %s at %s, which exists already: published twice?", e.List, p, e.MD().Datetime)
 			}
 			model[p] = h
 		case "updated":
 			if !present || old == h {
-				c.t.Fatalf("%s: updated %s at %s (present %v, same hash %v): published twice?", e.List, p, e.MD.Datetime, present, old == h)
+				c.t.Fatalf("%s: updated %s at %s (present %v, same hash %v): published twice?", e.List, p, e.MD().Datetime, present, old == h)
 			}
 			model[p] = h
 		case "deleted":
 			if !present {
-				c.t.Fatalf("%s: deleted %s at %s, which does not exist: published twice?", e.List, p, e.MD.Datetime)
+				c.t.Fatalf("%s: deleted %s at %s, which does not exist: published twice?", e.List, p, e.MD().Datetime)
 			}
 			delete(model, p)
 		}
@@ -381,15 +383,15 @@ func (c *crashSite) sourceHashes() map[string]string {
 func (c *crashSite) resourceList() map[string]string {
 	m := map[string]string{}
 	rl := c.readDoc(c.out, "resourcesync/default/resourcelist.xml")
-	entries := rl.entries
+	entries := rl.Entries()
 	if rl.XMLName.Local == "sitemapindex" {
 		entries = nil
-		for _, part := range rl.entries {
-			entries = append(entries, c.readDoc(c.out, c.rel(part.Loc)).entries...)
+		for _, part := range rl.Entries() {
+			entries = append(entries, c.readDoc(c.out, c.rel(part.Loc)).Entries()...)
 		}
 	}
 	for _, e := range entries {
-		m[c.rel(e.Loc)] = e.MD.Hash
+		m[c.rel(e.Loc)] = e.MD().Hash
 	}
 	return m
 }
@@ -402,7 +404,7 @@ func (c *crashSite) rel(loc string) string {
 	return p
 }
 
-func (c *crashSite) readDoc(dir, rel string) *publishedDoc {
+func (c *crashSite) readDoc(dir, rel string) *sitemaptest.Doc {
 	c.t.Helper()
 	d, err := readPublished(dir, rel)
 	if err != nil {

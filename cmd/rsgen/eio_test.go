@@ -802,7 +802,7 @@ func eioEvents(out string) (map[string]int, error) {
 	}
 	counts := map[string]int{}
 	for _, e := range events {
-		counts[e.Path+" "+e.MD.Change]++
+		counts[e.Path+" "+e.MD().Change]++
 	}
 	return counts, nil
 }

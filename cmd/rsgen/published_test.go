@@ -1,49 +1,32 @@
 package main
 
 import (
-	"encoding/xml"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rsgen/rsgen/internal/sitemaptest"
 )
 
-// The end-to-end tests read what rsgen published with encoding/xml, not
-// with rsgen's own code.
+// The end-to-end tests read what rsgen published with the shared test
+// reader (internal/sitemaptest), not with rsgen's own code.
 
 // testBase is the base URL of the sites the end-to-end tests build.
 const testBase = "https://data.example.org/"
 
-// publishedDoc is a sitemap document: its url or its sitemap entries.
-type publishedDoc struct {
-	XMLName xml.Name
-	URLs    []publishedEntry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
-	Maps    []publishedEntry `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemap"`
-	entries []publishedEntry
-}
-
-type publishedEntry struct {
-	Loc string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
-	MD  struct {
-		Change   string `xml:"change,attr"`
-		Datetime string `xml:"datetime,attr"`
-		Hash     string `xml:"hash,attr"`
-	} `xml:"http://www.openarchives.org/rs/terms/ md"`
-}
-
 // readPublished reads the document at output path rel of out.
-func readPublished(out, rel string) (*publishedDoc, error) {
+func readPublished(out, rel string) (*sitemaptest.Doc, error) {
 	data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(rel)))
 	if err != nil {
 		return nil, err
 	}
-	var d publishedDoc
-	if err := xml.Unmarshal(data, &d); err != nil {
+	d, err := sitemaptest.Parse(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s does not parse: %w", rel, err)
 	}
-	d.entries = append(d.URLs, d.Maps...)
-	return &d, nil
+	return d, nil
 }
 
 // publishedPath returns the output path of a URI under testBase.
@@ -59,7 +42,7 @@ func publishedPath(loc string) (string, error) {
 // the path of the resource it is about.
 type publishedEvent struct {
 	List, Path string
-	publishedEntry
+	sitemaptest.Entry
 }
 
 // publishedEvents returns the events of the Change Lists that the Change
@@ -70,7 +53,7 @@ func publishedEvents(out string) ([]publishedEvent, error) {
 		return nil, err
 	}
 	var events []publishedEvent
-	for _, list := range idx.entries {
+	for _, list := range idx.Entries() {
 		rel, err := publishedPath(list.Loc)
 		if err != nil {
 			return nil, err
@@ -79,12 +62,12 @@ func publishedEvents(out string) ([]publishedEvent, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range cl.entries {
+		for _, e := range cl.Entries() {
 			p, err := publishedPath(e.Loc)
 			if err != nil {
 				return nil, err
 			}
-			events = append(events, publishedEvent{List: list.Loc, Path: p, publishedEntry: e})
+			events = append(events, publishedEvent{List: list.Loc, Path: p, Entry: e})
 		}
 	}
 	return events, nil
