@@ -32,6 +32,7 @@ func writeResourceLists(stateDir, dir string) (listWrite, error) {
 	if err != nil {
 		return listWrite{}, err
 	}
+	defer st.Close()
 	if err := os.RemoveAll(dir); err != nil {
 		return listWrite{}, err
 	}

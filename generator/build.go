@@ -147,11 +147,11 @@ func Build(ctx context.Context, cfg *config.Config, opts Options) (*Summary, err
 	if err != nil {
 		return nil, err
 	}
+	defer b.close()
 	if lock.StalePID > 0 {
 		b.warn(WarnState, filepath.Join(cfg.State, snapshot.LockFile), fmt.Sprintf(
 			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID))
 	}
-	defer b.src.Close()
 	if err := b.prepare(lock.Leftover); err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*Summary, erro
 	if err != nil {
 		return nil, err
 	}
-	defer b.src.Close()
+	defer b.close()
 	if _, err := b.scan(ctx, b.linker.measuringTee()); err != nil {
 		return nil, err
 	}
@@ -201,16 +201,22 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	}
 	b.journals.migrateShared(b.prev)
 	if err := b.checkContinuity(); err != nil {
-		src.Close()
+		b.close()
 		return nil, err
 	}
 	if b.intent, err = snapshot.LoadIntent(cfg.State); err != nil {
-		src.Close()
+		b.close()
 		return nil, err
 	}
 	b.now = b.clampedNow()
 	b.sum.Now = time.Unix(b.now, 0).UTC()
 	return b, nil
+}
+
+// close lets go of the source folder and the previous state's file.
+func (b *builder) close() {
+	b.src.Close()
+	b.prev.Close()
 }
 
 // resourceBase returns the base URL of the resources, with a trailing

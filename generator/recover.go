@@ -113,8 +113,12 @@ func (b *recoverer) loadState() (*snapshot.State, error) {
 		return st, nil
 	}
 	if err != nil {
+		st.Close()
 		return nil, fmt.Errorf("%s: cannot rebuild the state from the output folder %s: %w", why, b.cfg.Out, err)
 	}
+	// The loaded state gives way to the recovered one; its file records
+	// are not read.
+	st.Close()
 	if killed {
 		// What the output does not hold, the loaded state still knows:
 		// it is the one a build after a kill goes on from otherwise.

@@ -9,12 +9,14 @@ import (
 )
 
 // storedFiles finds the file records that Load left in a state file of
-// format 4, which keeps them last.
+// format 4, which keeps them last. The file stays open until the State is
+// closed, so that the records read are those of the file Load verified,
+// even when a build replaces it meanwhile (a reader without the state's
+// lock, such as status).
 type storedFiles struct {
-	path    string
-	file    os.FileInfo // the file Load verified, to refuse another one
-	end     int64       // the offset of the end of the records
-	size    int64       // the length of the records, in bytes
+	file    *os.File
+	end     int64 // the offset of the end of the records
+	size    int64 // the length of the records, in bytes
 	count   int
 	version uint64
 }
@@ -45,17 +47,16 @@ func (st *State) Records() iter.Seq2[Record, error] {
 	return st.stored.records
 }
 
+// Close closes the state file a State from Load holds open for Records.
+func (st *State) Close() error {
+	if st.stored == nil {
+		return nil
+	}
+	return st.stored.file.Close()
+}
+
 func (s *storedFiles) records(yield func(Record, error) bool) {
-	f, err := os.Open(s.path)
-	if err == nil {
-		defer f.Close()
-		err = s.same(f)
-	}
-	if err != nil {
-		yield(Record{}, fmt.Errorf("snapshot: read state %s: %w", s.path, err))
-		return
-	}
-	d := newDecoder(io.NewSectionReader(f, s.end-s.size, s.size), s.size)
+	d := newDecoder(io.NewSectionReader(s.file, s.end-s.size, s.size), s.size)
 	d.version = s.version
 	for range s.count {
 		var r Record
@@ -71,19 +72,6 @@ func (s *storedFiles) records(yield func(Record, error) bool) {
 		d.err = errors.New("trailing bytes")
 	}
 	if d.err != nil {
-		yield(Record{}, fmt.Errorf("snapshot: read state %s: %w: %v", s.path, ErrCorrupt, d.err))
+		yield(Record{}, fmt.Errorf("snapshot: read state %s: %w: %v", s.file.Name(), ErrCorrupt, d.err))
 	}
-}
-
-// same refuses a state file other than the one Load verified: only a
-// build holding the state's lock replaces it.
-func (s *storedFiles) same(f *os.File) error {
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !os.SameFile(info, s.file) || info.Size() != s.file.Size() || !info.ModTime().Equal(s.file.ModTime()) {
-		return errors.New("the state file was replaced while this build read it")
-	}
-	return nil
 }

@@ -141,7 +141,8 @@ var (
 // Load reads the state in dir. A missing file gives an empty State and no
 // error. The whole file is read once to verify its checksum before
 // anything in it is believed; the file records of a format 4 state are
-// then left in it, for Records to read as they are needed.
+// then left in it, for Records to read as they are needed, and the file
+// stays open until the State is closed.
 func Load(dir string) (*State, error) {
 	path := filepath.Join(dir, FileName)
 	f, err := os.Open(path)
@@ -151,20 +152,23 @@ func Load(dir string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: read state %s: %w", path, err)
 	}
-	defer f.Close()
-	st, err := load(f, path)
+	st, err := load(f)
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("snapshot: read state %s: %w", path, err)
+	}
+	if st.stored == nil {
+		f.Close()
 	}
 	return st, nil
 }
 
-func load(f *os.File, path string) (*State, error) {
+func load(f *os.File) (*State, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	return decodeState(f, info.Size(), &storedFiles{path: path, file: info, end: info.Size() - 4})
+	return decodeState(f, info.Size(), &storedFiles{file: f, end: info.Size() - 4})
 }
 
 // Save writes st into dir atomically: a temporary file, fsync, rename, and
