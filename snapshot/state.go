@@ -643,14 +643,12 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
+// varint reads a zig-zag encoded varint, as binary.AppendVarint writes it.
 func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, err := binary.ReadVarint(d)
-	if err != nil {
-		d.fail("bad varint: %v", err)
-		return 0
+	u := d.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
 	return v
 }
