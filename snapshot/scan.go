@@ -117,27 +117,28 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, []Event
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan *hashJob, 4*workers)
+	s.jobs = make(chan []hashJob, 4*workers)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.hashWorker(ctx, cancel, jobs)
+			s.worker(ctx, cancel)
 		}()
 	}
 	walkErr := fs.WalkDir(opts.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		return s.visit(p, d, err, jobs)
+		return s.visit(p, d, err)
 	})
 	if walkErr == nil {
 		walkErr = s.deleteRest()
 	}
-	close(jobs)
-	if walkErr == nil && opts.Notify != nil {
-		opts.Notify(Note{Kind: NoteWalked})
+	s.flushStats()
+	close(s.jobs)
+	if walkErr == nil {
+		s.walkEnded()
 	}
 	wg.Wait()
 	// A worker's error cancels the walk; it, not the cancellation, is the
@@ -166,6 +167,17 @@ type scan struct {
 	pending     *Record
 	trustBefore int64
 
+	// jobs carries files to the workers: one file to read, or a batch of
+	// files with a previous record to stat (batch, while the walk fills
+	// it), most of which a rebuild finds unchanged. Stat'ing in the
+	// workers spreads a rebuild's system calls over every core.
+	jobs  chan []hashJob
+	batch []hashJob
+	// statting counts the batches whose stats are not all taken yet: the
+	// walk has found every file when it has ended and statting is 0.
+	statting int
+	walked   bool
+
 	// The walk appends to files, in walk order, and workers put the
 	// records of the files they read in the places kept for them: a job
 	// lives only while its file is read, so that a cold scan holds each
@@ -182,9 +194,16 @@ type hashJob struct {
 	index int // the record's place in files
 	rec   Record
 	old   *Record // the file's previous record; nil for a new path
+	// stat, when set, stats the file, which is read only when old cannot
+	// be trusted.
+	stat func() (fs.FileInfo, error)
 }
 
-func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) error {
+// statBatch is how many files with previous records a worker stats per
+// job: enough that handing them over costs little beside the stats.
+const statBatch = 64
+
+func (s *scan) visit(p string, d fs.DirEntry, err error) error {
 	if err != nil && p != "." && errors.Is(err, fs.ErrNotExist) {
 		return nil // removed since its folder was read, like a file before its read
 	}
@@ -212,60 +231,87 @@ func (s *scan) visit(p string, d fs.DirEntry, err error, jobs chan<- *hashJob) e
 	}
 	if !d.Type().IsRegular() {
 		if d.Type()&fs.ModeSymlink != 0 && s.opts.FollowSymlinks {
-			return s.follow(p, jobs)
+			return s.follow(p)
 		}
 		s.skip(p, skipCode(d.Type()), skipReason(d.Type()))
 		return nil
 	}
-	return s.addFile(p, d.Info, jobs)
+	return s.addFile(p, d.Info)
 }
 
-// addFile adds the regular file p to the results: from its trusted
-// previous record, or read by a worker. A file new to the state is read
-// whatever its stat says, and is not stat'ed here: the read stats the file
-// it opens.
-func (s *scan) addFile(p string, stat func() (fs.FileInfo, error), jobs chan<- *hashJob) error {
+// addFile adds the regular file p to the results, keeping its place: a
+// worker reads it, or stats it and takes its trusted previous record. A
+// file new to the state is read whatever its stat says, and is not stat'ed
+// before: the read stats the file it opens.
+func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 	old, err := s.previous(p)
 	if err != nil {
 		return err
 	}
 	if old == nil {
 		s.found(p, -1, true)
-		s.queue(Record{Path: p, Type: layout.TypeByName(p)}, nil, jobs)
+		rec := Record{Path: p, Type: layout.TypeByName(p)}
+		s.jobs <- []hashJob{{index: s.place(&rec), rec: rec}}
 		return nil
 	}
-	info, err := stat()
-	if errors.Is(err, fs.ErrNotExist) {
-		s.mu.Lock()
-		s.deleted = append(s.deleted, *old) // removed since the folder was read
-		s.mu.Unlock()
-		return nil
+	if s.batch == nil {
+		s.batch = make([]hashJob, 0, statBatch)
 	}
-	if err != nil {
-		return &PathError{Path: p, Err: unwrapPathError(err)}
+	s.batch = append(s.batch, hashJob{index: s.place(old), rec: Record{Path: p}, old: old, stat: stat})
+	if len(s.batch) == statBatch {
+		s.flushStats()
 	}
-	rec := Record{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Inode: inode(info)}
-	if s.trusted(old, &rec) {
-		old.Placed, old.Change, old.Unchanged = false, 0, true
-		s.mu.Lock()
-		s.files = append(s.files, *old)
-		s.mu.Unlock()
-		s.found(p, rec.Size, false)
-		return nil
-	}
-	s.found(p, rec.Size, true)
-	rec.Type = layout.TypeByName(p)
-	s.queue(rec, old, jobs)
 	return nil
 }
 
-// queue hands a file to the workers, keeping its place in the results.
-func (s *scan) queue(rec Record, old *Record, jobs chan<- *hashJob) {
+// place keeps the next place in the results for a file, holding r until
+// a worker puts the file's record there.
+func (s *scan) place(r *Record) int {
 	s.mu.Lock()
-	job := &hashJob{index: len(s.files), rec: rec, old: old}
-	s.files = append(s.files, rec)
+	defer s.mu.Unlock()
+	s.files = append(s.files, *r)
+	return len(s.files) - 1
+}
+
+// flushStats hands the files waiting to be stat'ed to the workers.
+func (s *scan) flushStats() {
+	if len(s.batch) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.statting++
 	s.mu.Unlock()
-	jobs <- job
+	s.jobs <- s.batch
+	s.batch = nil
+}
+
+// walkEnded records that the walk has found every path; the walk has
+// found every file once the last batch is stat'ed too.
+func (s *scan) walkEnded() {
+	s.mu.Lock()
+	s.walked = true
+	done := s.statting == 0
+	s.mu.Unlock()
+	if done {
+		s.notifyWalked()
+	}
+}
+
+// statted records that a batch's files are all stat'ed.
+func (s *scan) statted() {
+	s.mu.Lock()
+	s.statting--
+	done := s.walked && s.statting == 0
+	s.mu.Unlock()
+	if done {
+		s.notifyWalked()
+	}
+}
+
+func (s *scan) notifyWalked() {
+	if s.opts.Notify != nil {
+		s.opts.Notify(Note{Kind: NoteWalked})
+	}
 }
 
 // previous returns the previous record of p, reading prev's records up
@@ -323,33 +369,82 @@ func (s *scan) trusted(old, cur *Record) bool {
 		old.Digests.HasAll(s.opts.Algorithms)
 }
 
-func (s *scan) hashWorker(ctx context.Context, cancel context.CancelFunc, jobs <-chan *hashJob) {
+// worker takes jobs until there are no more: it stats a batch's files
+// first, so that the walk's end is known as soon as can be, then reads
+// those it must.
+func (s *scan) worker(ctx context.Context, cancel context.CancelFunc) {
 	h := newHasher(s.opts.Algorithms)
-	for job := range jobs {
+	for batch := range s.jobs {
 		if ctx.Err() != nil {
 			continue
 		}
-		err := h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
-		for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
-			err = h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
+		if batch[0].stat != nil {
+			batch = s.statAll(ctx, cancel, batch)
 		}
-		if errors.Is(err, ErrChangedWhileReading) {
-			err = fmt.Errorf("%w (read %d times)", err, MaxReads)
+		for i := range batch {
+			if ctx.Err() != nil {
+				break
+			}
+			s.read(ctx, cancel, h, &batch[i])
 		}
+	}
+}
+
+// statAll stats a batch's files, puts those whose previous record can be
+// trusted in their places, and returns the others, to be read.
+func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []hashJob) []hashJob {
+	defer s.statted()
+	toRead := batch[:0]
+	for _, job := range batch {
+		if ctx.Err() != nil {
+			return nil
+		}
+		info, err := job.stat()
 		if errors.Is(err, fs.ErrNotExist) {
-			s.drop(job) // removed since the folder was read
-			continue
-		}
-		if err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) {
-			s.drop(job)
-			s.skip(job.rec.Path, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
+			s.drop(&job) // removed since the folder was read
 			continue
 		}
 		if err != nil {
 			s.fail(&PathError{Path: job.rec.Path, Err: unwrapPathError(err)})
 			cancel()
+			return nil
+		}
+		rec := &job.rec
+		rec.Size, rec.ModTime, rec.Inode = info.Size(), info.ModTime().UnixNano(), inode(info)
+		if s.trusted(job.old, rec) {
+			s.mu.Lock()
+			placed := &s.files[job.index] // a copy of job.old
+			placed.Placed, placed.Change, placed.Unchanged = false, 0, true
+			s.mu.Unlock()
+			s.found(rec.Path, rec.Size, false)
 			continue
 		}
+		s.found(rec.Path, rec.Size, true)
+		rec.Type = layout.TypeByName(rec.Path)
+		toRead = append(toRead, job)
+	}
+	return toRead
+}
+
+// read reads a file and puts its record in its place.
+func (s *scan) read(ctx context.Context, cancel context.CancelFunc, h *hasher, job *hashJob) {
+	err := h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
+	for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
+		err = h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
+	}
+	if errors.Is(err, ErrChangedWhileReading) {
+		err = fmt.Errorf("%w (read %d times)", err, MaxReads)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.drop(job) // removed since the folder was read
+	case err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission):
+		s.drop(job)
+		s.skip(job.rec.Path, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
+	case err != nil:
+		s.fail(&PathError{Path: job.rec.Path, Err: unwrapPathError(err)})
+		cancel()
+	default:
 		s.settle(job)
 		if s.opts.Notify != nil {
 			s.opts.Notify(Note{Kind: NoteHashed, Path: job.rec.Path, Bytes: job.rec.Size})

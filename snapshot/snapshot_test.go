@@ -6,12 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -467,6 +469,71 @@ func TestFingerprintIsSHA256(t *testing.T) {
 		}
 		if stats.Hashed != 1 || !SameContent(&prev.Files[0], &again[0]) {
 			t.Errorf("%v: a record without a fingerprint: read %d files, same content %v", algs, stats.Hashed, SameContent(&prev.Files[0], &again[0]))
+		}
+	}
+}
+
+// TestRebuildStatsInWorkersAndNotesTheWalkOnce: on a rebuild the workers
+// stat the files with previous records, in batches; the records stay in
+// walk order, trusted ones marked unchanged, and every file is noted as
+// found before the one note that the walk has found them all.
+func TestRebuildStatsInWorkersAndNotesTheWalkOnce(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	const n = 5*statBatch + 7
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("d%d/f%03d", i%3, i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	first, _ := scanDir(t, dir, &State{}, false)
+	prev := &State{Files: first, ScanStart: time.Now().UnixNano()}
+	touched := map[string]bool{}
+	for i := 0; i < n; i += 50 {
+		touched[first[i].Path] = true
+		newer := old.Add(time.Minute)
+		os.Chtimes(filepath.Join(dir, first[i].Path), newer, newer)
+	}
+
+	var mu sync.Mutex
+	var found, walked, foundAfterWalked int
+	recs, _, stats, err := Scan(context.Background(), prev, ScanOptions{
+		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5}, Workers: 2,
+		Notify: func(note Note) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch note.Kind {
+			case NoteFound:
+				found++
+				if walked > 0 {
+					foundAfterWalked++
+				}
+			case NoteWalked:
+				walked++
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found != n || walked != 1 || foundAfterWalked != 0 {
+		t.Errorf("notes: %d found (want %d), %d walked (want 1), %d found after walked", found, n, walked, foundAfterWalked)
+	}
+	if stats.Hashed != len(touched) {
+		t.Errorf("read %d files, want the %d touched", stats.Hashed, len(touched))
+	}
+	if len(recs) != n {
+		t.Fatalf("%d records, want %d", len(recs), n)
+	}
+	for i := range recs {
+		if recs[i].Path != first[i].Path || recs[i].Fingerprint != first[i].Fingerprint {
+			t.Fatalf("record %d: %s, want %s with the same fingerprint", i, recs[i].Path, first[i].Path)
+		}
+		if recs[i].Unchanged == touched[recs[i].Path] {
+			t.Errorf("%s: Unchanged = %v", recs[i].Path, recs[i].Unchanged)
 		}
 	}
 }
