@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 )
@@ -19,12 +20,9 @@ type Headers struct {
 	CacheControl string
 }
 
-// ImmutableCache is the Cache-Control of the files rsgen never rewrites.
-const ImmutableCache = "public, max-age=31536000, immutable"
-
 // Immutable reports whether the headers say that the object never
 // changes: such an object is written only where no object is yet.
-func (h Headers) Immutable() bool { return h.CacheControl == ImmutableCache }
+func (h Headers) Immutable() bool { return h.CacheControl == hosting.ImmutableCacheControl }
 
 // HeaderPolicy returns the headers of the output file at rel. A deploy asks
 // it about every file on every run, so that a changed policy re-applies
@@ -38,15 +36,11 @@ type HeaderPolicy func(rel string) Headers
 // its set's Resource List publishes for it, and a memento the type the
 // list gives its link, else its resource's; none when the list gives none
 // (the resource was deleted, or its type has no place in a list).
-// Cache-Control is:
-//   - immutable for what rsgen never rewrites: the versions of resources
-//     (mementos and patches) and the files of layout.StepImmutable (dump
-//     packages and their manifests, archived documents, closed Change Lists
-//     and Change Dumps), except the open Change List and Change Dump of a
-//     segment, which have no until yet;
-//   - short ("public, max-age=" shortCache) for every other file rsgen
-//     writes: the documents, TimeMaps, the stylesheet, the viewer;
-//   - none for the resources, which the host caches as it does any file.
+// Cache-Control is that of the hosting files (hosting.CacheOf): immutable
+// for what rsgen never rewrites, short ("public, max-age=" shortCache) for
+// the other files rsgen writes, none for the resources. Whether a segment
+// document is the open one, which hosting.CacheOf needs, is read from its
+// head (it has no until).
 //
 // It reads the heads of the segment documents, and the Resource Lists
 // when some file needs them, once, here.
@@ -72,7 +66,6 @@ func OutputPolicy(root *os.Root, rels []string, base string, sets []string, shor
 	if err != nil {
 		return nil, err
 	}
-	short := fmt.Sprintf("public, max-age=%d", int64(shortCache/time.Second))
 	return func(rel string) Headers {
 		h := Headers{ContentType: layout.ContentType(rel)}
 		if h.ContentType == "" {
@@ -81,13 +74,7 @@ func OutputPolicy(root *os.Root, rels []string, base string, sets []string, shor
 		if p, ok := resourceOfMemento(rel); ok && h.ContentType == "" {
 			h.ContentType = listed[p]
 		}
-		step := layout.PublishStep(rel)
-		switch {
-		case step == layout.StepVersions || step == layout.StepImmutable && !open[rel]:
-			h.CacheControl = ImmutableCache
-		case rel == layout.SourceDescription || strings.HasPrefix(rel, layout.DocumentsDir+"/"):
-			h.CacheControl = short
-		}
+		h.CacheControl = hosting.CacheControl(hosting.CacheOf(rel, open[rel]), shortCache)
 		return h
 	}, nil
 }

@@ -3,10 +3,12 @@ package deploy
 import (
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -47,23 +49,23 @@ func TestOutputPolicy(t *testing.T) {
 			}
 		case strings.HasPrefix(rel, "resourcesync/mementos/") && strings.HasSuffix(rel, "/README"):
 			memento++
-			if h != (Headers{"text/plain", ImmutableCache}) {
+			if h != (Headers{"text/plain", hosting.ImmutableCacheControl}) {
 				t.Errorf("%s: %+v", rel, h)
 			}
 		case strings.HasPrefix(rel, "resourcesync/patches/"):
 			patch++
-			if h != (Headers{layout.TypePatch, ImmutableCache}) {
+			if h != (Headers{layout.TypePatch, hosting.ImmutableCacheControl}) {
 				t.Errorf("%s: %+v", rel, h)
 			}
 		case strings.Contains(rel, "/changelists/"):
-			if h.CacheControl == ImmutableCache {
+			if h.CacheControl == hosting.ImmutableCacheControl {
 				closed++
 			} else if h.CacheControl == short {
 				open++
 			}
 		case strings.HasSuffix(rel, ".zip"):
 			pkg++
-			if h != (Headers{layout.TypeZIP, ImmutableCache}) {
+			if h != (Headers{layout.TypeZIP, hosting.ImmutableCacheControl}) {
 				t.Errorf("%s: %+v", rel, h)
 			}
 		case rel == layout.SourceDescription || strings.HasSuffix(rel, ".timemap"):
@@ -116,4 +118,85 @@ func TestS3HeaderPolicyChange(t *testing.T) {
 	if sum := run(t, opts); sum.Unchanged != sum.Files {
 		t.Errorf("the next deploy changed headers again: %+v", sum)
 	}
+}
+
+// TestPolicyAgreesWithTheHostingFiles: on the example site (every
+// capability on), every file deploy publishes gets the Cache-Control and
+// Content-Type the _headers file gives hosts for it, so that a site served
+// from S3 and one served by Netlify, nginx or Apache cache alike.
+func TestPolicyAgreesWithTheHostingFiles(t *testing.T) {
+	s := exampleSite(t, "https://data.example.org/")
+	rules := readHeadersFile(t, filepath.Join(s.cfg.Out, layout.HeadersFile))
+	files := s.outputFiles(t, &DirStore{})
+	var rels []string
+	for rel := range files {
+		rels = append(rels, rel)
+	}
+	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), rels, s.cfg.BaseURL, s.options(&DirStore{}).Sets, s.cfg.Publish.ShortCache.Duration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, rel := range rels {
+		want := policy(rel)
+		host := rules.match("/" + string(layout.AppendEscapedPath(nil, rel)))
+		if host["Cache-Control"] != want.CacheControl {
+			t.Errorf("%s: Cache-Control %q in %s, %q on S3", rel, host["Cache-Control"], layout.HeadersFile, want.CacheControl)
+		}
+		if ct := host["Content-Type"]; ct != "" && ct != want.ContentType {
+			t.Errorf("%s: Content-Type %q in %s, %q on S3", rel, ct, layout.HeadersFile, want.ContentType)
+		}
+		kinds[layout.PublishStep(rel).String()+" "+want.CacheControl]++
+	}
+	for _, kind := range []string{"versions " + hosting.ImmutableCacheControl, "immutable " + hosting.ImmutableCacheControl, "timemaps public, max-age=300"} {
+		if kinds[kind] == 0 {
+			t.Errorf("no file of kind %q in the example site: %v", kind, kinds)
+		}
+	}
+}
+
+// headerRules are the rules of a _headers file: URL path patterns (a
+// trailing * matches any rest) and their headers.
+type headerRules []struct {
+	pattern string
+	headers map[string]string
+}
+
+func readHeadersFile(t *testing.T, name string) headerRules {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules headerRules
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case !strings.HasPrefix(line, " "):
+			rules = append(rules, struct {
+				pattern string
+				headers map[string]string
+			}{line, map[string]string{}})
+		default:
+			k, v, _ := strings.Cut(strings.TrimSpace(line), ": ")
+			rules[len(rules)-1].headers[k] = v
+		}
+	}
+	return rules
+}
+
+// match returns the headers of the rules matching the URL path p (rsgen's
+// rules never overlap but for Link headers, which are not compared).
+func (rules headerRules) match(p string) map[string]string {
+	headers := map[string]string{}
+	for _, r := range rules {
+		prefix, folder := strings.CutSuffix(r.pattern, "*")
+		if r.pattern == p || folder && strings.HasPrefix(p, prefix) {
+			for k, v := range r.headers {
+				headers[k] = v
+			}
+		}
+	}
+	return headers
 }

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"strings"
 	"testing"
+
+	"github.com/rsgen/rsgen/hosting"
 )
 
 // TestManifestRoundTrip: every status and any key survive encoding, and
@@ -14,7 +16,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	m := newManifest()
 	for i, key := range []string{"a.txt", "da ta/\"q\"\n#1.json", "carte-île-de-ré.png", "resourcesync/x/resourcelist.xml", "bin/\xff\xfe"} {
 		e := &entry{Object: Object{Key: key, Size: int64(i * 1000), SHA256: sha256.Sum256([]byte(key)),
-			Headers: Headers{ContentType: []string{"text/plain", ""}[i%2], CacheControl: []string{"", ImmutableCache, "public, max-age=300"}[i%3]}}}
+			Headers: Headers{ContentType: []string{"text/plain", ""}[i%2], CacheControl: []string{"", hosting.ImmutableCacheControl, "public, max-age=300"}[i%3]}}}
 		e.status = status(i % 3)
 		if e.status == retired {
 			e.since = 1767225600 + int64(i)

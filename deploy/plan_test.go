@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -24,7 +25,7 @@ func TestMakePlan(t *testing.T) {
 	policy := func(rel string) Headers {
 		switch {
 		case rel == "resourcesync/s/resourcedump/p.zip":
-			return Headers{layout.TypeZIP, ImmutableCache}
+			return Headers{layout.TypeZIP, hosting.ImmutableCacheControl}
 		case rel == "resourcesync/s/resourcelist.xml":
 			return short
 		}

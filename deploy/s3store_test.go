@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -51,7 +52,7 @@ func TestS3ImmutableNeverReplaced(t *testing.T) {
 		}
 	}
 	other := []byte("not the package")
-	obj := &Object{Key: pkg, Size: int64(len(other)), SHA256: sha256.Sum256(other), Headers: Headers{ContentType: layout.TypeZIP, CacheControl: ImmutableCache}}
+	obj := &Object{Key: pkg, Size: int64(len(other)), SHA256: sha256.Sum256(other), Headers: Headers{ContentType: layout.TypeZIP, CacheControl: hosting.ImmutableCacheControl}}
 	if err := store.Put(context.Background(), obj, bytes.NewReader(other), true); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestS3Multipart(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := bytes.Repeat([]byte("0123456789abcdef"), (12<<20)/16+1)
-	obj := &Object{Key: "big/video.mp4", Size: int64(len(data)), SHA256: sha256.Sum256(data), Headers: Headers{ContentType: "video/mp4", CacheControl: ImmutableCache}}
+	obj := &Object{Key: "big/video.mp4", Size: int64(len(data)), SHA256: sha256.Sum256(data), Headers: Headers{ContentType: "video/mp4", CacheControl: hosting.ImmutableCacheControl}}
 	if err := store.Put(context.Background(), obj, bytes.NewReader(data), true); err != nil {
 		t.Fatal(err)
 	}

@@ -68,44 +68,66 @@ func (b *builder) hostPlan(files []string) *hosting.Plan {
 	for _, s := range b.sets {
 		plan.Sitemaps = append(plan.Sitemaps, b.docURL(layout.ResourceList(s.Name)))
 	}
-	closed := map[string]int64{}
-	var dumpDirs []string
+	closed := map[string]int64{} // closed segment documents -> their from
+	open := map[string]bool{}    // the open segment documents
+	// Folders whose files all share one rule: the dump packages and the
+	// versions, never rewritten, and the TimeMaps, rewritten as versions
+	// are added. A rule's type is that of all its files, where they share
+	// one (hosts without rsgen's media-type table, such as Netlify's, do
+	// not know .timemap or .json-patch).
+	folders := map[string]hosting.Rule{
+		layout.DocumentsDir + "/mementos/": {Cache: hosting.CacheImmutable},
+		layout.DocumentsDir + "/patches/":  {Cache: hosting.CacheImmutable, ContentType: layout.ContentType(layout.Patch(time.Time{}, "x"))},
+		layout.DocumentsDir + "/timemaps/": {Cache: hosting.CacheShort, ContentType: layout.ContentType(layout.TimeMap("x"))},
+	}
 	for _, s := range b.sets {
 		for _, kind := range b.journals.segmentKinds(s) {
 			journal := b.next.Journals[s.Name]
 			for i := range journal {
-				if seg := &journal[i]; seg.Until != 0 {
-					closed[segmentPath(kind, s.Name, seg)] = seg.From
+				seg := &journal[i]
+				if rel := segmentPath(kind, s.Name, seg); seg.Until != 0 {
+					closed[rel] = seg.From
+				} else {
+					open[rel] = true
 				}
 			}
 		}
 		if s.resourceDump {
-			dumpDirs = append(dumpDirs, path.Dir(layout.ResourceDumpPackage(s.Name, "x"))+"/")
+			folders[path.Dir(layout.ResourceDumpPackage(s.Name, "x"))+"/"] = hosting.Rule{Cache: hosting.CacheImmutable} // packages and their manifests
 		}
 		if s.changeDump {
-			dumpDirs = append(dumpDirs, path.Dir(layout.ChangeDumpPackage(s.Name, time.Time{}, "x"))+"/")
+			folders[path.Dir(layout.ChangeDumpPackage(s.Name, time.Time{}, "x"))+"/"] = hosting.Rule{Cache: hosting.CacheImmutable} // packages and their manifests
 		}
 	}
-	for _, d := range dumpDirs {
-		plan.Rules = append(plan.Rules, hosting.Rule{Path: d, Cache: hosting.CacheImmutable})
-	}
+	used := map[string]bool{}
 	for _, rel := range b.sink.Outputs() {
-		switch from, isClosed := closed[rel]; {
-		case slices.ContainsFunc(dumpDirs, func(d string) bool { return strings.HasPrefix(rel, d) }):
-			// covered by its folder's rule
-		case isClosed:
-			plan.Rules = append(plan.Rules, hosting.Rule{Path: rel, ContentType: layout.TypeXML, Cache: hosting.CacheImmutable, ClosedFrom: from})
-		case rel == StylesheetPath:
-			plan.Rules = append(plan.Rules, hosting.Rule{Path: rel, ContentType: layout.TypeXSL, Cache: hosting.CacheShort})
-		case rel == layout.SourceDescription || strings.HasSuffix(rel, ".xml"):
-			plan.Rules = append(plan.Rules, hosting.Rule{Path: rel, ContentType: layout.TypeXML, Cache: hosting.CacheShort})
-		default:
-			// another kind of output, served as the host's defaults say
+		if folder, ok := ruledFolder(folders, rel); ok {
+			used[folder] = true
+			continue
 		}
+		rule := hosting.Rule{Path: rel, ContentType: layout.ContentType(rel), Cache: hosting.CacheOf(rel, open[rel]), ClosedFrom: closed[rel]}
+		if rule.Cache != hosting.CacheHost {
+			plan.Rules = append(plan.Rules, rule)
+		}
+	}
+	for folder := range used {
+		rule := folders[folder]
+		rule.Path = folder
+		plan.Rules = append(plan.Rules, rule)
 	}
 	plan.Rules = append(plan.Rules, b.linkRules()...)
 	slices.SortFunc(plan.Rules, func(x, y hosting.Rule) int { return layout.ComparePaths(x.Path, y.Path) })
 	return plan
+}
+
+// ruledFolder returns the folder of folders that holds the output file rel.
+func ruledFolder(folders map[string]hosting.Rule, rel string) (string, bool) {
+	for dir := path.Dir(rel); dir != "."; dir = path.Dir(dir) {
+		if _, ok := folders[dir+"/"]; ok {
+			return dir + "/", true
+		}
+	}
+	return "", false
 }
 
 // linkRules returns the rules that give resources their Link headers: one

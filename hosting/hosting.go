@@ -4,10 +4,11 @@
 // Each host learns from its own file how to serve the output: the Source
 // Description, which has no extension, as XML; a Link: rel="resourcesync"
 // header on every resource of a set, to the set's Capability List; and the
-// cache policy. Closed Change Lists, closed Change Dumps and dump packages
-// are never rewritten (packages are named by their content), so hosts may
-// cache them for a year as immutable. Every other document changes from
-// build to build and is cached for [publish] short_cache.
+// cache policy (CacheOf), which rsgen deploy applies to S3 objects too:
+// what rsgen never rewrites (versions of resources, dump packages, which
+// are named by their content, manifests, closed and archived documents) is
+// cached for a year as immutable; every other file rsgen writes changes
+// from build to build and is cached for [publish] short_cache.
 //
 // All the files come from one Plan, which the generator derives from a
 // build's documents and sets, so the hosts agree. Every name in a file is
@@ -28,8 +29,8 @@ import (
 // RobotsFile is robots.txt, written with [publish] robots.
 const RobotsFile = "robots.txt"
 
-// cacheForever is the Cache-Control of what is never rewritten.
-const cacheForever = "public, max-age=31536000, immutable"
+// ImmutableCacheControl is the Cache-Control of what is never rewritten.
+const ImmutableCacheControl = "public, max-age=31536000, immutable"
 
 // cloudflareMaxRules is the most rules Cloudflare Pages reads from a
 // _headers file.
@@ -92,16 +93,37 @@ type Plan struct {
 	Sitemaps []string
 }
 
-// cacheControl returns the Cache-Control value of a rule, or "".
-func (p *Plan) cacheControl(r *Rule) string {
-	switch r.Cache {
+// CacheOf returns how long hosts may keep the output file at rel, for the
+// hosting files and for rsgen deploy alike: immutable for what rsgen never
+// rewrites (the versions of resources, and the files of
+// layout.StepImmutable but the open document of a Change List or Change
+// Dump segment, which open says rel is); short for every other file rsgen
+// writes (the Source Description and everything under
+// layout.DocumentsDir); the host's default for the resources.
+func CacheOf(rel string, open bool) Cache {
+	switch step := layout.PublishStep(rel); {
+	case step == layout.StepVersions || step == layout.StepImmutable && !open:
+		return CacheImmutable
+	case rel == layout.SourceDescription || strings.HasPrefix(rel, layout.DocumentsDir+"/"):
+		return CacheShort
+	}
+	return CacheHost
+}
+
+// CacheControl returns the Cache-Control value of c, "" for the host's
+// default; short is [publish] short_cache.
+func CacheControl(c Cache, short time.Duration) string {
+	switch c {
 	case CacheShort:
-		return fmt.Sprintf("public, max-age=%d", int64(p.ShortCache/time.Second))
+		return fmt.Sprintf("public, max-age=%d", int64(short/time.Second))
 	case CacheImmutable:
-		return cacheForever
+		return ImmutableCacheControl
 	}
 	return ""
 }
+
+// cacheControl returns the Cache-Control value of a rule, or "".
+func (p *Plan) cacheControl(r *Rule) string { return CacheControl(r.Cache, p.ShortCache) }
 
 // linkValue returns the value of a Link header to a Capability List.
 func linkValue(capabilityList string) string { return "<" + capabilityList + `>; rel="resourcesync"` }
