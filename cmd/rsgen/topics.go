@@ -45,9 +45,20 @@ off has its file removed):
     it must be served as application/xml;
   - every resource of a set should carry Link: <CAPABILITY LIST>;
     rel="resourcesync";
-  - caching: closed Change Lists, closed Change Dumps and dump packages never
-    change and are cached for a year as immutable; every other document
-    changes from build to build and is cached for [publish] short_cache (5m).
+  - caching: what rsgen never rewrites (closed Change Lists and Change
+    Dumps, archived documents, dump packages and their manifests, mementos
+    and patches) is cached for a year as immutable; every other file rsgen
+    writes changes from build to build and is cached for [publish]
+    short_cache (5m). rsgen deploy gives S3 objects the same headers.
+
+A base_url with a path (https://OWNER.github.io/REPO/, a project site on
+GitHub Pages) works, but Destinations look for the Source Description at the
+root of the host, /.well-known/resourcesync (spec section 8, RFC 8615),
+where such an output is not. rsgen warns once per base URL. Then either
+serve the output at the root of a host (a custom domain on Pages), or
+publish a copy of .well-known/resourcesync, or a redirect to it, at the
+root, or give Destinations the Source Description's full URL:
+BASE_URL.well-known/resourcesync.
 
 [publish]
 targets = ["github-pages", "netlify", "cloudflare-pages", "nginx", "apache"]
