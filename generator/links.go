@@ -100,9 +100,8 @@ func (b *linker) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Link
 			links = append(links, rs.Link{Rel: rs.RelCollection, Href: c.Href})
 		}
 	}
-	if rules.Via != "" {
-		base, _ := layout.ParseBaseURL(rules.Via)
-		via := b.describedLink(rs.RelVia, layout.URL(base, rel), r)
+	if s.via != "" {
+		via := b.describedLink(rs.RelVia, layout.URL(s.via, rel), r)
 		// The origin's modification time: tools that fetch from it
 		// (wget -N, curl -R, rsync -t) give the copy its Last-Modified.
 		via.Modified = time.Unix(0, r.ModTime).UTC().Truncate(time.Second)

@@ -101,6 +101,7 @@ type set struct {
 	resourceDump bool   // the set publishes a Resource Dump
 	changeDump   bool   // the set publishes a Change Dump
 	mirrors      []mirror
+	via          string // the via base URL, with a trailing slash; "" for none
 }
 
 // mirror is a [[set.mirror]] with its base URL parsed.
@@ -116,6 +117,9 @@ func newSets(cfg *config.Config) []*set {
 		for _, m := range s.Mirrors {
 			base, _ := layout.ParseBaseURL(m.BaseURL) // checked by config.Validate
 			ns.mirrors = append(ns.mirrors, mirror{base: base, pri: m.Pri})
+		}
+		if s.Via != "" {
+			ns.via, _ = layout.ParseBaseURL(s.Via) // checked by config.Validate
 		}
 		if p := strings.Trim(filepath.ToSlash(filepath.Clean(s.Path)), "/"); p != "" && p != "." {
 			ns.prefix = p + "/"
