@@ -438,7 +438,7 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 		p := p.in(t)
 		p.viewport(390, 844, true)
 		defer p.viewport(1200, 800, false)
-		for _, path := range []string{"resourcesync/collection/resourcelist.xml", "resourcesync/collection/capabilitylist.xml"} {
+		for _, path := range []string{"resourcesync/collection/resourcelist.xml", "resourcesync/collection/capabilitylist.xml", firstPath(docs, "resourcesync/collection/changelists/")} {
 			p.goTo("#doc=" + path)
 			p.charts()
 			var widths struct{ Page, Window int }
@@ -448,6 +448,12 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 			if widths.Page > widths.Window {
 				t.Errorf("%s: on a phone the page is %d px wide in a %d px window: it scrolls sideways", path, widths.Page, widths.Window)
 			}
+			var cut []string
+			p.eval(phoneCells, &cut)
+			for _, c := range cut {
+				t.Errorf("%s: on a phone, %s", path, c)
+			}
+			p.tableRoles(path)
 			p.checkContrast("phone: " + path)
 			p.noProblems("phone: " + path)
 		}
@@ -506,6 +512,74 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 		}
 		lenient.noProblems("file:// with file access")
 	})
+}
+
+// phoneCells lists the cells of the first rows of the entries table that
+// a person on a phone does not see whole without scrolling sideways: a
+// cell beyond the layout viewport's edges (clientWidth, which a page too
+// wide does not grow), a cell whose content is wider than the cell, a
+// table that scrolls sideways in its frame, or a cell whose column's name
+// is not shown with it (neither a header cell of its own width above it, as
+// in a table, nor a label of its own).
+const phoneCells = `(() => {
+	const width = document.documentElement.clientWidth;
+	const table = document.querySelector('table.entries');
+	const frame = table.closest('.scroll');
+	const heads = [...table.tHead.rows[0].cells];
+	const out = [];
+	if (frame.scrollWidth > frame.clientWidth) out.push('the table is ' + frame.scrollWidth + ' px wide in a ' + frame.clientWidth + ' px frame: it scrolls sideways');
+	const rows = [...table.tBodies[0].rows].slice(0, 5);
+	if (rows.length === 0) out.push('the table has no rows');
+	for (const tr of rows) {
+		for (const cell of tr.cells) {
+			const r = cell.getBoundingClientRect();
+			if (r.width === 0 && r.height === 0) continue;
+			const name = heads[cell.cellIndex].querySelector('button').dataset.sort;
+			const what = 'row ' + tr.dataset.n + ' column ' + name;
+			if (r.left < 0 || r.right > width + 0.5) out.push(what + ' spans ' + Math.round(r.left) + '–' + Math.round(r.right) + ' px of a ' + width + ' px viewport');
+			if (cell.scrollWidth > cell.clientWidth + 1) out.push(what + ' holds ' + cell.scrollWidth + ' px of content in ' + cell.clientWidth + ' px');
+			const h = heads[cell.cellIndex].getBoundingClientRect();
+			const label = getComputedStyle(cell, '::before').content;
+			const headAbove = h.width > 0 && Math.abs(h.left - r.left) < 1 && Math.abs(h.right - r.right) < 1;
+			if (!headAbove && !label.includes(heads[cell.cellIndex].querySelector('button').firstChild.textContent)) out.push(what + ' does not show its column name');
+		}
+	}
+	return out;
+})()`
+
+// tableRoles fails the test unless the accessibility tree still has the
+// entries table as a table of rows, with column headers, row headers (the
+// locs) and cells, however its rows are laid out, and unless every part of
+// it laid out other than as a table says its role itself: browsers other
+// than Chromium drop a table's semantics with its display.
+func (p *tab) tableRoles(where string) {
+	p.t.Helper()
+	var bare []string
+	p.eval(`[...document.querySelectorAll('table.entries, table.entries :is(thead, tbody, tr, th, td)')]
+		.filter(el => !getComputedStyle(el).display.startsWith('table') && !el.getAttribute('role'))
+		.map(el => '<' + el.tagName.toLowerCase() + ' class="' + (el.getAttribute('class') || '') + '">')`, &bare)
+	for _, b := range bare {
+		p.t.Errorf("%s: %s is not laid out as a table and has no role", where, b)
+	}
+	var tree struct {
+		Nodes []struct {
+			Ignored bool
+			Role    struct{ Value string }
+		}
+	}
+	p.call("Accessibility.getFullAXTree", nil, &tree)
+	roles := map[string]int{}
+	for _, n := range tree.Nodes {
+		if !n.Ignored {
+			roles[n.Role.Value]++
+		}
+	}
+	var want struct{ Rows, Cols int }
+	p.eval(`(() => { const t = document.querySelector('table.entries'); return {Rows: t.tBodies[0].rows.length, Cols: t.tHead.rows[0].cells.length}; })()`, &want)
+	if roles["table"] < 1 || roles["row"] < want.Rows+1 || roles["columnheader"] < want.Cols || roles["rowheader"] < want.Rows || roles["cell"] < want.Rows {
+		p.t.Errorf("%s: the accessibility tree lost the table's semantics: %d tables, %d rows, %d column headers, %d row headers, %d cells for %d rows of %d columns",
+			where, roles["table"], roles["row"], roles["columnheader"], roles["rowheader"], roles["cell"], want.Rows, want.Cols)
+	}
 }
 
 // checkDocumentView compares the view of a document with the document.

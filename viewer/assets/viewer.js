@@ -1197,12 +1197,15 @@
     this.cols = columnsOf(doc);
     this.isDocs = doc.entries.length > 0 && entryIsDocument(doc, doc.entries[0]);
     const h = app.h.bind(app);
-    this.tbody = h('tbody');
+    this.tbody = h('tbody', { role: 'rowgroup' });
     this.summary = h('p', { class: 'summary', 'aria-live': 'polite' });
     this.pager = h('nav', { class: 'pager', 'aria-label': 'Pages of entries' });
     this.caption = h('caption', { id: 'entries-cap' });
     this.heads = this.cols.map((c) => this.headCell(c));
-    this.table = h('table', { class: 'entries', 'data-count': doc.entries.length }, this.caption, h('thead', {}, h('tr', {}, this.heads)), this.tbody);
+    // The explicit roles keep the table a table for assistive technology
+    // where a narrow screen lays its rows out as cards (display: block).
+    this.table = h('table', { class: 'entries', role: 'table', 'data-count': doc.entries.length }, this.caption,
+      h('thead', { role: 'rowgroup' }, h('tr', { role: 'row' }, this.heads)), this.tbody);
     this.section = h('section', { class: 'entries-section', 'aria-labelledby': 'entries-h' },
       h('h2', { id: 'entries-h', text: this.isDocs ? 'Documents' : 'Entries' }),
       this.controls(),
@@ -1216,7 +1219,7 @@
     const h = this.app.h.bind(this.app);
     const button = h('button', { type: 'button', class: 'sort', 'data-sort': col.key, title: 'Sort by ' + col.label, onclick: () => this.sortBy(col.key) },
       col.label, h('span', { class: 'arrow', 'aria-hidden': 'true' }));
-    return h('th', { scope: 'col', class: 'col-' + col.kind }, button);
+    return h('th', { scope: 'col', role: 'columnheader', class: 'col-' + col.kind }, button);
   };
 
   EntryTable.prototype.controls = function () {
@@ -1284,25 +1287,28 @@
     }
   };
 
+  // row renders one entry. Each cell names its column (data-label), which
+  // a narrow screen shows beside the value.
   EntryTable.prototype.row = function (e) {
     const app = this.app;
     const h = app.h.bind(app);
     const isDoc = entryIsDocument(this.doc, e);
     const cells = this.cols.map((c) => {
+      const cell = { role: 'cell', class: 'col-' + c.kind, 'data-label': c.label };
       switch (c.kind) {
         case 'n':
-          return h('td', { class: 'col-n' }, h('a', { href: app.docHref(this.url, Object.assign({}, this.route, { entry: e.n })), title: 'All of entry ' + e.n, 'aria-label': 'Entry ' + e.n + ' in full', text: e.n }));
+          return h('td', cell, h('a', { href: app.docHref(this.url, Object.assign({}, this.route, { entry: e.n })), title: 'All of entry ' + e.n, 'aria-label': 'Entry ' + e.n + ' in full', text: e.n }));
         case 'loc':
-          return h('th', { scope: 'row', class: 'col-loc' }, e.loc ? app.target(e.loc, isDoc) : h('span', { class: 'missing', text: '(no loc)' }), isDoc && e.loc ? [' ', app.rawLink(e.loc)] : null);
+          return h('th', Object.assign(cell, { scope: 'row', role: 'rowheader' }), e.loc ? app.target(e.loc, isDoc) : h('span', { class: 'missing', text: '(no loc)' }), isDoc && e.loc ? [' ', app.rawLink(e.loc)] : null);
         case 'links':
-          return h('td', { class: 'col-links' }, e.links.length ? h('ul', { class: 'chips' }, e.links.map((ln) => app.linkChip(ln))) : '');
+          return h('td', cell, e.links.length ? h('ul', { class: 'chips' }, e.links.map((ln) => app.linkChip(ln))) : '');
         default: {
           const v = valueOf(e, c.key);
-          return h('td', { class: 'col-' + c.kind }, v === undefined || v === '' ? '' : app.value(c.label, v, false));
+          return h('td', cell, v === undefined || v === '' ? '' : app.value(c.label, v, false));
         }
       }
     });
-    return h('tr', { 'data-n': e.n }, cells);
+    return h('tr', { role: 'row', 'data-n': e.n }, cells);
   };
 
   // ------------------------------------------------------------ pictures
