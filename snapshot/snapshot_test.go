@@ -537,3 +537,43 @@ func TestRebuildStatsInWorkersAndNotesTheWalkOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildToleratesAFileRemovedBeforeItsStat: a file the previous
+// build published, removed after the walk listed its folder but before a
+// worker stats it, is a deletion, not a failure.
+func TestRebuildToleratesAFileRemovedBeforeItsStat(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for _, name := range []string{"a", "b", "c"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	first, _ := scanDir(t, dir, &State{}, false)
+	prev := &State{Files: first, ScanStart: time.Now().UnixNano()}
+	files, events, _, err := Scan(context.Background(), prev, ScanOptions{
+		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5},
+		// Called as the walk reaches each path, after its folder was read.
+		Exclude: func(p string, isDir bool) bool {
+			if p == "b" {
+				os.Remove(filepath.Join(dir, "b"))
+			}
+			return false
+		},
+	})
+	if err != nil {
+		t.Fatalf("scan failed: %v", err)
+	}
+	var paths, changes []string
+	for i := range files {
+		paths = append(paths, files[i].Path)
+	}
+	for _, ev := range events {
+		changes = append(changes, ev.Change.String()+" "+ev.Record.Path)
+	}
+	if !slices.Equal(paths, []string{"a", "c"}) || !slices.Equal(changes, []string{"deleted b"}) {
+		t.Errorf("files %q, events %q; want [a c] and [deleted b]", paths, changes)
+	}
+}
