@@ -142,7 +142,7 @@ func (b *linker) warnHeadless(events []snapshot.Event) {
 func (b *linker) applyRewrite(r *snapshot.Record) {
 	if v, ok := b.published.Load(r.Path); ok {
 		p := v.(published)
-		r.Size, r.Digests, r.Rewritten = p.size, p.digests, true
+		r.SetPublished(p.size, p.digests)
 	}
 }
 

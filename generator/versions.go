@@ -147,7 +147,7 @@ func (b *versioner) writeMemento(r *snapshot.Record) error {
 func versionSums(v *snapshot.Record) sums {
 	s := sums{size: v.Size}
 	if !v.Rewritten {
-		s.sha256 = v.Fingerprint
+		s.sha256 = v.Fingerprint()
 	} else if v.Digests.HasAll([]rs.HashAlgorithm{rs.SHA256}) {
 		s.sha256 = v.Digests.SHA256
 	}

@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite testdata/state-format4 with the
 func fullState() *State {
 	st := sampleState()
 	st.BaseURL = "https://data.example.org/"
-	st.Files[0].Fingerprint = st.Files[0].Digests.SHA256
+	st.Files[0].SetFingerprint(st.Files[0].Digests.SHA256)
 	st.Files[1].Rewritten = true
 	st.Archived = []Archived{
 		{Set: "default", At: 100, Completed: 150},
@@ -50,7 +50,9 @@ func TestFormat4Fixture(t *testing.T) {
 	}
 	// A fingerprint equal to the SHA-256 digest is not stored again.
 	other := fullState()
-	other.Files[0].Fingerprint[0]++
+	f := other.Files[0].Fingerprint()
+	f[0]++
+	other.Files[0].SetFingerprint(f)
 	var otherBuf bytes.Buffer
 	if err := Encode(&otherBuf, other); err != nil {
 		t.Fatal(err)
@@ -84,15 +86,15 @@ func TestFormat3Migrates(t *testing.T) {
 	want := fullState()
 	for _, recs := range [][]Record{want.Files, want.Versions} {
 		for i := range recs {
-			recs[i].Fingerprint = recs[i].Digests.SHA256
+			recs[i].SetFingerprint(recs[i].Digests.SHA256)
 			if recs[i].Rewritten {
-				recs[i].Fingerprint = [32]byte{}
+				recs[i].SetFingerprint([32]byte{})
 			}
 		}
 	}
 	for i := range want.Journals["default"][1].Events {
 		ev := &want.Journals["default"][1].Events[i]
-		ev.Record.Fingerprint = ev.Record.Digests.SHA256
+		ev.Record.SetFingerprint(ev.Record.Digests.SHA256)
 	}
 	if !equalStates(got, want) {
 		t.Errorf("decoded %+v\nwant %+v", got, want)

@@ -53,8 +53,8 @@ func (d *Digester) Reset() {
 func (d *Digester) Digests() Digests {
 	var out Digests
 	for _, a := range d.algs {
-		d.digests[a].Sum(out.sum(a)[:0])
-		out.Has |= 1 << a
+		var sum [sha256.Size]byte
+		out.Set(a, d.digests[a].Sum(sum[:0]))
 	}
 	return out
 }

@@ -120,7 +120,7 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 		return fmt.Errorf("%w: its size or modification time changed during the read", ErrChangedWhileReading)
 	}
 	r.Digests = h.digests.Digests()
-	r.Fingerprint = r.Digests.SHA256
+	r.SetFingerprint(r.Digests.SHA256)
 	if r.Type == "" {
 		r.Type = sniffType(head)
 	}

@@ -7,20 +7,24 @@ import (
 	"github.com/rsgen/rsgen/rs"
 )
 
-// Record is what the snapshot knows of one published file.
+// Record is what the snapshot knows of one published file. A build holds
+// one per file of the source, so its size is the build's memory per
+// resource: digests a default build does not publish and a fingerprint
+// that repeats the SHA-256 digest are kept out of line (see Digests and
+// Fingerprint).
 type Record struct {
 	Path    string // slash-separated, relative to the source root
 	Size    int64
 	ModTime int64 // nanoseconds since the Unix epoch
 	Inode   uint64
-	// Fingerprint is the SHA-256 of the source file's bytes, computed
-	// whether or not SHA-256 is published; zero when unknown (a recovered
-	// record, or one migrated from format 3 without a SHA-256 of its own
-	// bytes), which SameContent compares by its published digests.
-	Fingerprint [32]byte
-	Digests     Digests
-	Type        string // media type, without parameters
-	Seen        int64  // Unix seconds when this content was first seen
+	Seen    int64 // Unix seconds when this content was first seen
+	Digests Digests
+	Type    string // media type, without parameters
+	// source is the fingerprint when it is not the SHA-256 digest (see
+	// Fingerprint); shared between copies, never changed once set.
+	source *[32]byte
+	// fingerprint says where the fingerprint is.
+	fingerprint fingerprintKind
 	// Rewritten marks a file published with other bytes than its source's
 	// (html_link): its Size and Digests describe the published bytes, and
 	// a later build that no longer rewrites it must read it again.
@@ -38,6 +42,53 @@ type Record struct {
 	Unchanged bool
 }
 
+type fingerprintKind uint8
+
+const (
+	fingerprintUnknown fingerprintKind = iota // a recovered or migrated record (see Known)
+	fingerprintSHA256                         // the fingerprint is Digests.SHA256
+	fingerprintSource                         // the fingerprint is *source
+)
+
+// Fingerprint returns the SHA-256 of the source file's bytes, computed
+// whether or not SHA-256 is published; zero when unknown (a recovered
+// record, or one migrated from format 3 without a SHA-256 of its own
+// bytes), which SameContent compares by its published digests. It is the
+// SHA-256 digest unless the file is rewritten for publishing.
+func (r *Record) Fingerprint() [32]byte {
+	switch r.fingerprint {
+	case fingerprintSHA256:
+		return r.Digests.SHA256
+	case fingerprintSource:
+		return *r.source
+	}
+	return [32]byte{}
+}
+
+// SetFingerprint sets r's fingerprint, after its digests: stored as a
+// mark when it equals the SHA-256 digest, as it does for every file
+// published as it is.
+func (r *Record) SetFingerprint(f [32]byte) {
+	r.source = nil
+	switch {
+	case f == [32]byte{}:
+		r.fingerprint = fingerprintUnknown
+	case r.Digests.has(rs.SHA256) && f == r.Digests.SHA256:
+		r.fingerprint = fingerprintSHA256
+	default:
+		r.source, r.fingerprint = &f, fingerprintSource
+	}
+}
+
+// SetPublished records that r's file is published with other bytes than
+// its source's: size and digests describe them. The fingerprint stays
+// that of the source.
+func (r *Record) SetPublished(size int64, d Digests) {
+	f := r.Fingerprint()
+	r.Size, r.Digests, r.Rewritten = size, d, true
+	r.SetFingerprint(f)
+}
+
 // Lastmod returns the lastmod rsgen publishes for the record: when the
 // content was first seen, or the file's modification time.
 func (r *Record) Lastmod(fromMtime bool) time.Time {
@@ -49,23 +100,68 @@ func (r *Record) Lastmod(fromMtime bool) time.Time {
 
 var digestSizes = [rs.NumHashAlgorithms]int{16, 20, 32}
 
-// Digests holds the published digests of one content.
+// Digests holds the published digests of one content. SHA-256 is held in
+// place; MD5 and SHA-1, which few sites publish, out of line.
 type Digests struct {
-	Has    uint8 // bit a set when the digest of algorithm a is present
-	MD5    [16]byte
-	SHA1   [20]byte
 	SHA256 [32]byte
+	// legacy holds MD5 and SHA-1 when present; shared between copies and
+	// never changed once set (set replaces it).
+	legacy *legacyDigests
+	Has    uint8 // bit a set when the digest of algorithm a is present
 }
 
-// sum returns the storage of algorithm a's digest.
-func (d *Digests) sum(a rs.HashAlgorithm) []byte {
+type legacyDigests struct {
+	MD5  [16]byte
+	SHA1 [20]byte
+}
+
+var noLegacy legacyDigests
+
+// Sum returns the digest of algorithm a, or zeros when d has none.
+func (d *Digests) Sum(a rs.HashAlgorithm) []byte {
+	l := d.legacy
+	if l == nil {
+		l = &noLegacy
+	}
 	switch a {
 	case rs.MD5:
-		return d.MD5[:]
+		return l.MD5[:]
 	case rs.SHA1:
-		return d.SHA1[:]
+		return l.SHA1[:]
 	}
 	return d.SHA256[:]
+}
+
+// Set gives d the digest sum of algorithm a.
+func (d *Digests) Set(a rs.HashAlgorithm, sum []byte) {
+	d.Has |= 1 << a
+	if a == rs.SHA256 {
+		copy(d.SHA256[:], sum)
+		return
+	}
+	l := new(legacyDigests)
+	if d.legacy != nil {
+		*l = *d.legacy
+	}
+	if a == rs.MD5 {
+		copy(l.MD5[:], sum)
+	} else {
+		copy(l.SHA1[:], sum)
+	}
+	d.legacy = l
+}
+
+// Equal reports whether d and e hold the same digests.
+func (d *Digests) Equal(e *Digests) bool {
+	if d.Has != e.Has {
+		return false
+	}
+	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
+		if d.has(a) && string(d.Sum(a)) != string(e.Sum(a)) {
+			return false
+		}
+	}
+	return true
 }
 
 // has reports whether d holds the digest of algorithm a.
@@ -90,7 +186,7 @@ func (d *Digests) AppendHash(b []byte, algs []rs.HashAlgorithm) []byte {
 		}
 		b = append(b, a.String()...)
 		b = append(b, ':')
-		b = hex.AppendEncode(b, d.sum(a))
+		b = hex.AppendEncode(b, d.Sum(a))
 	}
 	return b
 }

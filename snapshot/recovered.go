@@ -20,7 +20,7 @@ import (
 
 // Known reports whether r has a fingerprint: whether a scan may trust it
 // by its stat, and compare a file to it by its fingerprint.
-func (r *Record) Known() bool { return r.Fingerprint != [32]byte{} }
+func (r *Record) Known() bool { return r.fingerprint != fingerprintUnknown }
 
 // SameContent reports whether cur, a file as just scanned, publishes the
 // content that prev, its previous record, describes: equal fingerprints
@@ -31,7 +31,7 @@ func (r *Record) Known() bool { return r.Fingerprint != [32]byte{} }
 // one). Digests of algorithms only one of them has are not compared, so
 // that adding an algorithm changes nothing.
 func SameContent(prev, cur *Record) bool {
-	if prev.Known() && prev.Fingerprint != cur.Fingerprint {
+	if prev.Known() && prev.Fingerprint() != cur.Fingerprint() {
 		return false
 	}
 	if prev.Size != cur.Size {
@@ -42,7 +42,7 @@ func SameContent(prev, cur *Record) bool {
 		return prev.Known()
 	}
 	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
-		if common&(1<<a) != 0 && string(prev.Digests.sum(a)) != string(cur.Digests.sum(a)) {
+		if common&(1<<a) != 0 && string(prev.Digests.Sum(a)) != string(cur.Digests.Sum(a)) {
 			return false
 		}
 	}
@@ -67,8 +67,7 @@ func ParseHash(s string) (Digests, error) {
 		if err != nil || len(sum) != digestSizes[a] {
 			return Digests{}, fmt.Errorf("hash %q: not a %s digest", pair, name)
 		}
-		copy(d.sum(a), sum)
-		d.Has |= 1 << a
+		d.Set(a, sum)
 	}
 	return d, nil
 }

@@ -479,7 +479,7 @@ func (s *scan) settle(job *hashJob) {
 // published bytes of the same file at the same stat.
 func sameFile(a, b *Record) bool {
 	return a.Size == b.Size && a.ModTime == b.ModTime && a.Inode == b.Inode &&
-		a.Known() && a.Fingerprint == b.Fingerprint && a.Digests == b.Digests
+		a.Known() && a.Fingerprint() == b.Fingerprint() && a.Digests.Equal(&b.Digests)
 }
 
 // drop leaves the place of a file that could not be read empty: a file

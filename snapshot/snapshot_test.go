@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/rsgen/rsgen/rs"
 )
@@ -24,10 +25,10 @@ import (
 func sampleState() *State {
 	rec := func(p string, size int64) Record {
 		r := Record{Path: p, Size: size, ModTime: 1700000000123456789, Inode: 42, Type: "text/plain", Seen: 1700000000}
-		r.Fingerprint[0] = byte(size)
-		r.Digests.Has = 1<<rs.MD5 | 1<<rs.SHA256
-		r.Digests.MD5[1] = 7
+		r.Digests.Has = 1 << rs.SHA256
+		r.Digests.Set(rs.MD5, []byte{0, 7})
 		r.Digests.SHA256[31] = 9
+		r.SetFingerprint([32]byte{byte(size)})
 		return r
 	}
 	return &State{
@@ -199,7 +200,7 @@ func TestScanMergesWithPrevious(t *testing.T) {
 		if !same {
 			rec.Digests.SHA256[0]++
 		}
-		rec.Fingerprint = rec.Digests.SHA256
+		rec.SetFingerprint(rec.Digests.SHA256)
 		return rec
 	}
 	mem := &State{Files: []Record{r("a", true), r("b", false), r("c", true), r("d/x", true)}}
@@ -316,8 +317,8 @@ func TestScanTrustsOnlyUnchangedOldFiles(t *testing.T) {
 	newer := old.Add(time.Minute)
 	os.Chtimes(filepath.Join(dir, "a.txt"), newer, newer)
 	recs2, stats := scanDir(t, dir, prev, false)
-	if stats.Hashed != 1 || recs2[0].Fingerprint != recs[0].Fingerprint {
-		t.Errorf("touched file: read %d, fingerprint changed %v", stats.Hashed, recs2[0].Fingerprint != recs[0].Fingerprint)
+	if stats.Hashed != 1 || recs2[0].Fingerprint() != recs[0].Fingerprint() {
+		t.Errorf("touched file: read %d, fingerprint changed %v", stats.Hashed, recs2[0].Fingerprint() != recs[0].Fingerprint())
 	}
 
 	// A record written within the race window of its scan is not trusted.
@@ -380,8 +381,8 @@ func TestScanIsCancellable(t *testing.T) {
 
 func TestDigestsHashFormat(t *testing.T) {
 	var d Digests
-	d.Has = 1<<rs.MD5 | 1<<rs.SHA1 | 1<<rs.SHA256
-	d.MD5[0] = 0xAB
+	d.Has = 1<<rs.SHA1 | 1<<rs.SHA256
+	d.Set(rs.MD5, []byte{0xAB})
 	got := d.Hash([]rs.HashAlgorithm{rs.MD5, rs.SHA256})
 	want := "md5:ab000000000000000000000000000000 sha-256:" + string(bytes.Repeat([]byte("0"), 64))
 	if got != want {
@@ -455,14 +456,14 @@ func TestFingerprintIsSHA256(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if recs[0].Fingerprint != want || !recs[0].Known() {
-			t.Errorf("%v: fingerprint %x, want the SHA-256 %x", algs, recs[0].Fingerprint, want)
+		if recs[0].Fingerprint() != want || !recs[0].Known() {
+			t.Errorf("%v: fingerprint %x, want the SHA-256 %x", algs, recs[0].Fingerprint(), want)
 		}
 		if got := recs[0].Digests.Hash(algs); strings.Contains(got, "sha") != (algs[0] == rs.SHA256) {
 			t.Errorf("%v: published hash %q", algs, got)
 		}
 		prev := &State{Files: recs, ScanStart: time.Now().UnixNano()}
-		prev.Files[0].Fingerprint = [32]byte{}
+		prev.Files[0].SetFingerprint([32]byte{})
 		again, _, stats, err := Scan(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
 		if err != nil {
 			t.Fatal(err)
@@ -529,7 +530,7 @@ func TestRebuildStatsInWorkersAndNotesTheWalkOnce(t *testing.T) {
 		t.Fatalf("%d records, want %d", len(recs), n)
 	}
 	for i := range recs {
-		if recs[i].Path != first[i].Path || recs[i].Fingerprint != first[i].Fingerprint {
+		if recs[i].Path != first[i].Path || recs[i].Fingerprint() != first[i].Fingerprint() {
 			t.Fatalf("record %d: %s, want %s with the same fingerprint", i, recs[i].Path, first[i].Path)
 		}
 		if recs[i].Unchanged == touched[recs[i].Path] {
@@ -575,5 +576,15 @@ func TestRebuildToleratesAFileRemovedBeforeItsStat(t *testing.T) {
 	}
 	if !slices.Equal(paths, []string{"a", "c"}) || !slices.Equal(changes, []string{"deleted b"}) {
 		t.Errorf("files %q, events %q; want [a c] and [deleted b]", paths, changes)
+	}
+}
+
+// TestRecordSize guards the memory a build holds per resource: a build
+// keeps one Record per source file, and every byte added here is a
+// megabyte per million files (176 bytes before the fingerprint and the
+// legacy digests moved out of line).
+func TestRecordSize(t *testing.T) {
+	if got := unsafe.Sizeof(Record{}); got > 128 {
+		t.Errorf("Record is %d bytes, want at most 128", got)
 	}
 }

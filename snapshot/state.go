@@ -375,12 +375,13 @@ func (e *encoder) record(r *Record) {
 	e.varint(r.ModTime)
 	e.uvarint(r.Inode)
 	if flags&flagFingerprintIsSHA256 == 0 {
-		e.w.Write(r.Fingerprint[:])
+		f := r.Fingerprint()
+		e.w.Write(f[:])
 	}
 	e.w.WriteByte(r.Digests.Has)
 	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
 		if r.Digests.Has&(1<<a) != 0 {
-			e.w.Write(r.Digests.sum(a))
+			e.w.Write(r.Digests.Sum(a))
 		}
 	}
 	e.str(r.Type)
@@ -401,7 +402,7 @@ func (r *Record) flags() byte {
 	if r.Rewritten {
 		f |= flagRewritten
 	}
-	if r.Fingerprint != ([32]byte{}) && r.Digests.has(rs.SHA256) && r.Fingerprint == r.Digests.SHA256 {
+	if r.fingerprint == fingerprintSHA256 {
 		f |= flagFingerprintIsSHA256
 	}
 	return f
@@ -699,15 +700,17 @@ func (d *decoder) record(r *Record) {
 	r.Size = d.varint()
 	r.ModTime = d.varint()
 	r.Inode = d.uvarint()
+	var fingerprint [32]byte
 	if flags&flagFingerprintIsSHA256 == 0 {
-		copy(r.Fingerprint[:], d.bytes(32))
+		copy(fingerprint[:], d.bytes(32))
 	}
-	r.Digests.Has = d.byte()
+	has := d.byte()
 	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
-		if r.Digests.Has&(1<<a) != 0 {
-			copy(r.Digests.sum(a), d.bytes(digestSizes[a]))
+		if has&(1<<a) != 0 {
+			r.Digests.Set(a, d.bytes(digestSizes[a]))
 		}
 	}
+	r.Digests.Has = has
 	t := d.str()
 	if interned, ok := d.types[t]; ok {
 		r.Type = interned
@@ -725,9 +728,11 @@ func (d *decoder) record(r *Record) {
 		if !r.Digests.has(rs.SHA256) {
 			d.fail("record %s: fingerprint is its SHA-256, which it does not have", r.Path)
 		}
-		r.Fingerprint = r.Digests.SHA256
+		r.SetFingerprint(r.Digests.SHA256)
 	case d.version < 4:
 		migrateFingerprint(r)
+	default:
+		r.SetFingerprint(fingerprint)
 	}
 }
 
@@ -749,8 +754,8 @@ func (d *decoder) recordFlags(known byte) byte {
 // upgrade reports no change that did not happen.
 func migrateFingerprint(r *Record) {
 	if r.Digests.has(rs.SHA256) && !r.Rewritten {
-		r.Fingerprint = r.Digests.SHA256
+		r.SetFingerprint(r.Digests.SHA256)
 		return
 	}
-	r.Fingerprint = [32]byte{}
+	r.SetFingerprint([32]byte{})
 }
