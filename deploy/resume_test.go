@@ -178,6 +178,7 @@ func TestS3KilledDeployResumes(t *testing.T) {
 		return objectPut(r) && puts >= 40
 	})
 
+	p.markConns()
 	child := helperDeploy(t, s, p.srv.URL)
 	<-arrived
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
@@ -185,6 +186,7 @@ func TestS3KilledDeployResumes(t *testing.T) {
 	}
 	child.Wait()
 	close(release)
+	p.quiesce()
 	p.setFail(nil)
 	p.mu.Lock()
 	p.before = nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -210,12 +212,15 @@ type request struct {
 type proxy struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
-	idle     *sync.Cond // signalled when inflight drops to 0
+	idle     *sync.Cond // signalled when inflight drops to 0 or a connection closes
 	inflight int
-	log      []*request
-	clock    int
-	fail     func(r *request) bool
-	before   func(r *request) // called before forwarding, outside the lock
+	// conns are the open connections, true for those open at the last
+	// markConns, which quiesce does not wait for.
+	conns  map[net.Conn]bool
+	log    []*request
+	clock  int
+	fail   func(r *request) bool
+	before func(r *request) // called before forwarding, outside the lock
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -223,11 +228,11 @@ func newProxy(t *testing.T, target string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{}
+	p := &proxy{conns: map[net.Conn]bool{}}
 	p.idle = sync.NewCond(&p.mu)
 	rp := httputil.NewSingleHostReverseProxy(u) // keeps the Host header, which the signature covers
 	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.inflight++
 		p.mu.Unlock()
@@ -273,8 +278,45 @@ func newProxy(t *testing.T, target string) *proxy {
 		rec.done, rec.status = p.clock, sw.status
 		p.mu.Unlock()
 	}))
+	p.srv.Config.ConnState = p.countConns
+	p.srv.Start()
 	t.Cleanup(p.srv.Close)
 	return p
+}
+
+// countConns keeps the open connections, for quiesce.
+func (p *proxy) countConns(c net.Conn, state http.ConnState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch state {
+	case http.StateNew:
+		p.conns[c] = false
+	case http.StateClosed, http.StateHijacked:
+		delete(p.conns, c)
+		p.idle.Broadcast()
+	}
+}
+
+// markConns marks the connections open now (this process's clients'),
+// which quiesce does not wait for.
+func (p *proxy) markConns() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		p.conns[c] = true
+	}
+}
+
+// quiesce waits until the connections opened since markConns are all
+// closed, as a killed client's are: a request it wrote whole before it
+// died is still read and handled by the server after the client is gone,
+// and take must not return before that request is in the log.
+func (p *proxy) quiesce() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.inflight > 0 || slices.Contains(slices.Collect(maps.Values(p.conns)), false) {
+		p.idle.Wait()
+	}
 }
 
 // objectKey returns the key of a path-style request path, /bucket/key.
