@@ -297,19 +297,19 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee) ([]snapshot.Event,
 	}
 	if b.cfg.CopyResources {
 		hostingFiles := hosting.Files(&b.cfg.Publish)
-		for i := range files {
-			if layout.IsReserved(files[i].Path) {
+		for _, r := range files.All() {
+			if layout.IsReserved(r.Path) {
 				return nil, fmt.Errorf("source file %s would be overwritten by rsgen's own documents at the same path: rename it or exclude it",
-					filepath.Join(b.cfg.Source, filepath.FromSlash(files[i].Path)))
+					filepath.Join(b.cfg.Source, filepath.FromSlash(r.Path)))
 			}
-			if slices.Contains(hostingFiles, files[i].Path) {
+			if slices.Contains(hostingFiles, r.Path) {
 				return nil, fmt.Errorf("source file %s would be overwritten by the file rsgen writes for [publish] (targets or robots): exclude it, or turn that off and write the file yourself",
-					filepath.Join(b.cfg.Source, filepath.FromSlash(files[i].Path)))
+					filepath.Join(b.cfg.Source, filepath.FromSlash(r.Path)))
 			}
 		}
 	}
 	b.linker.warnHeadless(events)
-	b.summarizeSets(files, events)
+	b.summarizeSets(&files, events)
 	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, Files: files,
 		SetChanged: map[string]int64{}}
 	s := b.sum
@@ -343,15 +343,15 @@ func (b *builder) excluder() *excluder {
 // summarizeSets counts each set's resources and changes, and the files in
 // no set, and warns about a set that publishes nothing: its folder is
 // missing, or nothing matches its globs.
-func (b *builder) summarizeSets(files []snapshot.Record, events []snapshot.Event) {
+func (b *builder) summarizeSets(files *snapshot.Records, events []snapshot.Event) {
 	b.sum.Sets = make([]SetSummary, len(b.sets))
 	for i, s := range b.sets {
 		b.sum.Sets[i].Name = s.Name
 	}
-	for i := range files {
+	for _, r := range files.All() {
 		listed := false
 		for k, s := range b.sets {
-			if s.Contains(files[i].Path) {
+			if s.Contains(r.Path) {
 				b.sum.Sets[k].Resources++
 				listed = true
 			}
@@ -359,7 +359,7 @@ func (b *builder) summarizeSets(files []snapshot.Record, events []snapshot.Event
 		if !listed {
 			b.sum.Unlisted++
 			if b.opts.ListUnlisted {
-				b.sum.UnlistedPaths = append(b.sum.UnlistedPaths, files[i].Path)
+				b.sum.UnlistedPaths = append(b.sum.UnlistedPaths, r.Path)
 			}
 		}
 	}
@@ -414,7 +414,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := out.placeAll(ctx, b.next.Files, b.placements()); err != nil {
+	if err := out.placeAll(ctx, &b.next.Files, b.placements()); err != nil {
 		return nil, err
 	}
 	b.sum.ResourcesPlaced = int(out.placed.Load())
@@ -491,18 +491,18 @@ const (
 // not have is linked at once: a link fails if anything is in the way, and
 // only then is the path looked at. It returns nil to check everything.
 func (b *builder) placements() []placement {
-	if b.opts.Verify || b.recoverer.recovered != nil || len(b.next.Files) == 0 {
+	if b.opts.Verify || b.recoverer.recovered != nil || b.next.Files.Len() == 0 {
 		return nil
 	}
 	intact := b.prev.LastBuild != 0
-	for _, rel := range []string{layout.SourceDescription, b.next.Files[0].Path} {
+	for _, rel := range []string{layout.SourceDescription, b.next.Files.At(0).Path} {
 		if _, err := os.Lstat(b.sink.Path(rel)); err != nil {
 			intact = false
 		}
 	}
-	places := make([]placement, len(b.next.Files))
-	for j := range b.next.Files {
-		switch cur := &b.next.Files[j]; {
+	places := make([]placement, b.next.Files.Len())
+	for j, cur := range b.next.Files.All() {
+		switch {
 		case cur.Change == snapshot.Created:
 			places[j] = placeNew
 		case intact && cur.Unchanged:

@@ -53,7 +53,8 @@ func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	members := b.lister.members(s)
 	items := make([]zippkg.Item, len(members))
 	for k, i := range members {
-		items[k] = zippkg.Item{Path: b.next.Files[i].Path, Size: b.next.Files[i].Size}
+		r := b.next.Files.At(i)
+		items[k] = zippkg.Item{Path: r.Path, Size: r.Size}
 	}
 	ranges, err := zippkg.Plan(items, zippkg.Limits{MaxBytes: int64(b.cfg.Dumps.PackageSize)})
 	if err != nil {
@@ -82,7 +83,7 @@ func (b *dumper) resourcePackage(ctx context.Context, s *set, files []int) (snap
 	m := &zippkg.Manifest{Kind: zippkg.ResourceDump, Up: b.docURL(layout.CapabilityList(s.Name)), At: b.sum.Now}
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
 	for _, i := range files {
-		r := &b.next.Files[i]
+		r := b.next.Files.At(i)
 		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: manifestPath(r.Path),
 			Length: r.Size, Hash: r.Digests.Hash(b.algs)}
 		if schemaSafeType(r.Type) {

@@ -140,10 +140,10 @@ func (b *builder) linkRules() []hosting.Rule {
 		return nil
 	}
 	const mixed = "\x00"
-	labels := make([]string, len(b.next.Files))
+	labels := make([]string, b.next.Files.Len())
 	folders := map[string]string{} // folder -> the label all its files share, or mixed
-	for i := range b.next.Files {
-		p := b.next.Files[i].Path
+	for i, r := range b.next.Files.All() {
+		p := r.Path
 		labels[i] = strings.Join(b.linker.capabilityLists(p), "\n")
 		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
 			if l, seen := folders[dir]; !seen {
@@ -155,11 +155,11 @@ func (b *builder) linkRules() []hosting.Rule {
 	}
 	var rules []hosting.Rule
 	done := map[string]bool{}
-	for i := range b.next.Files {
+	for i, r := range b.next.Files.All() {
 		if labels[i] == "" {
 			continue
 		}
-		p := b.next.Files[i].Path
+		p := r.Path
 		rule := p
 		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
 			if folders[dir] == labels[i] {

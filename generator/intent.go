@@ -64,8 +64,5 @@ func (b *builder) removeIntended(written map[string]bool) error {
 // publishes reports whether this build publishes the resource at source
 // path p.
 func (b *builder) publishes(p string) bool {
-	_, found := slices.BinarySearchFunc(b.next.Files, p, func(r snapshot.Record, p string) int {
-		return layout.ComparePaths(r.Path, p)
-	})
-	return found
+	return b.next.Files.Find(p) != nil
 }

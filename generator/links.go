@@ -46,10 +46,10 @@ func (b *linker) related() *relations {
 		return &b.rel
 	}
 	r := &b.rel
-	r.files = make(map[string]int, len(b.next.Files))
+	r.files = make(map[string]int, b.next.Files.Len())
 	r.stems = map[string][]int{}
-	for i := range b.next.Files {
-		p := b.next.Files[i].Path
+	for i, rec := range b.next.Files.All() {
+		p := rec.Path
 		r.files[p] = i
 		if stem, ok := stemOf(p); ok {
 			r.stems[stem] = append(r.stems[stem], i)
@@ -129,13 +129,13 @@ func (b *linker) metadataLinks(links []rs.Link, s *set, rel string, m *config.Me
 	rels := b.related()
 	if stem, ok := matchPair(m.Objects, rel); ok {
 		if i, ok := rels.files[s.prefix+strings.Replace(m.Records, "*", stem, 1)]; ok {
-			rec := &b.next.Files[i]
+			rec := b.next.Files.At(i)
 			links = append(links, b.describedLink(rs.RelDescribedBy, b.resURL(rec.Path), rec))
 		}
 	}
 	if stem, ok := matchPair(m.Records, rel); ok {
 		if i, ok := rels.files[s.prefix+strings.Replace(m.Objects, "*", stem, 1)]; ok {
-			obj := &b.next.Files[i]
+			obj := b.next.Files.At(i)
 			links = append(links, b.describedLink(rs.RelDescribes, b.resURL(obj.Path), obj))
 			if m.Profile != "" {
 				links = append(links, rs.Link{Rel: rs.RelProfile, Href: m.Profile})
@@ -171,7 +171,7 @@ func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config
 		return append(links, rs.Link{Rel: rs.RelCanonical, Href: b.resURL(stem)})
 	}
 	for _, i := range group {
-		if other := &b.next.Files[i]; other.Path != r.Path {
+		if other := b.next.Files.At(i); other.Path != r.Path {
 			links = append(links, b.describedLink(rs.RelAlternate, b.resURL(other.Path), other))
 		}
 	}

@@ -25,7 +25,7 @@ func (b *lister) writeResourceList(s *set) error {
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
 	var size int64
 	for _, i := range members {
-		size += int64(len(b.resBase)+3*len(b.next.Files[i].Path)) + resourceEntryBound
+		size += int64(len(b.resBase)+3*len(b.next.Files.At(i).Path)) + resourceEntryBound
 	}
 	md := rs.MD{Capability: rs.CapResourceList, At: unixTime(b.next.SetChanged[s.Name])}
 	// The URI and hash of each entry are rendered into buffers reused from
@@ -33,7 +33,7 @@ func (b *lister) writeResourceList(s *set) error {
 	// list then costs no allocation per entry beyond its links.
 	var loc, hash []byte
 	entry := func(i int, e *rs.Entry) {
-		r := &b.next.Files[members[i]]
+		r := b.next.Files.At(members[i])
 		loc = layout.AppendURL(loc[:0], b.resBase, r.Path)
 		hash = r.Digests.AppendHash(hash[:0], b.algs)
 		*e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(fromMtime), Links: b.linker.links(s, r, nil)}
@@ -55,8 +55,8 @@ func (b *lister) members(s *set) []int {
 		return m
 	}
 	var members []int
-	for i := range b.next.Files {
-		if s.Contains(b.next.Files[i].Path) {
+	for i, r := range b.next.Files.All() {
+		if s.Contains(r.Path) {
 			members = append(members, i)
 		}
 	}

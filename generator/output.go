@@ -176,7 +176,7 @@ func (o *output) keepAdded() {
 // placeAll makes sure every file has its current bytes in the output,
 // placing those that are missing or stale, in parallel, checking each as
 // much as its placement asks (nil: check all).
-func (o *output) placeAll(ctx context.Context, files []snapshot.Record, places []placement) error {
+func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places []placement) error {
 	if !o.enabled {
 		return nil
 	}
@@ -192,10 +192,10 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, places [
 			defer wg.Done()
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
-				if i >= len(files) {
+				if i >= files.Len() {
 					return
 				}
-				if files[i].Placed {
+				if files.At(i).Placed {
 					continue
 				}
 				place := placeCheck
@@ -206,11 +206,11 @@ func (o *output) placeAll(ctx context.Context, files []snapshot.Record, places [
 					// Unless the scan's tee wrote a new copy: a rewritten
 					// resource whose published form changed with the
 					// configuration, not with its source (htmllink.go).
-					if _, pending := o.pending.Load(files[i].Path); !pending {
+					if _, pending := o.pending.Load(files.At(i).Path); !pending {
 						continue
 					}
 				}
-				if err := o.place(&files[i], place == placeNew); err != nil {
+				if err := o.place(files.At(i), place == placeNew); err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 					return
 				}

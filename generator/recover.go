@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,7 +91,7 @@ func (b *recoverer) loadState() (*snapshot.State, error) {
 		rec.bad = badKind(err)
 		b.recovered = rec
 		b.warn(WarnState, "", fmt.Sprintf("%v; rebuilt it from the build published in %s (%d resources, %d Change Lists); the bad file is kept as %s.%s",
-			err, b.cfg.Out, len(rec.state.Files), rec.lists, statePath, rec.bad))
+			err, b.cfg.Out, rec.state.Files.Len(), rec.lists, statePath, rec.bad))
 		return rec.state, nil
 	case err != nil:
 		return nil, err
@@ -127,7 +128,7 @@ func (b *recoverer) loadState() (*snapshot.State, error) {
 	}
 	b.recovered = rec
 	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%s: rebuilt the state from the build published in %s (%d resources, %d Change Lists); every file is read once",
-		why, b.cfg.Out, len(rec.state.Files), rec.lists)})
+		why, b.cfg.Out, rec.state.Files.Len(), rec.lists)})
 	return rec.state, nil
 }
 
@@ -295,10 +296,8 @@ func (b *recoverer) recoverFromOutput() (*recovery, error) {
 			}
 		}
 	}
-	for _, r := range files {
-		st.Files = append(st.Files, r)
-	}
-	slices.SortFunc(st.Files, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
+	sorted := slices.SortedFunc(maps.Values(files), func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
+	st.Files = snapshot.RecordsOf(sorted...)
 	versionOutputs, err := b.recoverVersions(st, rec)
 	if err != nil {
 		return nil, err

@@ -90,7 +90,8 @@ func (b *recoverer) recoverVersions(st *snapshot.State, rec *recovery) ([]string
 		return nil, fmt.Errorf("recover kept versions: %w", err)
 	}
 	var outputs []string
-	for _, r := range files {
+	for _, found := range files.All() {
+		r := *found
 		stamp, p, ok := strings.Cut(r.Path, "/")
 		t, err := time.Parse("20060102150405", stamp)
 		if !ok || err != nil {

@@ -75,8 +75,7 @@ func (b *versioner) keepVersions(ctx context.Context) error {
 		have[version{v.Path, v.Seen}] = true
 		vs = append(vs, v)
 	}
-	for i := range b.next.Files {
-		r := &b.next.Files[i]
+	for _, r := range b.next.Files.All() {
 		if keep, _ := b.versioned(r.Path); !keep || have[version{r.Path, r.Seen}] {
 			continue
 		}

@@ -15,15 +15,15 @@ var update = flag.Bool("update", false, "rewrite testdata/state-format4 with the
 func fullState() *State {
 	st := sampleState()
 	st.BaseURL = "https://data.example.org/"
-	st.Files[0].SetFingerprint(st.Files[0].Digests.SHA256)
-	st.Files[1].Rewritten = true
+	st.Files.At(0).SetFingerprint(st.Files.At(0).Digests.SHA256)
+	st.Files.At(1).Rewritten = true
 	st.Archived = []Archived{
 		{Set: "default", At: 100, Completed: 150},
 		{Set: "default", Dump: true, At: 100, Completed: 150,
 			Packages: []Package{{Set: "default", Path: "resourcesync/default/resourcedump/a.zip", At: 100, Length: 1234, SHA256: [32]byte{1, 2}}},
 			Docs:     []Kept{{Path: "resourcesync/default/resourcedumps/resourcedump-19700101T000140Z.xml", Size: 900, SHA256: [32]byte{7}}}},
 	}
-	st.Versions = []Record{st.Files[0], st.Files[0], st.Files[2]}
+	st.Versions = []Record{*st.Files.At(0), *st.Files.At(0), *st.Files.At(2)}
 	st.Versions[1].Seen++
 	return st
 }
@@ -50,9 +50,9 @@ func TestFormat4Fixture(t *testing.T) {
 	}
 	// A fingerprint equal to the SHA-256 digest is not stored again.
 	other := fullState()
-	f := other.Files[0].Fingerprint()
+	f := other.Files.At(0).Fingerprint()
 	f[0]++
-	other.Files[0].SetFingerprint(f)
+	other.Files.At(0).SetFingerprint(f)
 	var otherBuf bytes.Buffer
 	if err := Encode(&otherBuf, other); err != nil {
 		t.Fatal(err)
@@ -84,13 +84,17 @@ func TestFormat3Migrates(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fullState()
-	for _, recs := range [][]Record{want.Files, want.Versions} {
-		for i := range recs {
-			recs[i].SetFingerprint(recs[i].Digests.SHA256)
-			if recs[i].Rewritten {
-				recs[i].SetFingerprint([32]byte{})
-			}
+	migrated := func(r *Record) {
+		r.SetFingerprint(r.Digests.SHA256)
+		if r.Rewritten {
+			r.SetFingerprint([32]byte{})
 		}
+	}
+	for _, r := range want.Files.All() {
+		migrated(r)
+	}
+	for i := range want.Versions {
+		migrated(&want.Versions[i])
 	}
 	for i := range want.Journals["default"][1].Events {
 		ev := &want.Journals["default"][1].Events[i]
@@ -99,8 +103,8 @@ func TestFormat3Migrates(t *testing.T) {
 	if !equalStates(got, want) {
 		t.Errorf("decoded %+v\nwant %+v", got, want)
 	}
-	if got.Files[1].Known() || !got.Files[0].Known() {
-		t.Errorf("rewritten record known %v, other record known %v", got.Files[1].Known(), got.Files[0].Known())
+	if got.Files.At(1).Known() || !got.Files.At(0).Known() {
+		t.Errorf("rewritten record known %v, other record known %v", got.Files.At(1).Known(), got.Files.At(0).Known())
 	}
 }
 
@@ -127,7 +131,7 @@ func TestOlderFormatsDecode(t *testing.T) {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
 		want := sampleState()
-		if st.LastBuild != want.LastBuild || len(st.Files) != len(want.Files) || st.Files[2].Path != "ü/x y#.txt" ||
+		if st.LastBuild != want.LastBuild || st.Files.Len() != want.Files.Len() || st.Files.At(2).Path != "ü/x y#.txt" ||
 			st.BaseURL != "" || st.Journals != nil || len(st.Shared) != 2 || len(st.Shared[1].Events) != 2 ||
 			st.Shared[1].Events[1].Record.Path != "gone" || len(st.Packages) != 2 || st.SetChanged["default"] != 250 {
 			t.Errorf("%s decoded as %+v", tc.file, st)
@@ -144,7 +148,7 @@ func TestOlderFormatsDecode(t *testing.T) {
 			t.Fatal(err)
 		}
 		again, err := decodeAll(bytes.NewReader(buf.Bytes()))
-		if err != nil || buf.Bytes()[len(magic)] != Version || len(again.Files) != len(st.Files) {
+		if err != nil || buf.Bytes()[len(magic)] != Version || again.Files.Len() != st.Files.Len() {
 			t.Errorf("%s written again: %v", tc.file, err)
 		}
 	}

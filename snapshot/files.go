@@ -26,7 +26,7 @@ func (st *State) NumFiles() int {
 	if st.stored != nil {
 		return st.stored.count
 	}
-	return len(st.Files)
+	return st.Files.Len()
 }
 
 // Records returns the file records of st in walk order: those of Files,
@@ -37,8 +37,8 @@ func (st *State) NumFiles() int {
 func (st *State) Records() iter.Seq2[Record, error] {
 	if st.stored == nil {
 		return func(yield func(Record, error) bool) {
-			for _, r := range st.Files {
-				if !yield(r, nil) {
+			for _, r := range st.Files.All() {
+				if !yield(*r, nil) {
 					return
 				}
 			}

@@ -27,7 +27,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		items := len(st.Files) + len(st.Shared) + len(st.Outputs) + len(st.SetChanged) + len(st.Packages)
+		items := st.Files.Len() + len(st.Shared) + len(st.Outputs) + len(st.SetChanged) + len(st.Packages)
 		for _, seg := range st.Shared {
 			items += len(seg.Events)
 		}

@@ -56,7 +56,7 @@ func TestRereadChangingFile(t *testing.T) {
 	content := []byte("stable at last\n")
 	for changes := 0; changes <= MaxReads; changes++ {
 		fsys := &flakyFS{MapFS: fstest.MapFS{"flaky.txt": {Data: content}, "other.txt": {Data: []byte("o")}}, changes: changes}
-		files, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: fsys, Algorithms: []rs.HashAlgorithm{rs.SHA256}, Workers: 1})
+		files, _, _, err := scanRecords(context.Background(), &State{}, ScanOptions{FS: fsys, Algorithms: []rs.HashAlgorithm{rs.SHA256}, Workers: 1})
 		if changes < MaxReads {
 			if err != nil {
 				t.Fatalf("%d changes: %v", changes, err)
@@ -95,7 +95,7 @@ func (v vanishingFS) Open(name string) (fs.File, error) {
 // out, as a file gone before its stat is, and the scan goes on.
 func TestFileRemovedBeforeItsRead(t *testing.T) {
 	fsys := vanishingFS{fstest.MapFS{"gone.txt": {Data: []byte("g")}, "kept.txt": {Data: []byte("k")}}}
-	files, _, stats, err := Scan(context.Background(), &State{}, ScanOptions{FS: fsys, Algorithms: []rs.HashAlgorithm{rs.SHA256}, Workers: 1})
+	files, _, stats, err := scanRecords(context.Background(), &State{}, ScanOptions{FS: fsys, Algorithms: []rs.HashAlgorithm{rs.SHA256}, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,14 +103,10 @@ func (e *PathError) Unwrap() error { return e.Err }
 // parallel. prev's records are read as the walk reaches their paths (a
 // merge-join: both are in walk order), so that they need not be held in
 // memory with the new ones.
-func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, []Event, ScanStats, error) {
+func Scan(ctx context.Context, prev *State, opts ScanOptions) (Records, []Event, ScanStats, error) {
 	next, stop := iter.Pull2(prev.Records())
 	defer stop()
-	n := prev.NumFiles()
-	s := &scan{opts: opts, prevNext: next, trustBefore: prev.ScanStart - int64(RaceWindow),
-		// Most trees change little between builds: sized for the last one,
-		// the list rarely grows, and never copies a million records.
-		files: make([]Record, 0, n+n/16)}
+	s := &scan{opts: opts, prevNext: next, trustBefore: prev.ScanStart - int64(RaceWindow)}
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -144,18 +140,18 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) ([]Record, []Event
 	// A worker's error cancels the walk; it, not the cancellation, is the
 	// cause to report.
 	if s.err != nil {
-		return nil, nil, ScanStats{}, s.err
+		return Records{}, nil, ScanStats{}, s.err
 	}
 	if walkErr != nil {
-		return nil, nil, ScanStats{}, walkErr
+		return Records{}, nil, ScanStats{}, walkErr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, ScanStats{}, err
+		return Records{}, nil, ScanStats{}, err
 	}
 	if s.dropped {
-		s.files = slices.DeleteFunc(s.files, func(r Record) bool { return r.Path == "" })
+		s.files.DeleteFunc(func(r *Record) bool { return r.Path == "" })
 	}
-	s.stats.Files = len(s.files)
+	s.stats.Files = s.files.Len()
 	return s.files, s.events(), s.stats, nil
 }
 
@@ -183,7 +179,7 @@ type scan struct {
 	// lives only while its file is read, so that a cold scan holds each
 	// record once, not once more per queued file.
 	mu      sync.Mutex
-	files   []Record
+	files   Records
 	deleted []Record // prev's records of files that are gone
 	dropped bool     // some places in files were left empty (Path "")
 	stats   ScanStats
@@ -269,8 +265,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 func (s *scan) place(r *Record) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.files = append(s.files, *r)
-	return len(s.files) - 1
+	return s.files.Append(*r)
 }
 
 // flushStats hands the files waiting to be stat'ed to the workers.
@@ -413,7 +408,7 @@ func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []h
 		rec.Size, rec.ModTime, rec.Inode = info.Size(), info.ModTime().UnixNano(), inode(info)
 		if s.trusted(job.old, rec) {
 			s.mu.Lock()
-			placed := &s.files[job.index] // a copy of job.old
+			placed := s.files.At(job.index) // a copy of job.old
 			placed.Placed, placed.Change, placed.Unchanged = false, 0, true
 			s.mu.Unlock()
 			s.found(rec.Path, rec.Size, false)
@@ -470,7 +465,7 @@ func (s *scan) settle(job *hashJob) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.files[job.index] = *r
+	*s.files.At(job.index) = *r
 	s.stats.Hashed++
 	s.stats.HashedBytes += r.Size
 }
@@ -487,7 +482,7 @@ func sameFile(a, b *Record) bool {
 func (s *scan) drop(job *hashJob) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.files[job.index].Path = ""
+	s.files.At(job.index).Path = ""
 	s.dropped = true
 	if job.old != nil {
 		s.deleted = append(s.deleted, *job.old)
@@ -501,8 +496,7 @@ func (s *scan) events() []Event {
 	slices.SortFunc(s.deleted, func(a, b Record) int { return layout.ComparePaths(a.Path, b.Path) })
 	var events []Event
 	i := 0
-	for j := range s.files {
-		r := &s.files[j]
+	for _, r := range s.files.All() {
 		for ; i < len(s.deleted) && layout.ComparePaths(s.deleted[i].Path, r.Path) < 0; i++ {
 			events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &s.deleted[i]})
 		}

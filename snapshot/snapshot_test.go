@@ -33,7 +33,7 @@ func sampleState() *State {
 	}
 	return &State{
 		LastBuild: 1767225600, ScanStart: 1767225600000000001,
-		Files: []Record{rec("a/b.txt", 1), rec("a/bc.txt", 2), rec("ü/x y#.txt", 3)},
+		Files: RecordsOf(rec("a/b.txt", 1), rec("a/bc.txt", 2), rec("ü/x y#.txt", 3)),
 		Journals: map[string][]Segment{"default": {
 			{From: 100, Until: 200, Kept: []Kept{{Path: "resourcesync/default/changelists/changelist-19700101T000140Z.xml", Size: 700, SHA256: [32]byte{3}}}},
 			{From: 200, Seq: 1, Events: []Event{
@@ -75,15 +75,15 @@ func equalStates(a, b *State) bool {
 func normalized(st *State) State {
 	n := *st
 	if n.stored != nil {
-		n.stored, n.Files = nil, nil
+		n.stored, n.Files = nil, Records{}
 		for r, err := range st.Records() {
 			if err != nil {
 				panic(err)
 			}
-			n.Files = append(n.Files, r)
+			n.Files.Append(r)
 		}
 	}
-	n.Files, n.Versions, n.Outputs, n.Packages, n.Shared = nilIfEmpty(n.Files), nilIfEmpty(n.Versions), nilIfEmpty(n.Outputs), nilIfEmpty(n.Packages), nilIfEmpty(n.Shared)
+	n.Versions, n.Outputs, n.Packages, n.Shared = nilIfEmpty(n.Versions), nilIfEmpty(n.Outputs), nilIfEmpty(n.Packages), nilIfEmpty(n.Shared)
 	n.Archived = nil
 	for _, a := range st.Archived {
 		a.Packages, a.Docs = nilIfEmpty(a.Packages), nilIfEmpty(a.Docs)
@@ -155,7 +155,7 @@ func TestDecodeRefusesNewerVersion(t *testing.T) {
 func TestSaveLoad(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	st, err := Load(dir)
-	if err != nil || len(st.Files) != 0 {
+	if err != nil || st.Files.Len() != 0 {
 		t.Fatalf("Load of a missing state = %+v, %v", st, err)
 	}
 	if err := Save(dir, sampleState()); err != nil {
@@ -203,7 +203,7 @@ func TestScanMergesWithPrevious(t *testing.T) {
 		rec.SetFingerprint(rec.Digests.SHA256)
 		return rec
 	}
-	mem := &State{Files: []Record{r("a", true), r("b", false), r("c", true), r("d/x", true)}}
+	mem := &State{Files: RecordsOf(r("a", true), r("b", false), r("c", true), r("d/x", true))}
 	stateDir := t.TempDir()
 	if err := Save(stateDir, mem); err != nil {
 		t.Fatal(err)
@@ -212,11 +212,11 @@ func TestScanMergesWithPrevious(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stored.Files != nil || stored.NumFiles() != 4 {
-		t.Fatalf("Load held %d records in memory, counts %d", len(stored.Files), stored.NumFiles())
+	if stored.Files.Len() != 0 || stored.NumFiles() != 4 {
+		t.Fatalf("Load held %d records in memory, counts %d", stored.Files.Len(), stored.NumFiles())
 	}
 	for name, prev := range map[string]*State{"in memory": mem, "stored": stored} {
-		files, events, _, err := Scan(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Now: 99})
+		files, events, _, err := scanRecords(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Now: 99})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func TestStoredRecordsOutliveAReplacedStateFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := Save(stateDir, &State{Files: []Record{{Path: "other"}}}); err != nil {
+	if err := Save(stateDir, &State{Files: RecordsOf(Record{Path: "other"})}); err != nil {
 		t.Fatal(err)
 	}
 	_, events, _, err := Scan(context.Background(), st, ScanOptions{FS: os.DirFS(t.TempDir()), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
@@ -271,7 +271,7 @@ func TestStoredRecordsOutliveAReplacedStateFile(t *testing.T) {
 
 func scanDir(t *testing.T, dir string, prev *State, verify bool) ([]Record, ScanStats) {
 	t.Helper()
-	recs, _, stats, err := Scan(context.Background(), prev, ScanOptions{
+	recs, _, stats, err := scanRecords(context.Background(), prev, ScanOptions{
 		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5}, Verify: verify,
 		Exclude: func(p string, isDir bool) bool { return p == "skip" },
 	})
@@ -302,7 +302,7 @@ func TestScanTrustsOnlyUnchangedOldFiles(t *testing.T) {
 	if !recs[0].Digests.HasAll([]rs.HashAlgorithm{rs.MD5, rs.SHA256}) || recs[0].Digests.Has&(1<<rs.SHA1) != 0 {
 		t.Errorf("digests %b", recs[0].Digests.Has)
 	}
-	prev := &State{Files: recs, ScanStart: time.Now().UnixNano()}
+	prev := &State{Files: RecordsOf(recs...), ScanStart: time.Now().UnixNano()}
 
 	_, stats = scanDir(t, dir, prev, false)
 	if stats.Hashed != 0 {
@@ -322,7 +322,7 @@ func TestScanTrustsOnlyUnchangedOldFiles(t *testing.T) {
 	}
 
 	// A record written within the race window of its scan is not trusted.
-	racy := &State{Files: recs, ScanStart: old.UnixNano() + int64(time.Second)}
+	racy := &State{Files: RecordsOf(recs...), ScanStart: old.UnixNano() + int64(time.Second)}
 	if _, stats = scanDir(t, dir, racy, false); stats.Hashed != 3 {
 		t.Errorf("racy records: read %d files, want 3", stats.Hashed)
 	}
@@ -338,7 +338,7 @@ func TestScanSkipsSpecialFilesWithAWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notes []Note
-	recs, _, stats, err := Scan(context.Background(), &State{}, ScanOptions{
+	recs, _, stats, err := scanRecords(context.Background(), &State{}, ScanOptions{
 		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256},
 		Notify: func(n Note) {
 			if n.Kind == NoteSkipped {
@@ -396,7 +396,7 @@ func TestDirFSOpensNamesThatAreNotUTF8(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
+	recs, _, _, err := scanRecords(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
 	if err != nil || len(recs) != 1 || recs[0].Path != name {
 		t.Fatalf("scan = %v, %v", recs, err)
 	}
@@ -424,7 +424,7 @@ func TestScanToleratesAFolderRemovedDuringTheScan(t *testing.T) {
 		}
 		return false
 	}
-	files, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Exclude: exclude})
+	files, _, _, err := scanRecords(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Exclude: exclude})
 	if err != nil {
 		t.Fatalf("a folder removed during the scan failed it: %v", err)
 	}
@@ -452,7 +452,7 @@ func TestFingerprintIsSHA256(t *testing.T) {
 	os.Chtimes(p, old, old)
 	want := sha256.Sum256(content)
 	for _, algs := range [][]rs.HashAlgorithm{{rs.SHA256}, {rs.MD5}} {
-		recs, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
+		recs, _, _, err := scanRecords(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -462,14 +462,14 @@ func TestFingerprintIsSHA256(t *testing.T) {
 		if got := recs[0].Digests.Hash(algs); strings.Contains(got, "sha") != (algs[0] == rs.SHA256) {
 			t.Errorf("%v: published hash %q", algs, got)
 		}
-		prev := &State{Files: recs, ScanStart: time.Now().UnixNano()}
-		prev.Files[0].SetFingerprint([32]byte{})
-		again, _, stats, err := Scan(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
+		prev := &State{Files: RecordsOf(recs...), ScanStart: time.Now().UnixNano()}
+		prev.Files.At(0).SetFingerprint([32]byte{})
+		again, _, stats, err := scanRecords(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stats.Hashed != 1 || !SameContent(&prev.Files[0], &again[0]) {
-			t.Errorf("%v: a record without a fingerprint: read %d files, same content %v", algs, stats.Hashed, SameContent(&prev.Files[0], &again[0]))
+		if stats.Hashed != 1 || !SameContent(prev.Files.At(0), &again[0]) {
+			t.Errorf("%v: a record without a fingerprint: read %d files, same content %v", algs, stats.Hashed, SameContent(prev.Files.At(0), &again[0]))
 		}
 	}
 }
@@ -491,7 +491,7 @@ func TestRebuildStatsInWorkersAndNotesTheWalkOnce(t *testing.T) {
 		os.Chtimes(p, old, old)
 	}
 	first, _ := scanDir(t, dir, &State{}, false)
-	prev := &State{Files: first, ScanStart: time.Now().UnixNano()}
+	prev := &State{Files: RecordsOf(first...), ScanStart: time.Now().UnixNano()}
 	touched := map[string]bool{}
 	for i := 0; i < n; i += 50 {
 		touched[first[i].Path] = true
@@ -501,7 +501,7 @@ func TestRebuildStatsInWorkersAndNotesTheWalkOnce(t *testing.T) {
 
 	var mu sync.Mutex
 	var found, walked, foundAfterWalked int
-	recs, _, stats, err := Scan(context.Background(), prev, ScanOptions{
+	recs, _, stats, err := scanRecords(context.Background(), prev, ScanOptions{
 		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5}, Workers: 2,
 		Notify: func(note Note) {
 			mu.Lock()
@@ -553,8 +553,8 @@ func TestRebuildToleratesAFileRemovedBeforeItsStat(t *testing.T) {
 		os.Chtimes(p, old, old)
 	}
 	first, _ := scanDir(t, dir, &State{}, false)
-	prev := &State{Files: first, ScanStart: time.Now().UnixNano()}
-	files, events, _, err := Scan(context.Background(), prev, ScanOptions{
+	prev := &State{Files: RecordsOf(first...), ScanStart: time.Now().UnixNano()}
+	files, events, _, err := scanRecords(context.Background(), prev, ScanOptions{
 		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5},
 		// Called as the walk reaches each path, after its folder was read.
 		Exclude: func(p string, isDir bool) bool {
@@ -587,4 +587,14 @@ func TestRecordSize(t *testing.T) {
 	if got := unsafe.Sizeof(Record{}); got > 128 {
 		t.Errorf("Record is %d bytes, want at most 128", got)
 	}
+}
+
+// scanRecords is Scan with the records in a slice, for comparisons.
+func scanRecords(ctx context.Context, prev *State, opts ScanOptions) ([]Record, []Event, ScanStats, error) {
+	files, events, stats, err := Scan(ctx, prev, opts)
+	var recs []Record
+	for _, r := range files.All() {
+		recs = append(recs, *r)
+	}
+	return recs, events, stats, err
 }

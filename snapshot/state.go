@@ -30,7 +30,7 @@ type State struct {
 	BaseURL string
 	// Files are the published files in walk order, in a state made in
 	// memory; Load leaves them in the file (see Records).
-	Files []Record
+	Files Records
 	// stored finds the records of the files that Load left in the file.
 	stored *storedFiles
 	// Journals holds, per set name, the set's Change List segments, oldest
@@ -479,7 +479,7 @@ func (d *decoder) body(stored *storedFiles) (*State, error) {
 			st.stored = stored
 			d.left = 0
 		} else {
-			st.Files = d.recordsOf(n)
+			st.Files = d.fileRecords(n)
 		}
 	}
 	if d.err == nil && d.left != 0 {
@@ -498,7 +498,7 @@ func (d *decoder) state(version uint64) *State {
 		st.BaseURL = d.str()
 	}
 	if version < 4 {
-		st.Files = d.records()
+		st.Files = d.fileRecords(d.count())
 	}
 	if version >= 3 {
 		st.Journals = map[string][]Segment{}
@@ -528,13 +528,22 @@ func (d *decoder) state(version uint64) *State {
 	return st
 }
 
-func (d *decoder) records() []Record { return d.recordsOf(d.count()) }
-
-func (d *decoder) recordsOf(n int) []Record {
-	rs := make([]Record, n)
+func (d *decoder) records() []Record {
+	rs := make([]Record, d.count())
 	d.prev = ""
 	for i := range rs {
 		d.record(&rs[i])
+	}
+	return rs
+}
+
+func (d *decoder) fileRecords(n int) Records {
+	var rs Records
+	d.prev = ""
+	for range n {
+		var r Record
+		d.record(&r)
+		rs.Append(r)
 	}
 	return rs
 }
