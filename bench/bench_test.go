@@ -16,6 +16,48 @@ import (
 	"github.com/rsgen/rsgen/generator"
 )
 
+// TestMain makes the test binary a launcher when the harness starts one
+// from it (see launcher.go).
+func TestMain(m *testing.M) {
+	if os.Getenv(launcherEnv) != "" {
+		serveLauncher(os.Stdin, os.Stdout)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestLauncherReportsTheChildsOwnPeak: on Linux a child the harness starts
+// itself reports the harness's peak RSS as its own; one the launcher starts
+// reports its own.
+func TestLauncherReportsTheChildsOwnPeak(t *testing.T) {
+	const ballastBytes = 256 << 20
+	l, err := startLauncher("/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	ballast := make([]byte, ballastBytes)
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	direct, err := runChild("/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	launched, err := l.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.KeepAlive(ballast)
+	t.Logf("peak RSS of /bin/true: %d KiB started here, %d KiB started by the launcher", direct.PeakRSS>>10, launched.PeakRSS>>10)
+	if direct.PeakRSS < ballastBytes {
+		t.Skip("this kernel does not carry the parent's peak into the child's: nothing for the launcher to avoid")
+	}
+	if launched.PeakRSS >= ballastBytes/2 {
+		t.Errorf("the launcher's child reports %d KiB, the harness's own memory", launched.PeakRSS>>10)
+	}
+}
+
 // TestTiny runs the tiny configuration end to end, as CI does, so that the
 // harness cannot rot. It times nothing and asserts nothing about rsgen:
 // only that the harness completes, writes a well-formed report and puts

@@ -34,7 +34,13 @@ import (
 	"strings"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if os.Getenv(launcherEnv) != "" {
+		serveLauncher(os.Stdin, os.Stdout)
+		return
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // options are the harness's flags.
 type options struct {

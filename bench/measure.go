@@ -22,16 +22,21 @@ func measure(o options, logf func(string, ...any)) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rsgen, err := startLauncher(bin)
+	if err != nil {
+		return nil, err
+	}
+	defer rsgen.close()
 	rep := &report{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.GOMAXPROCS(0),
 		GoVersion: runtime.Version(), Runs: o.runs, WarmCache: true}
 	var baseline []float64
 	for range o.runs {
-		r, err := runChild(bin, "version")
+		r, err := rsgen.run("version")
 		if err != nil {
 			return nil, err
 		}
-		rep.RsgenVersion = strings.TrimSpace(r.stdout)
-		baseline = append(baseline, float64(r.peakRSS))
+		rep.RsgenVersion = strings.TrimSpace(r.Stdout)
+		baseline = append(baseline, float64(r.PeakRSS))
 	}
 	rep.BaselineRSS = int64(median(baseline))
 	for _, spec := range o.trees {
@@ -39,7 +44,7 @@ func measure(o options, logf func(string, ...any)) (*report, error) {
 		if err != nil {
 			return nil, err
 		}
-		tr, err := measureTree(t, bin, o.runs, logf)
+		tr, err := measureTree(t, rsgen, o.runs, logf)
 		if err != nil {
 			return nil, fmt.Errorf("tree %s: %w", spec.Name, err)
 		}
@@ -61,7 +66,7 @@ var stepNames = []string{stepCold, stepNoChange, stepTouch, stepChange}
 
 // measureTree measures the floors and rsgen on t, runs times each, and
 // puts the tree back as generated.
-func measureTree(t *tree, bin string, runs int, logf func(string, ...any)) (*treeResult, error) {
+func measureTree(t *tree, rsgen *launcher, runs int, logf func(string, ...any)) (*treeResult, error) {
 	tr := &treeResult{Spec: t.spec, Bytes: t.bytes, Folders: t.folders}
 	steps := map[string]*stepResult{}
 	for _, name := range stepNames {
@@ -99,7 +104,7 @@ func measureTree(t *tree, bin string, runs int, logf func(string, ...any)) (*tre
 		if err := removeBuild(t); err != nil {
 			return nil, err
 		}
-		if err := steps[stepCold].run(bin, t, 0); err != nil {
+		if err := steps[stepCold].run(rsgen, t, 0); err != nil {
 			return nil, err
 		}
 		lw, err := writeResourceLists(filepath.Join(t.root, "state"), filepath.Join(t.root, "lists"))
@@ -112,7 +117,7 @@ func measureTree(t *tree, bin string, runs int, logf func(string, ...any)) (*tre
 		if err != nil {
 			return nil, err
 		}
-		if err := steps[stepNoChange].run(bin, t, 1); err != nil {
+		if err := steps[stepNoChange].run(rsgen, t, 1); err != nil {
 			return nil, err
 		}
 		after, err := stampOutputs(out)
@@ -124,13 +129,13 @@ func measureTree(t *tree, bin string, runs int, logf func(string, ...any)) (*tre
 		if err := t.apply(touchFiles, round); err != nil {
 			return nil, err
 		}
-		if err := steps[stepTouch].run(bin, t, 2); err != nil {
+		if err := steps[stepTouch].run(rsgen, t, 2); err != nil {
 			return nil, err
 		}
 		if err := t.apply(changeFiles, round); err != nil {
 			return nil, err
 		}
-		if err := steps[stepChange].run(bin, t, 3); err != nil {
+		if err := steps[stepChange].run(rsgen, t, 3); err != nil {
 			return nil, err
 		}
 	}
@@ -148,14 +153,14 @@ func measureTree(t *tree, bin string, runs int, logf func(string, ...any)) (*tre
 }
 
 // run times one rsgen build of t, the k-th of its round.
-func (s *stepResult) run(bin string, t *tree, k int) error {
-	r, err := runChild(bin, buildArgs(t, buildEpoch.Add(time.Duration(k)*time.Hour))...)
+func (s *stepResult) run(rsgen *launcher, t *tree, k int) error {
+	r, err := rsgen.run(buildArgs(t, buildEpoch.Add(time.Duration(k)*time.Hour))...)
 	if err != nil {
 		return err
 	}
-	s.Samples = append(s.Samples, r.wall.Seconds())
-	s.cpu = append(s.cpu, r.cpu.Seconds())
-	s.rss = append(s.rss, float64(r.peakRSS))
-	s.FilesRead, s.Events = buildCounts(r.stdout)
+	s.Samples = append(s.Samples, r.Wall.Seconds())
+	s.cpu = append(s.cpu, r.CPU.Seconds())
+	s.rss = append(s.rss, float64(r.PeakRSS))
+	s.FilesRead, s.Events = buildCounts(r.Stdout)
 	return nil
 }

@@ -30,10 +30,10 @@ func buildRsgen(dir string) (string, error) {
 
 // childRun is what one rsgen process cost.
 type childRun struct {
-	wall    time.Duration
-	cpu     time.Duration // user + system
-	peakRSS int64         // bytes
-	stdout  string
+	Wall    time.Duration
+	CPU     time.Duration // user + system
+	PeakRSS int64         // bytes
+	Stdout  string
 }
 
 // runChild runs bin with args and measures it from the outside: wall time,
@@ -50,10 +50,10 @@ func runChild(bin string, args ...string) (childRun, error) {
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return childRun{
-		wall:    wall,
-		cpu:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
-		peakRSS: maxRSSBytes(ru),
-		stdout:  stdout.String(),
+		Wall:    wall,
+		CPU:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		PeakRSS: maxRSSBytes(ru),
+		Stdout:  stdout.String(),
 	}, nil
 }
 
