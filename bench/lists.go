@@ -92,7 +92,7 @@ func writePart(path string, md rs.MD, up rs.Link, files []snapshot.Record, algs 
 		e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(false)}
 		e.MD.HashBytes = hash
 		e.MD.Length, e.MD.HasLength = r.Size, true
-		e.MD.Type = r.Type
+		e.MD.Type = r.Type()
 		if err := w.Entry(&e); errors.Is(err, rs.ErrDocumentFull) {
 			break
 		} else if err != nil {

@@ -141,8 +141,8 @@ func (b *lister) describe(md *rs.MD, r *snapshot.Record) {
 // describeContent fills in the length and type of a resource.
 func (b *lister) describeContent(md *rs.MD, r *snapshot.Record) {
 	md.Length, md.HasLength = r.Size, true
-	if schemaSafeType(r.Type) {
-		md.Type = r.Type
+	if schemaSafeType(r.Type()) {
+		md.Type = r.Type()
 	}
 }
 

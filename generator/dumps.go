@@ -86,8 +86,8 @@ func (b *dumper) resourcePackage(ctx context.Context, s *set, files []int) (snap
 		r := b.next.Files.At(i)
 		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: manifestPath(r.Path),
 			Length: r.Size, Hash: r.Digests.Hash(b.algs)}
-		if schemaSafeType(r.Type) {
-			e.Type = r.Type
+		if schemaSafeType(r.Type()) {
+			e.Type = r.Type()
 		}
 		m.Entries = append(m.Entries, e)
 	}
@@ -250,8 +250,8 @@ func (b *dumper) writeChangePackage(ctx context.Context, s *set, events []*snaps
 		if ev.Change != snapshot.Deleted {
 			e.Path = paths.Assign(manifestPath(ev.Record.Path))
 			e.Length, e.Hash = ev.Record.Size, ev.Record.Digests.Hash(b.algs)
-			if schemaSafeType(ev.Record.Type) {
-				e.Type = ev.Record.Type
+			if schemaSafeType(ev.Record.Type()) {
+				e.Type = ev.Record.Type()
 			}
 		}
 		m.Entries = append(m.Entries, e)

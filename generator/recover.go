@@ -464,7 +464,8 @@ func (b *recoverer) pubRecord(e *rs.Entry) (snapshot.Record, error) {
 	if !ok {
 		return snapshot.Record{}, fmt.Errorf("resource %s is not under %s", e.Loc, b.resBase)
 	}
-	r := snapshot.Record{Path: p, Type: e.MD.Type}
+	r := snapshot.Record{Path: p}
+	r.SetType(e.MD.Type)
 	if e.MD.Change == rs.ChangeDeleted {
 		return r, nil
 	}

@@ -31,7 +31,7 @@ type versioner struct{ *run }
 
 // isJSON reports whether r is a JSON resource, which patches cover.
 func isJSON(r *snapshot.Record) bool {
-	return r.Type == "application/json" || strings.HasSuffix(r.Type, "+json")
+	return r.Type() == "application/json" || strings.HasSuffix(r.Type(), "+json")
 }
 
 // versioned reports whether the resource at source path p is in a set
@@ -223,7 +223,8 @@ func (b *versioner) writePatch(prev, cur *snapshot.Record) error {
 	if err := b.sink.WriteBytes(rel, patch); err != nil {
 		return err
 	}
-	r := snapshot.Record{Size: int64(len(patch)), Digests: snapshot.DigestsOf(patch), Type: layout.TypePatch}
+	r := snapshot.Record{Size: int64(len(patch)), Digests: snapshot.DigestsOf(patch)}
+	r.SetType(layout.TypePatch)
 	l := b.linker.describedLink(rs.RelPatch, b.docURL(rel), &r)
 	l.Modified = unixTime(0) // a patch has no modification time of its own
 	b.linker.related().patch[rel] = &l

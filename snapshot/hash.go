@@ -91,7 +91,7 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 		k, rerr := f.Read(h.buf[:min(int64(len(h.buf)), r.Size-n+1)])
 		if k > 0 {
 			chunk := h.buf[:k]
-			if head == nil && r.Type == "" {
+			if head == nil && r.Type() == "" {
 				head = h.head[:copy(h.head[:], chunk)]
 			}
 			h.digests.Write(chunk)
@@ -121,8 +121,8 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 	}
 	r.Digests = h.digests.Digests()
 	r.SetFingerprint(r.Digests.SHA256)
-	if r.Type == "" {
-		r.Type = sniffType(head)
+	if r.Type() == "" {
+		r.SetType(sniffType(head))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/hex"
 	"time"
+	"unique"
 
 	"github.com/rsgen/rsgen/rs"
 )
@@ -19,7 +20,9 @@ type Record struct {
 	Inode   uint64
 	Seen    int64 // Unix seconds when this content was first seen
 	Digests Digests
-	Type    string // media type, without parameters
+	// mediaType is the media type, without parameters (see Type): a
+	// handle, so that each type's name is held once, not once per record.
+	mediaType unique.Handle[string]
 	// source is the fingerprint when it is not the SHA-256 digest (see
 	// Fingerprint); shared between copies, never changed once set.
 	source *[32]byte
@@ -49,6 +52,24 @@ const (
 	fingerprintSHA256                         // the fingerprint is Digests.SHA256
 	fingerprintSource                         // the fingerprint is *source
 )
+
+// Type returns r's media type, without parameters; "" when unknown.
+func (r *Record) Type() string {
+	if r.mediaType == (unique.Handle[string]{}) {
+		return ""
+	}
+	return r.mediaType.Value()
+}
+
+// SetType sets r's media type.
+func (r *Record) SetType(t string) { r.mediaType = typeHandle(t) }
+
+func typeHandle(t string) unique.Handle[string] {
+	if t == "" {
+		return unique.Handle[string]{}
+	}
+	return unique.Make(t)
+}
 
 // Fingerprint returns the SHA-256 of the source file's bytes, computed
 // whether or not SHA-256 is published; zero when unknown (a recovered
@@ -100,60 +121,81 @@ func (r *Record) Lastmod(fromMtime bool) time.Time {
 
 var digestSizes = [rs.NumHashAlgorithms]int{16, 20, 32}
 
-// Digests holds the published digests of one content. SHA-256 is held in
-// place; MD5 and SHA-1, which few sites publish, out of line.
+// Digests holds the published digests of one content. A SHA-256 alone,
+// as a default build publishes, is held in place; MD5, SHA-1 and any other
+// combination of digests, out of line.
 type Digests struct {
 	SHA256 [32]byte
-	// legacy holds MD5 and SHA-1 when present; shared between copies and
-	// never changed once set (set replaces it).
-	legacy *legacyDigests
-	Has    uint8 // bit a set when the digest of algorithm a is present
+	// more is nil when d holds a SHA-256 alone, or nothing when SHA256 is
+	// zero; otherwise it says which digests d holds and holds MD5 and
+	// SHA-1. Shared between copies and never changed once set (Set
+	// replaces it).
+	more *moreDigests
 }
 
-type legacyDigests struct {
+type moreDigests struct {
 	MD5  [16]byte
 	SHA1 [20]byte
+	has  uint8
 }
 
-var noLegacy legacyDigests
+var noMore moreDigests
+
+var zeroSHA256 [32]byte
+
+// Has returns the algorithms d holds a digest of: bit a for algorithm a.
+func (d *Digests) Has() uint8 {
+	switch {
+	case d.more != nil:
+		return d.more.has
+	case d.SHA256 != zeroSHA256:
+		return 1 << rs.SHA256
+	}
+	return 0
+}
 
 // Sum returns the digest of algorithm a, or zeros when d has none.
 func (d *Digests) Sum(a rs.HashAlgorithm) []byte {
-	l := d.legacy
-	if l == nil {
-		l = &noLegacy
+	m := d.more
+	if m == nil {
+		m = &noMore
 	}
 	switch a {
 	case rs.MD5:
-		return l.MD5[:]
+		return m.MD5[:]
 	case rs.SHA1:
-		return l.SHA1[:]
+		return m.SHA1[:]
 	}
 	return d.SHA256[:]
 }
 
 // Set gives d the digest sum of algorithm a.
 func (d *Digests) Set(a rs.HashAlgorithm, sum []byte) {
-	d.Has |= 1 << a
+	has := d.Has() | 1<<a
 	if a == rs.SHA256 {
 		copy(d.SHA256[:], sum)
+	}
+	if has == 1<<rs.SHA256 && d.SHA256 != zeroSHA256 {
+		d.more = nil
 		return
 	}
-	l := new(legacyDigests)
-	if d.legacy != nil {
-		*l = *d.legacy
+	m := new(moreDigests)
+	if d.more != nil {
+		*m = *d.more
 	}
-	if a == rs.MD5 {
-		copy(l.MD5[:], sum)
-	} else {
-		copy(l.SHA1[:], sum)
+	switch a {
+	case rs.MD5:
+		copy(m.MD5[:], sum)
+	case rs.SHA1:
+		copy(m.SHA1[:], sum)
 	}
-	d.legacy = l
+	m.has = has
+	d.more = m
 }
 
 // Equal reports whether d and e hold the same digests.
 func (d *Digests) Equal(e *Digests) bool {
-	if d.Has != e.Has {
+	if d.Has() != e.Has() {
 		return false
 	}
 	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
@@ -165,7 +207,7 @@ func (d *Digests) Equal(e *Digests) bool {
 }
 
 // has reports whether d holds the digest of algorithm a.
-func (d *Digests) has(a rs.HashAlgorithm) bool { return d.Has&(1<<a) != 0 }
+func (d *Digests) has(a rs.HashAlgorithm) bool { return d.Has()&(1<<a) != 0 }
 
 // HasAll reports whether d holds a digest for each of algs.
 func (d *Digests) HasAll(algs []rs.HashAlgorithm) bool {

@@ -1,8 +1,11 @@
 package snapshot
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"testing"
+
+	"github.com/rsgen/rsgen/rs"
 )
 
 // TestRecordsAcrossChunks appends records over several chunks, keeps a
@@ -48,5 +51,33 @@ func TestRecordsAcrossChunks(t *testing.T) {
 	rs.Append(Record{Path: "zz"})
 	if rs.At(rs.Len()-1).Path != "zz" || rs.Find("zz") == nil {
 		t.Error("append after delete lost the record")
+	}
+}
+
+// TestDigestsHas: a SHA-256 alone is held in place; any other set of
+// digests, a zero SHA-256 included, says what it holds; a digest set on a
+// copy leaves the original alone.
+func TestDigestsHas(t *testing.T) {
+	var d Digests
+	if d.Has() != 0 {
+		t.Errorf("empty digests have %b", d.Has())
+	}
+	sum := sha256.Sum256([]byte("x"))
+	d.Set(rs.SHA256, sum[:])
+	if d.Has() != 1<<rs.SHA256 || d.more != nil {
+		t.Errorf("a SHA-256 alone: has %b, held out of line %v", d.Has(), d.more != nil)
+	}
+	c := d
+	c.Set(rs.MD5, []byte{1})
+	if d.Has() != 1<<rs.SHA256 || c.Has() != 1<<rs.SHA256|1<<rs.MD5 || c.Sum(rs.MD5)[0] != 1 || d.Sum(rs.MD5)[0] != 0 {
+		t.Errorf("copy: original has %b, copy has %b", d.Has(), c.Has())
+	}
+	if !c.Equal(&c) || c.Equal(&d) {
+		t.Error("Equal does not tell the copy from the original")
+	}
+	var z Digests
+	z.Set(rs.SHA256, make([]byte, 32))
+	if z.Has() != 1<<rs.SHA256 {
+		t.Errorf("a zero SHA-256 is lost: has %b", z.Has())
 	}
 }

@@ -37,7 +37,7 @@ func SameContent(prev, cur *Record) bool {
 	if prev.Size != cur.Size {
 		return false
 	}
-	common := prev.Digests.Has & cur.Digests.Has
+	common := prev.Digests.Has() & cur.Digests.Has()
 	if common == 0 {
 		return prev.Known()
 	}

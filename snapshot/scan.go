@@ -246,7 +246,8 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 	}
 	if old == nil {
 		s.found(p, -1, true)
-		rec := Record{Path: p, Type: layout.TypeByName(p)}
+		rec := Record{Path: p}
+		rec.SetType(layout.TypeByName(p))
 		s.jobs <- []hashJob{{index: s.place(&rec), rec: rec}}
 		return nil
 	}
@@ -415,7 +416,7 @@ func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []h
 			continue
 		}
 		s.found(rec.Path, rec.Size, true)
-		rec.Type = layout.TypeByName(rec.Path)
+		rec.SetType(layout.TypeByName(rec.Path))
 		toRead = append(toRead, job)
 	}
 	return toRead

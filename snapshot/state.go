@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"unique"
 
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
@@ -378,13 +379,14 @@ func (e *encoder) record(r *Record) {
 		f := r.Fingerprint()
 		e.w.Write(f[:])
 	}
-	e.w.WriteByte(r.Digests.Has)
+	has := r.Digests.Has()
+	e.w.WriteByte(has)
 	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
-		if r.Digests.Has&(1<<a) != 0 {
+		if has&(1<<a) != 0 {
 			e.w.Write(r.Digests.Sum(a))
 		}
 	}
-	e.str(r.Type)
+	e.str(r.Type())
 	e.varint(r.Seen)
 }
 
@@ -416,11 +418,11 @@ type decoder struct {
 	buf     []byte
 	err     error
 	prev    string
-	types   map[string]string // interned media types
+	types   map[string]unique.Handle[string] // the media types read so far
 }
 
 func newDecoder(r io.Reader, size int64) *decoder {
-	return &decoder{r: bufio.NewReaderSize(r, 64<<10), left: size, types: map[string]string{}}
+	return &decoder{r: bufio.NewReaderSize(r, 64<<10), left: size, types: map[string]unique.Handle[string]{}}
 }
 
 // decodeState reads the state file in r, of size bytes, once to verify
@@ -719,14 +721,13 @@ func (d *decoder) record(r *Record) {
 			r.Digests.Set(a, d.bytes(digestSizes[a]))
 		}
 	}
-	r.Digests.Has = has
-	t := d.str()
-	if interned, ok := d.types[t]; ok {
-		r.Type = interned
-	} else {
-		d.types[t] = t
-		r.Type = t
+	name := d.bytes(d.count())
+	h, ok := d.types[string(name)]
+	if !ok {
+		h = typeHandle(string(name))
+		d.types[string(name)] = h
 	}
+	r.mediaType = h
 	r.Seen = d.varint()
 	if d.version == 3 {
 		flags = d.recordFlags(flagRewritten)
