@@ -1,8 +1,11 @@
 package snapshot
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rsgen/rsgen/rs"
@@ -79,5 +82,24 @@ func TestDigestsHas(t *testing.T) {
 	z.Set(rs.SHA256, make([]byte, 32))
 	if z.Has() != 1<<rs.SHA256 {
 		t.Errorf("a zero SHA-256 is lost: has %b", z.Has())
+	}
+}
+
+// TestColdScanEventsAreSizedOnce: a cold scan's events, one per file, are
+// allocated at their size, not grown by appending (which copies them at
+// the build's peak).
+func TestColdScanEventsAreSizedOnce(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 300 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", i)), []byte{byte(i)}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, events, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 300 || cap(events) != len(events) {
+		t.Errorf("%d events with room for %d, want 300 and 300", len(events), cap(events))
 	}
 }

@@ -495,7 +495,15 @@ func (s *scan) drop(job *hashJob) {
 func (s *scan) events() []Event {
 	// Files that vanished while they were read join the deletions late.
 	slices.SortFunc(s.deleted, func(a, b Record) int { return layout.ComparePaths(a.Path, b.Path) })
-	var events []Event
+	// Sized first: a cold build's million events, grown by appending,
+	// would be copied at the build's peak.
+	n := len(s.deleted)
+	for _, r := range s.files.All() {
+		if r.Change != 0 {
+			n++
+		}
+	}
+	events := make([]Event, 0, n)
 	i := 0
 	for _, r := range s.files.All() {
 		for ; i < len(s.deleted) && layout.ComparePaths(s.deleted[i].Path, r.Path) < 0; i++ {
