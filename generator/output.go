@@ -32,7 +32,10 @@ type output struct {
 	mu      sync.Mutex
 	// added lists, by source path, the resources this build placed where
 	// nothing was published, until keepAdded: a failed build removes them.
-	added []string
+	// It is held in chunks, as the scan's records are: a cold build adds
+	// every resource, and one slice grown to a million paths is copied
+	// while the build is at its peak.
+	added [][]string
 	// rewrites reports whether a resource is published with other bytes
 	// than its source file's (see htmllink.go); rewrite returns the writer
 	// of those bytes, and the function that completes it.
@@ -150,18 +153,27 @@ func (o *output) discard() {
 	})
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, rel := range o.added {
-		o.sink.RemoveFile(rel)
+	for _, chunk := range o.added {
+		for _, rel := range chunk {
+			o.sink.RemoveFile(rel)
+		}
 	}
 	o.added = nil
 }
+
+// addedPerChunk is how many paths one chunk of output.added holds.
+const addedPerChunk = 1024
 
 // placedNew counts a resource placed where nothing was published.
 func (o *output) placedNew(rel string) {
 	o.placed.Add(1)
 	o.mu.Lock()
-	o.added = append(o.added, rel)
-	o.mu.Unlock()
+	defer o.mu.Unlock()
+	if n := len(o.added); n == 0 || len(o.added[n-1]) == cap(o.added[n-1]) {
+		o.added = append(o.added, make([]string, 0, addedPerChunk))
+	}
+	last := &o.added[len(o.added)-1]
+	*last = append(*last, rel)
 }
 
 // keepAdded makes the resources this build added part of the output, which
