@@ -162,6 +162,8 @@ type scan struct {
 	prevNext    func() (Record, error, bool)
 	pending     *Record
 	trustBefore int64
+	// paths holds the paths of new files, which the walk alone adds.
+	paths pathArena
 
 	// jobs carries files to the workers: one file to read, or a batch of
 	// files with a previous record to stat (batch, while the walk fills
@@ -246,7 +248,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 	}
 	if old == nil {
 		s.found(p, -1, true)
-		rec := Record{Path: p}
+		rec := Record{Path: s.paths.join(p, nil)}
 		rec.SetType(layout.TypeByName(p))
 		s.jobs <- []hashJob{{index: s.place(&rec), rec: rec}}
 		return nil

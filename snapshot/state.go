@@ -418,6 +418,7 @@ type decoder struct {
 	buf     []byte
 	err     error
 	prev    string
+	paths   pathArena                        // holds the paths of the records decoded
 	types   map[string]unique.Handle[string] // the media types read so far
 }
 
@@ -702,7 +703,7 @@ func (d *decoder) record(r *Record) {
 		d.fail("bad path prefix")
 		return
 	}
-	r.Path = d.prev[:shared] + string(suffix)
+	r.Path = d.paths.join(d.prev[:shared], suffix)
 	d.prev = r.Path
 	var flags byte
 	if d.version >= 4 {
