@@ -238,6 +238,11 @@ func (b *recoverer) outputHoldsBuild() bool {
 	return err == nil
 }
 
+// sortedRecords returns the records of files in walk order.
+func sortedRecords(files map[string]snapshot.Record) snapshot.Records {
+	return snapshot.RecordsOf(slices.SortedFunc(maps.Values(files), func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })...)
+}
+
 // recoverFromOutput rebuilds the state from the documents in the output:
 // per set, its files from the Resource List, its journal from the Change
 // Lists and Change Dumps, its dump packages and its archives; and the kept
@@ -290,14 +295,17 @@ func (b *recoverer) recoverFromOutput() (*recovery, error) {
 				setFiles[ev.Record.Path] = *ev.Record
 			}
 		}
+		if len(files) == 0 {
+			files = setFiles // nothing to merge: a second map of a million records is not made
+			continue
+		}
 		for p, r := range setFiles {
 			if _, dup := files[p]; !dup {
 				files[p] = r
 			}
 		}
 	}
-	sorted := slices.SortedFunc(maps.Values(files), func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
-	st.Files = snapshot.RecordsOf(sorted...)
+	st.Files = sortedRecords(files)
 	versionOutputs, err := b.recoverVersions(st, rec)
 	if err != nil {
 		return nil, err
