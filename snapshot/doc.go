@@ -34,6 +34,14 @@
 // its checksum and Load says so with ErrCorrupt; a file written by a newer
 // rsgen fails with ErrNewerVersion.
 //
+// # In memory
+//
+// A build holds the new scan's records whole until its documents are
+// written: they are most of its memory. Records keeps them in fixed chunks,
+// so that growing never copies them; a Record keeps out of line what a
+// default build does not use (see Record); and their paths are held end to
+// end in blocks (pathArena).
+//
 // # Caveats
 //
 // The fingerprint is SHA-256 whatever digests are published, so that
