@@ -2,8 +2,10 @@ package snapshot
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"os"
+	"syscall"
 	"testing"
 )
 
@@ -151,5 +153,33 @@ func TestOlderFormatsDecode(t *testing.T) {
 		if err != nil || buf.Bytes()[len(magic)] != Version || again.Files.Len() != st.Files.Len() {
 			t.Errorf("%s written again: %v", tc.file, err)
 		}
+	}
+}
+
+// failingBody is a state file whose body cannot be read once its checksum
+// has been verified: the disk fails the second pass.
+type failingBody struct{ data []byte }
+
+func (f failingBody) ReadAt(p []byte, off int64) (int, error) {
+	if off == int64(len(magic)) {
+		return 0, syscall.EIO
+	}
+	return bytes.NewReader(f.data).ReadAt(p, off)
+}
+
+// TestReadErrorIsNotCorruption: an I/O error while the state is decoded is
+// reported as itself, not as a corrupt state, which the generator would
+// set aside and rebuild from the output.
+func TestReadErrorIsNotCorruption(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Encode(&buf, fullState()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := decodeState(failingBody{buf.Bytes()}, int64(buf.Len()), nil)
+	if !errors.Is(err, syscall.EIO) || errors.Is(err, ErrCorrupt) {
+		t.Errorf("decoding with the disk failing: %v; want EIO, not ErrCorrupt", err)
+	}
+	if _, err := decodeState(bytes.NewReader(buf.Bytes()), int64(buf.Len()), nil); err != nil {
+		t.Errorf("decoding the same bytes: %v", err)
 	}
 }

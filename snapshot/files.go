@@ -71,7 +71,7 @@ func (s *storedFiles) records(yield func(Record, error) bool) {
 	if d.err == nil && d.left != 0 {
 		d.err = errors.New("trailing bytes")
 	}
-	if d.err != nil {
-		yield(Record{}, fmt.Errorf("snapshot: read state %s: %w: %v", s.file.Name(), ErrCorrupt, d.err))
+	if err := d.error(); err != nil {
+		yield(Record{}, fmt.Errorf("snapshot: read state %s: %w", s.file.Name(), err))
 	}
 }

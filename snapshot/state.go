@@ -417,6 +417,7 @@ type decoder struct {
 	left    int64 // the bytes of the body not yet read
 	buf     []byte
 	err     error
+	ioErr   error // a read that failed for another reason than the end of the file
 	prev    string
 	paths   pathArena                        // holds the paths of the records decoded
 	types   map[string]unique.Handle[string] // the media types read so far
@@ -488,8 +489,8 @@ func (d *decoder) body(stored *storedFiles) (*State, error) {
 	if d.err == nil && d.left != 0 {
 		d.err = errors.New("trailing bytes")
 	}
-	if d.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+	if err := d.error(); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
@@ -621,6 +622,29 @@ func (d *decoder) fail(format string, args ...any) {
 	}
 }
 
+// readFailed records a read that failed. An error other than the end of
+// the file is the disk's, not the file's: its checksum was verified, and
+// calling it corrupt would make the build set the file aside and rebuild
+// the state from the output over an error that may not happen again.
+func (d *decoder) readFailed(err error) {
+	if d.ioErr == nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		d.ioErr = err
+	}
+	d.fail("read: %v", err)
+}
+
+// error returns the decoder's failure: the read error, or the corruption
+// found.
+func (d *decoder) error() error {
+	switch {
+	case d.ioErr != nil:
+		return d.ioErr
+	case d.err != nil:
+		return fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+	}
+	return nil
+}
+
 // count reads a length, refusing one longer than the bytes left could hold,
 // so that a corrupt length cannot make a decoder allocate without bound.
 func (d *decoder) count() int {
@@ -638,10 +662,12 @@ func (d *decoder) ReadByte() (byte, error) {
 		return 0, io.ErrUnexpectedEOF
 	}
 	c, err := d.r.ReadByte()
-	if err == nil {
-		d.left--
+	if err != nil {
+		d.readFailed(err)
+		return 0, err
 	}
-	return c, err
+	d.left--
+	return c, nil
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -680,7 +706,7 @@ func (d *decoder) bytes(n int) []byte {
 	}
 	b := d.buf[:n]
 	if _, err := io.ReadFull(d.r, b); err != nil {
-		d.fail("read: %v", err)
+		d.readFailed(err)
 		return nil
 	}
 	d.left -= int64(n)
