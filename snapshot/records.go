@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"iter"
+	"sort"
 
 	"github.com/rsgen/rsgen/layout"
 )
@@ -84,17 +85,9 @@ func (rs *Records) DeleteFunc(del func(*Record) bool) {
 // Find returns the record of path p, or nil: the records must be in walk
 // order.
 func (rs *Records) Find(p string) *Record {
-	lo, hi := 0, rs.n
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if layout.ComparePaths(rs.At(mid).Path, p) < 0 {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo < rs.n && rs.At(lo).Path == p {
-		return rs.At(lo)
+	i := sort.Search(rs.n, func(i int) bool { return layout.ComparePaths(rs.At(i).Path, p) >= 0 })
+	if i < rs.n && rs.At(i).Path == p {
+		return rs.At(i)
 	}
 	return nil
 }
