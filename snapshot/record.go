@@ -26,8 +26,9 @@ type Record struct {
 	// source is the fingerprint when it is not the SHA-256 digest (see
 	// Fingerprint); shared between copies, never changed once set.
 	source *[32]byte
-	// fingerprint says where the fingerprint is.
-	fingerprint fingerprintKind
+	// fingerprintIsSHA256 says the fingerprint is Digests.SHA256. With
+	// neither it nor source, the fingerprint is unknown (see Known).
+	fingerprintIsSHA256 bool
 	// Rewritten marks a file published with other bytes than its source's
 	// (html_link): its Size and Digests describe the published bytes, and
 	// a later build that no longer rewrites it must read it again.
@@ -44,14 +45,6 @@ type Record struct {
 	// It is never saved.
 	Unchanged bool
 }
-
-type fingerprintKind uint8
-
-const (
-	fingerprintUnknown fingerprintKind = iota // a recovered or migrated record (see Known)
-	fingerprintSHA256                         // the fingerprint is Digests.SHA256
-	fingerprintSource                         // the fingerprint is *source
-)
 
 // Type returns r's media type, without parameters; "" when unknown.
 func (r *Record) Type() string {
@@ -77,10 +70,10 @@ func typeHandle(t string) unique.Handle[string] {
 // bytes), which SameContent compares by its published digests. It is the
 // SHA-256 digest unless the file is rewritten for publishing.
 func (r *Record) Fingerprint() [32]byte {
-	switch r.fingerprint {
-	case fingerprintSHA256:
+	switch {
+	case r.fingerprintIsSHA256:
 		return r.Digests.SHA256
-	case fingerprintSource:
+	case r.source != nil:
 		return *r.source
 	}
 	return [32]byte{}
@@ -90,14 +83,13 @@ func (r *Record) Fingerprint() [32]byte {
 // mark when it equals the SHA-256 digest, as it does for every file
 // published as it is.
 func (r *Record) SetFingerprint(f [32]byte) {
-	r.source = nil
+	r.source, r.fingerprintIsSHA256 = nil, false
 	switch {
 	case f == [32]byte{}:
-		r.fingerprint = fingerprintUnknown
 	case r.Digests.has(rs.SHA256) && f == r.Digests.SHA256:
-		r.fingerprint = fingerprintSHA256
+		r.fingerprintIsSHA256 = true
 	default:
-		r.source, r.fingerprint = &f, fingerprintSource
+		r.source = &f
 	}
 }
 

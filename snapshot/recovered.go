@@ -20,7 +20,7 @@ import (
 
 // Known reports whether r has a fingerprint: whether a scan may trust it
 // by its stat, and compare a file to it by its fingerprint.
-func (r *Record) Known() bool { return r.fingerprint != fingerprintUnknown }
+func (r *Record) Known() bool { return r.fingerprintIsSHA256 || r.source != nil }
 
 // SameContent reports whether cur, a file as just scanned, publishes the
 // content that prev, its previous record, describes: equal fingerprints

@@ -404,7 +404,7 @@ func (r *Record) flags() byte {
 	if r.Rewritten {
 		f |= flagRewritten
 	}
-	if r.fingerprint == fingerprintSHA256 {
+	if r.fingerprintIsSHA256 {
 		f |= flagFingerprintIsSHA256
 	}
 	return f
