@@ -2,12 +2,16 @@ package generator
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
 )
 
 func placementConfig(t *testing.T) *config.Config {
@@ -70,4 +74,32 @@ func TestNewResourceReplacesWhatIsInTheWay(t *testing.T) {
 		t.Errorf("out/a.txt holds %q (%v), want the source's bytes", data, err)
 	}
 	CheckPublished(t, cfg)
+}
+
+// TestFailedColdBuildTakesBackEveryResource: a cold build that fails after
+// its scan linked more resources than one chunk of output.added holds
+// (a source file in rsgen's own folder is refused only then) leaves no
+// resource in the output.
+func TestFailedColdBuildTakesBackEveryResource(t *testing.T) {
+	cfg := placementConfig(t)
+	files := map[string]string{layout.DocumentsDir + "/mine.txt": "in the way"}
+	for i := range 2*addedPerChunk + 10 {
+		files[fmt.Sprintf("d%d/f%04d.txt", i%7, i)] = fmt.Sprint(i)
+	}
+	writeTree(t, cfg.Source, files)
+	now, _ := time.Parse(time.RFC3339, "2026-01-01T00:00:00Z")
+	_, err := Build(context.Background(), cfg, Options{Now: now})
+	if err == nil || !strings.Contains(err.Error(), "would be overwritten by rsgen's own documents") {
+		t.Fatalf("build: %v; want the refusal of %s", err, layout.DocumentsDir+"/mine.txt")
+	}
+	var left []string
+	filepath.WalkDir(cfg.Out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("the failed build left %d files in the output, such as %s", len(left), left[0])
+	}
 }
