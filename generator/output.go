@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
@@ -32,10 +33,9 @@ type output struct {
 	mu      sync.Mutex
 	// added lists, by source path, the resources this build placed where
 	// nothing was published, until keepAdded: a failed build removes them.
-	// It is held in chunks, as the scan's records are: a cold build adds
-	// every resource, and one slice grown to a million paths is copied
-	// while the build is at its peak.
-	added [][]string
+	// A cold build adds every resource: the list grows in chunks, as the
+	// scan's records do.
+	added chunked.List[string]
 	// rewrites reports whether a resource is published with other bytes
 	// than its source file's (see htmllink.go); rewrite returns the writer
 	// of those bytes, and the function that completes it.
@@ -153,27 +153,18 @@ func (o *output) discard() {
 	})
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, chunk := range o.added {
-		for _, rel := range chunk {
-			o.sink.RemoveFile(rel)
-		}
+	for _, rel := range o.added.All() {
+		o.sink.RemoveFile(*rel)
 	}
-	o.added = nil
+	o.added = chunked.List[string]{}
 }
-
-// addedPerChunk is how many paths one chunk of output.added holds.
-const addedPerChunk = 1024
 
 // placedNew counts a resource placed where nothing was published.
 func (o *output) placedNew(rel string) {
 	o.placed.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if n := len(o.added); n == 0 || len(o.added[n-1]) == cap(o.added[n-1]) {
-		o.added = append(o.added, make([]string, 0, addedPerChunk))
-	}
-	last := &o.added[len(o.added)-1]
-	*last = append(*last, rel)
+	o.added.Append(rel)
 }
 
 // keepAdded makes the resources this build added part of the output, which
@@ -181,7 +172,7 @@ func (o *output) placedNew(rel string) {
 // published.
 func (o *output) keepAdded() {
 	o.mu.Lock()
-	o.added = nil
+	o.added = chunked.List[string]{}
 	o.mu.Unlock()
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -77,13 +78,13 @@ func TestNewResourceReplacesWhatIsInTheWay(t *testing.T) {
 }
 
 // TestFailedColdBuildTakesBackEveryResource: a cold build that fails after
-// its scan linked more resources than one chunk of output.added holds
+// its scan linked resources into more than two chunks of output.added
 // (a source file in rsgen's own folder is refused only then) leaves no
 // resource in the output.
 func TestFailedColdBuildTakesBackEveryResource(t *testing.T) {
 	cfg := placementConfig(t)
 	files := map[string]string{layout.DocumentsDir + "/mine.txt": "in the way"}
-	for i := range 2*addedPerChunk + 10 {
+	for i := range 2*chunked.Size + 10 {
 		files[fmt.Sprintf("d%d/f%04d.txt", i%7, i)] = fmt.Sprint(i)
 	}
 	writeTree(t, cfg.Source, files)

@@ -1,0 +1,53 @@
+package chunked
+
+import "testing"
+
+// TestListAcrossChunks appends over several chunks, keeps a pointer taken
+// before the list grew, deletes every third element and appends again.
+func TestListAcrossChunks(t *testing.T) {
+	const n = 3*Size + 7
+	var l List[int]
+	var first *int
+	for i := range n {
+		if got := l.Append(i); got != i {
+			t.Fatalf("Append returned %d, want %d", got, i)
+		}
+		if i == 0 {
+			first = l.At(0)
+		}
+	}
+	if first != l.At(0) || *first != 0 {
+		t.Fatal("a pointer to an element moved while the list grew")
+	}
+	l.DeleteFunc(func(v *int) bool { return *v%3 == 0 })
+	if want := n - (n+2)/3; l.Len() != want {
+		t.Fatalf("%d elements left, want %d", l.Len(), want)
+	}
+	k := 0
+	for i := range n {
+		if i%3 == 0 {
+			continue
+		}
+		if *l.At(k) != i {
+			t.Fatalf("element %d is %d, want %d", k, *l.At(k), i)
+		}
+		k++
+	}
+	if len(l.chunks) != (l.Len()+Size-1)/Size {
+		t.Errorf("%d chunks kept for %d elements", len(l.chunks), l.Len())
+	}
+	l.Append(-1)
+	if *l.At(l.Len() - 1) != -1 {
+		t.Error("append after delete lost the element")
+	}
+	seen := 0
+	for i, v := range l.All() {
+		if v != l.At(i) {
+			t.Fatalf("All yields %d out of place", i)
+		}
+		seen++
+	}
+	if seen != l.Len() {
+		t.Errorf("All yields %d of %d", seen, l.Len())
+	}
+}
