@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/rsgen/rsgen/layout"
 	"golang.org/x/sys/unix"
@@ -37,9 +39,10 @@ import (
 // Names that would leave the folder ("..", absolute paths) are refused.
 // Close releases the folder.
 type Tree struct {
-	dir    string
-	follow bool
-	root   int // the folder, O_PATH
+	dir     string
+	follow  bool
+	root    int // the folder, O_PATH
+	folders openFolders
 }
 
 // OpenTree opens the folder dir; with followSymlinks, names may go
@@ -61,6 +64,7 @@ func (t *Tree) Close() error {
 	if t.root < 0 {
 		return nil
 	}
+	t.folders.closeAll()
 	err := syscall.Close(t.root)
 	t.root = -1
 	return err
@@ -81,7 +85,8 @@ func (t *Tree) Open(name string) (fs.File, error) {
 	return &rawFile{fd: fd, name: t.join(name)}, nil
 }
 
-// ReadDir reads a folder, sorted by name, as os.DirFS does.
+// ReadDir reads a folder, sorted by name, as os.DirFS does. An entry's
+// Info stats it beneath the Tree, as Lstat does.
 func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
 	fd, err := t.openat(name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
 	if err != nil {
@@ -94,7 +99,114 @@ func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	inTree := make([]treeEntry, len(entries)) // one allocation for the folder
+	for i, e := range entries {
+		inTree[i] = treeEntry{DirEntry: e, tree: t, dir: name}
+		entries[i] = &inTree[i]
+	}
 	return entries, nil
+}
+
+// treeEntry is an entry of a folder of a Tree.
+type treeEntry struct {
+	fs.DirEntry
+	tree *Tree
+	dir  string // the folder's name in the Tree
+}
+
+// Info stats the entry beneath the Tree. (The os package's entry would
+// lstat the full path, resolving every folder on the way again, and
+// through a folder swapped for a link since it was read.)
+func (e *treeEntry) Info() (fs.FileInfo, error) { return e.tree.lstat(e.dir, e.Name()) }
+
+// lstat stats the entry base of the folder dir without following a final
+// link, as os.Lstat does, relative to the folder's descriptor: a rebuild
+// stats every file, and resolving one name costs less than resolving the
+// whole path. A link on the way to the folder is refused as Open refuses
+// it.
+func (t *Tree) lstat(dir, base string) (fs.FileInfo, error) {
+	folder, err := t.folders.acquire(t, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer t.folders.release(folder)
+	fi := &fileInfo{name: base}
+	// unix.Stat_t and syscall.Stat_t are the same kernel struct; os and
+	// the rest of rsgen read syscall's.
+	st := (*unix.Stat_t)(unsafe.Pointer(&fi.st))
+	err = ignoringEINTR(func() error { return unix.Fstatat(folder.fd, base, st, unix.AT_SYMLINK_NOFOLLOW) })
+	if err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: t.join(path.Join(dir, base)), Err: err}
+	}
+	return fi, nil
+}
+
+// openFolders keeps the folders of the last files stat'ed open, so that a
+// walk's stats, which come folder by folder from a few goroutines, open
+// each folder about once. A folder is closed when it falls out of the
+// most recent keptFolders and no stat uses it.
+type openFolders struct {
+	mu   sync.Mutex
+	list []*openFolder // most recently used first
+}
+
+type openFolder struct {
+	name  string
+	fd    int // O_PATH
+	users int
+}
+
+const keptFolders = 8
+
+// acquire returns the open folder dir, opening it if it is not open.
+func (o *openFolders) acquire(t *Tree, dir string) (*openFolder, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, f := range o.list {
+		if f.name == dir {
+			copy(o.list[1:i+1], o.list[:i])
+			o.list[0] = f
+			f.users++
+			return f, nil
+		}
+	}
+	fd, err := t.openat(dir, unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := &openFolder{name: dir, fd: fd, users: 1}
+	o.list = slices.Insert(o.list, 0, f)
+	o.closeUnused()
+	return f, nil
+}
+
+// release ends a stat's use of f.
+func (o *openFolders) release(f *openFolder) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f.users--
+	o.closeUnused()
+}
+
+// closeUnused closes the folders beyond the most recent keptFolders that
+// no stat uses.
+func (o *openFolders) closeUnused() {
+	for i := len(o.list) - 1; i >= keptFolders; i-- {
+		if f := o.list[i]; f.users == 0 {
+			syscall.Close(f.fd)
+			o.list = slices.Delete(o.list, i, i+1)
+		}
+	}
+}
+
+// closeAll closes every open folder; no stat may be running.
+func (o *openFolders) closeAll() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, f := range o.list {
+		syscall.Close(f.fd)
+	}
+	o.list = nil
 }
 
 // ErrOutside is returned for a name that a symbolic link takes outside

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -135,4 +136,106 @@ func TestTreeNeverLeavesTheFolder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestEntryInfoStatsBeneathTheTree: an entry's Info stats the file in its
+// folder beneath the Tree, as Lstat would: not a link's target, and not a
+// file outside through a folder swapped for a link after it was read.
+func TestEntryInfoStatsBeneathTheTree(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "docs", "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.txt", filepath.Join(dir, "docs", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "a.txt"), []byte("a secret, longer\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsys := openTree(t, dir)
+	entries, err := fsys.ReadDir("docs")
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("ReadDir: %v, %v", entries, err)
+	}
+	info, err := entries[0].Info()
+	want, _ := os.Lstat(filepath.Join(dir, "docs", "a.txt"))
+	if err != nil || info.Name() != "a.txt" || info.Size() != 6 || inode(info) != inode(want) || !info.ModTime().Equal(want.ModTime()) {
+		t.Errorf("a.txt: %v, %v; want size 6, inode %d", info, err, inode(want))
+	}
+	if info, err := entries[1].Info(); err != nil || info.Mode().Type() != fs.ModeSymlink {
+		t.Errorf("link: %v, %v; want the link itself", info, err)
+	}
+
+	// The folder is swapped for a link to another folder after it was read.
+	fsys.folders.closeAll() // as if other folders had been stat'ed since
+	if err := os.Rename(filepath.Join(dir, "docs"), filepath.Join(dir, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := entries[0].Info(); !errors.Is(err, ErrOutside) {
+		t.Errorf("a.txt through a swapped folder: %v, %v; want ErrOutside", info, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := entries[0].Info(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a.txt in a folder gone: %v; want fs.ErrNotExist", err)
+	}
+}
+
+// TestStatsKeepFewFoldersOpen: stat'ing the files of many folders keeps
+// at most keptFolders of them open, and Close closes those.
+func TestStatsKeepFewFoldersOpen(t *testing.T) {
+	dir := t.TempDir()
+	const folders = 50
+	for i := range folders {
+		sub := filepath.Join(dir, fmt.Sprintf("f%02d", i))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, "x"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := openDescriptors(t)
+	fsys, err := OpenTree(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var infos []fs.DirEntry
+	for i := range folders {
+		entries, err := fsys.ReadDir(fmt.Sprintf("f%02d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos = append(infos, entries...)
+	}
+	for _, e := range infos {
+		if _, err := e.Info(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if open := openDescriptors(t) - before; open != 1+keptFolders {
+		t.Errorf("%d descriptors open after stat'ing files in %d folders, want the Tree's and %d folders'", open, folders, keptFolders)
+	}
+	if err := fsys.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if open := openDescriptors(t) - before; open != 0 {
+		t.Errorf("%d descriptors open after Close", open)
+	}
+}
+
+func openDescriptors(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(fds)
 }
