@@ -70,21 +70,25 @@ const upperhex = "0123456789ABCDEF"
 // AppendEscapedPath appends p with every byte percent-encoded except the
 // unreserved characters of RFC 3986 and "/".
 func AppendEscapedPath(b []byte, p string) []byte {
+	last := 0
 	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if unreserved(c) || c == '/' {
-			b = append(b, c)
-			continue
+		if c := p[i]; !pathKept[c] {
+			b = append(b, p[last:i]...)
+			b = append(b, '%', upperhex[c>>4], upperhex[c&15])
+			last = i + 1
 		}
-		b = append(b, '%', upperhex[c>>4], upperhex[c&15])
 	}
-	return b
+	return append(b, p[last:]...)
 }
 
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
+// pathKept marks the bytes AppendEscapedPath copies as they are: the
+// unreserved characters of RFC 3986, and "/".
+var pathKept = func() (kept [256]bool) {
+	for c := range 256 {
+		kept[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-._~/", rune(c))
+	}
+	return kept
+}()
 
 // PathFromURL inverts URL: it returns the source path that u names under
 // base, and false when u is not under base or does not decode to a clean

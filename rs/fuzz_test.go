@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"testing"
+	"time"
 )
 
 // FuzzWriterEscaping writes an arbitrary string as a <loc>, as attribute
@@ -56,6 +57,22 @@ func FuzzWriterEscaping(f *testing.F) {
 		}
 		if u := d.URL; u.Loc != s || u.MD.Type != s || u.MD.Path != s || u.LN.Href != s {
 			t.Fatalf("%q read back as loc %q, type %q, path %q, href %q", s, u.Loc, u.MD.Type, u.MD.Path, u.LN.Href)
+		}
+	})
+}
+
+// FuzzAppendTime: the fixed-form time writer writes what TimeLayout
+// does, for every instant, in any zone, including years it cannot hold.
+func FuzzAppendTime(f *testing.F) {
+	for _, sec := range []int64{0, 1767225600, -62135596800, -62135596801, 253402300799, 253402300800, 951782400, -1} {
+		f.Add(sec, int64(999_999_999), int32(0))
+	}
+	f.Add(int64(1767225599), int64(1), int32(-5*3600))
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int32) {
+		tm := time.Unix(sec, nsec).In(time.FixedZone("z", int(offset%(26*3600))))
+		got := appendTime([]byte("x"), tm)
+		if want := tm.UTC().AppendFormat([]byte("x"), TimeLayout); !bytes.Equal(got, want) {
+			t.Fatalf("%v: %q, want %q", tm, got, want)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -338,8 +339,33 @@ func appendAttr[S ~string | ~[]byte](b []byte, name string, value S) ([]byte, er
 	return append(b, '"'), nil
 }
 
+// appendTime appends t in UTC as TimeLayout. Every entry has a time, and
+// formatting by layout took a fifth of a Resource List entry's time; years
+// the fixed form cannot hold go through the layout.
 func appendTime(b []byte, t time.Time) []byte {
-	return t.UTC().AppendFormat(b, TimeLayout)
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, TimeLayout)
+	}
+	hour, minute, second := t.Clock()
+	var s [len(TimeLayout)]byte
+	copy(s[:], TimeLayout)
+	putDigits(s[0:4], year)
+	putDigits(s[5:7], int(month))
+	putDigits(s[8:10], day)
+	putDigits(s[11:13], hour)
+	putDigits(s[14:16], minute)
+	putDigits(s[17:19], second)
+	return append(b, s[:]...)
+}
+
+// putDigits writes v into d in decimal, zero-padded to len(d) digits.
+func putDigits(d []byte, v int) {
+	for i := len(d) - 1; i >= 0; i-- {
+		d[i] = byte('0' + v%10)
+		v /= 10
+	}
 }
 
 // appendEscaped appends s with the five XML special characters escaped, so
@@ -348,6 +374,10 @@ func appendEscaped[S ~string | ~[]byte](b []byte, s S) ([]byte, error) {
 	last := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if c < utf8.RuneSelf && xmlPlain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
 			var esc string
 			switch c {
@@ -391,6 +421,14 @@ func appendEscaped[S ~string | ~[]byte](b []byte, s S) ([]byte, error) {
 	}
 	return append(b, s[last:]...), nil
 }
+
+// xmlPlain marks the ASCII bytes that appendEscaped copies as they are.
+var xmlPlain = func() (plain [utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		plain[c] = !strings.ContainsRune(`&<>"'`, rune(c))
+	}
+	return plain
+}()
 
 // decodeRune decodes the first rune of s, a string or a byte slice.
 func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
