@@ -140,7 +140,8 @@ func TestTreeNeverLeavesTheFolder(t *testing.T) {
 
 // TestEntryInfoStatsBeneathTheTree: an entry's Info stats the file in its
 // folder beneath the Tree, as Lstat would: not a link's target, and not a
-// file outside through a folder swapped for a link after it was read.
+// file outside through a folder swapped for a link after it was read; Open
+// refuses that folder too.
 func TestEntryInfoStatsBeneathTheTree(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "docs"), 0o755); err != nil {
@@ -179,6 +180,9 @@ func TestEntryInfoStatsBeneathTheTree(t *testing.T) {
 	}
 	if info, err := entries[0].Info(); !errors.Is(err, ErrOutside) {
 		t.Errorf("a.txt through a swapped folder: %v, %v; want ErrOutside", info, err)
+	}
+	if f, err := fsys.Open("docs/a.txt"); !errors.Is(err, ErrOutside) {
+		t.Errorf("open a.txt through a swapped folder: %v, %v; want ErrOutside", f, err)
 	}
 	if err := os.Remove(filepath.Join(dir, "docs")); err != nil {
 		t.Fatal(err)
