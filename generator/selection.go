@@ -68,7 +68,7 @@ func (e *excluder) reason(p string, isDir bool) (string, bool) {
 	}
 	// A folder is left out when even its own URI is too long: everything
 	// below it is longer still.
-	if len(e.resBase)+len(layout.AppendEscapedPath(nil, p)) > rs.MaxLocLength {
+	if len(e.resBase)+layout.EscapedPathLen(p) > rs.MaxLocLength {
 		return uriTooLong, true
 	}
 	return "", false

@@ -17,6 +17,9 @@ func FuzzURL(f *testing.F) {
 	const base = "https://example.org/data/"
 	f.Fuzz(func(t *testing.T, p string) {
 		u := URL(base, p)
+		if n := EscapedPathLen(p); n != len(u)-len(base) {
+			t.Fatalf("EscapedPathLen(%q) = %d, want %d", p, n, len(u)-len(base))
+		}
 		for i := 0; i < len(u); i++ {
 			if c := u[i]; c <= ' ' || c >= 0x7f || strings.IndexByte("\"'<>&#?\\", c) >= 0 {
 				t.Fatalf("URL(%q) = %q holds %q", p, u, c)

@@ -57,6 +57,9 @@ func TestURLEscaping(t *testing.T) {
 		if got != want {
 			t.Errorf("URL(%q) = %q, want %q", p, got, want)
 		}
+		if n := EscapedPathLen(p); n != len(want)-len(base) {
+			t.Errorf("EscapedPathLen(%q) = %d, want %d", p, n, len(want)-len(base))
+		}
 		u, err := url.Parse(got)
 		if err != nil {
 			t.Errorf("net/url cannot parse %q: %v", got, err)

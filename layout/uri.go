@@ -81,6 +81,18 @@ func AppendEscapedPath(b []byte, p string) []byte {
 	return append(b, p[last:]...)
 }
 
+// EscapedPathLen returns the length of AppendEscapedPath's encoding of p,
+// without encoding it.
+func EscapedPathLen(p string) int {
+	n := len(p)
+	for i := 0; i < len(p); i++ {
+		if !pathKept[p[i]] {
+			n += 2
+		}
+	}
+	return n
+}
+
 // pathKept marks the bytes AppendEscapedPath copies as they are: the
 // unreserved characters of RFC 3986, and "/".
 var pathKept = func() (kept [256]bool) {
