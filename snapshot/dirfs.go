@@ -82,7 +82,7 @@ func (t *Tree) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rawFile{fd: fd, name: t.join(name)}, nil
+	return &rawFile{fd: fd, tree: t, rel: name}, nil
 }
 
 // openFile opens the file name. When links are not followed it opens the
@@ -343,8 +343,13 @@ type Linker interface {
 // rawFile is an open file read with plain system calls.
 type rawFile struct {
 	fd   int
-	name string
+	tree *Tree
+	rel  string // the file's name in the Tree
 }
+
+// name returns the file's path, for errors: a cold build opens every file,
+// and most never need it.
+func (f *rawFile) name() string { return f.tree.join(f.rel) }
 
 func (f *rawFile) Read(p []byte) (int, error) {
 	if len(p) == 0 {
@@ -357,7 +362,7 @@ func (f *rawFile) Read(p []byte) (int, error) {
 	})
 	switch {
 	case err != nil:
-		return 0, &fs.PathError{Op: "read", Path: f.name, Err: err}
+		return 0, &fs.PathError{Op: "read", Path: f.name(), Err: err}
 	case n == 0:
 		return 0, io.EOF
 	}
@@ -365,9 +370,9 @@ func (f *rawFile) Read(p []byte) (int, error) {
 }
 
 func (f *rawFile) Stat() (fs.FileInfo, error) {
-	fi := &fileInfo{name: path.Base(filepath.ToSlash(f.name))}
+	fi := &fileInfo{name: path.Base(f.rel)}
 	if err := ignoringEINTR(func() error { return syscall.Fstat(f.fd, &fi.st) }); err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: f.name, Err: err}
+		return nil, &fs.PathError{Op: "stat", Path: f.name(), Err: err}
 	}
 	return fi, nil
 }
@@ -380,7 +385,7 @@ func (f *rawFile) LinkTo(dst string) error {
 		err = unix.Linkat(fds, strconv.Itoa(f.fd), unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
 	}
 	if err != nil {
-		return &os.LinkError{Op: "link", Old: f.name, New: dst, Err: err}
+		return &os.LinkError{Op: "link", Old: f.name(), New: dst, Err: err}
 	}
 	return nil
 }
@@ -394,12 +399,12 @@ var procFDs = sync.OnceValues(func() (int, error) {
 
 func (f *rawFile) Close() error {
 	if f.fd < 0 {
-		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
+		return &fs.PathError{Op: "close", Path: f.name(), Err: fs.ErrClosed}
 	}
 	err := syscall.Close(f.fd)
 	f.fd = -1
 	if err != nil {
-		return &fs.PathError{Op: "close", Path: f.name, Err: err}
+		return &fs.PathError{Op: "close", Path: f.name(), Err: err}
 	}
 	return nil
 }
