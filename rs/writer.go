@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -374,40 +373,17 @@ func appendEscaped[S ~string | ~[]byte](b []byte, s S) ([]byte, error) {
 	last := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf && xmlPlain[c] {
-			i++
-			continue
-		}
 		if c < utf8.RuneSelf {
-			var esc string
-			switch c {
-			case '&':
-				esc = "&amp;"
-			case '<':
-				esc = "&lt;"
-			case '>':
-				esc = "&gt;"
-			case '"':
-				esc = "&quot;"
-			case '\'':
-				esc = "&apos;"
-			case '\t':
-				esc = "&#x9;"
-			case '\n':
-				esc = "&#xA;"
-			case '\r':
-				esc = "&#xD;"
-			default:
-				if c < 0x20 {
-					return b, fmt.Errorf("%w: %q", ErrInvalidXMLChar, c)
-				}
-				i++
-				continue
+			esc := xmlEscapes[c]
+			switch {
+			case esc != "":
+				b = append(b, s[last:i]...)
+				b = append(b, esc...)
+				last = i + 1
+			case c < 0x20:
+				return b, fmt.Errorf("%w: %q", ErrInvalidXMLChar, c)
 			}
-			b = append(b, s[last:i]...)
-			b = append(b, esc...)
 			i++
-			last = i
 			continue
 		}
 		r, size := decodeRune(s[i:])
@@ -422,13 +398,15 @@ func appendEscaped[S ~string | ~[]byte](b []byte, s S) ([]byte, error) {
 	return append(b, s[last:]...), nil
 }
 
-// xmlPlain marks the ASCII bytes that appendEscaped copies as they are.
-var xmlPlain = func() (plain [utf8.RuneSelf]bool) {
-	for c := byte(0x20); c < utf8.RuneSelf; c++ {
-		plain[c] = !strings.ContainsRune(`&<>"'`, rune(c))
-	}
-	return plain
-}()
+// xmlEscapes holds what appendEscaped writes for the ASCII bytes it does
+// not copy as they are: the five special characters, and the three
+// control characters XML allows, as character references so that an
+// attribute keeps them. The other control characters, which XML 1.0 does
+// not allow, hold "" with the bytes copied as they are.
+var xmlEscapes = [utf8.RuneSelf]string{
+	'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;", '\'': "&apos;",
+	'\t': "&#x9;", '\n': "&#xA;", '\r': "&#xD;",
+}
 
 // decodeRune decodes the first rune of s, a string or a byte slice.
 func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
