@@ -49,8 +49,10 @@ func TestDirFSFiles(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Close(); !errors.Is(err, fs.ErrClosed) {
-		t.Errorf("second close: %v, want fs.ErrClosed", err)
+	err = f.Close()
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrClosed) || !errors.As(err, &pe) || pe.Path != filepath.Join(dir, "b.txt") {
+		t.Errorf("second close: %v, want fs.ErrClosed naming the file's full path", err)
 	}
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil || len(entries) != 2 || entries[0].Name() != "a" || !entries[0].IsDir() || entries[1].Name() != "b.txt" {
