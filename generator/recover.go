@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,7 +90,7 @@ func (b *recoverer) loadState() (*snapshot.State, error) {
 		rec.bad = badKind(err)
 		b.recovered = rec
 		b.warn(WarnState, "", fmt.Sprintf("%v; rebuilt it from the build published in %s (%d resources, %d Change Lists); the bad file is kept as %s.%s",
-			err, b.cfg.Out, rec.state.Files.Len(), rec.lists, statePath, rec.bad))
+			err, b.cfg.Out, rec.state.NumFiles(), rec.lists, statePath, rec.bad))
 		return rec.state, nil
 	case err != nil:
 		return nil, err
@@ -128,7 +127,7 @@ func (b *recoverer) loadState() (*snapshot.State, error) {
 	}
 	b.recovered = rec
 	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%s: rebuilt the state from the build published in %s (%d resources, %d Change Lists); every file is read once",
-		why, b.cfg.Out, rec.state.Files.Len(), rec.lists)})
+		why, b.cfg.Out, rec.state.NumFiles(), rec.lists)})
 	return rec.state, nil
 }
 
@@ -238,11 +237,6 @@ func (b *recoverer) outputHoldsBuild() bool {
 	return err == nil
 }
 
-// sortedRecords returns the records of files in walk order.
-func sortedRecords(files map[string]snapshot.Record) snapshot.Records {
-	return snapshot.RecordsOf(slices.SortedFunc(maps.Values(files), func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })...)
-}
-
 // recoverFromOutput rebuilds the state from the documents in the output:
 // per set, its files from the Resource List, its journal from the Change
 // Lists and Change Dumps, its dump packages and its archives; and the kept
@@ -255,18 +249,18 @@ func (b *recoverer) recoverFromOutput() (*recovery, error) {
 	rec := &recovery{}
 	st := &snapshot.State{SetChanged: map[string]int64{}, Journals: map[string][]snapshot.Segment{}, BaseURL: b.base}
 	outputs := []string{layout.SourceDescription}
-	files := map[string]snapshot.Record{}
-	for _, name := range names {
+	var files snapshot.Records
+	for i, name := range names {
 		outputs = append(outputs, layout.CapabilityList(name))
-		setFiles := map[string]snapshot.Record{}
-		at, rlDocs, err := b.recoverResourceList(name, setFiles)
+		var setFiles snapshot.Records
+		at, rlDocs, err := b.recoverResourceList(name, &setFiles)
 		if err != nil {
 			return nil, err
 		}
 		outputs = append(outputs, rlDocs...)
 		st.SetChanged[name] = at
 		st.LastBuild = max(st.LastBuild, at)
-		journal, late, listDocs, err := b.recoverJournal(name, at, setFiles, rec)
+		journal, late, listDocs, err := b.recoverJournal(name, at, &setFiles, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -288,32 +282,105 @@ func (b *recoverer) recoverFromOutput() (*recovery, error) {
 			return nil, err
 		}
 		outputs = append(outputs, archiveOutputs...)
-		for _, ev := range late {
-			if ev.Change == snapshot.Deleted {
-				delete(setFiles, ev.Record.Path)
-			} else {
-				setFiles[ev.Record.Path] = *ev.Record
-			}
-		}
-		if len(files) == 0 {
-			files = setFiles // nothing to merge: a second map of a million records is not made
+		setFiles = replayLate(setFiles, late)
+		if i == 0 {
+			files = setFiles // nothing to merge: a second list of a million records is not made
 			continue
 		}
-		for p, r := range setFiles {
-			if _, dup := files[p]; !dup {
-				files[p] = r
-			}
-		}
+		// A file in several sets keeps the record of the first.
+		files = mergeRecords(&files, &setFiles)
 	}
-	st.Files = sortedRecords(files)
+	st.Files = files
 	versionOutputs, err := b.recoverVersions(st, rec)
 	if err != nil {
 		return nil, err
 	}
 	outputs = append(outputs, versionOutputs...)
 	st.Outputs = sortedPaths(outputs)
+	b.spill(st)
 	rec.state = st
 	return rec, nil
+}
+
+// spill moves the recovered file records out of memory into the state
+// folder (see snapshot.State.Spill), so that the build that re-reads every
+// file holds no more than a build from a saved state: at a million files,
+// the recovered records and the scan's together were most of a peak of
+// 800 MB. It is only a saving: without a state folder to spill into (rsgen
+// plan before any build) or when spilling fails, the records stay in
+// memory, and the build goes on as it would have.
+func (b *recoverer) spill(st *snapshot.State) {
+	if info, err := os.Stat(b.cfg.State); err != nil || !info.IsDir() {
+		return
+	}
+	if err := st.Spill(b.cfg.State); err != nil {
+		b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; the recovered records stay in memory", err)})
+	}
+}
+
+// replayLate applies to files, in walk order, the events newer than their
+// Resource List (oldest first): a build killed between the two published
+// them only in a Change List.
+func replayLate(files snapshot.Records, late []snapshot.Event) snapshot.Records {
+	if len(late) == 0 {
+		return files
+	}
+	final := map[string]*snapshot.Record{} // nil: deleted
+	for _, ev := range late {
+		final[ev.Record.Path] = ev.Record
+		if ev.Change == snapshot.Deleted {
+			final[ev.Record.Path] = nil
+		}
+	}
+	var created []snapshot.Record
+	for p, r := range final {
+		switch cur := files.Find(p); {
+		case cur != nil && r != nil:
+			*cur = *r
+		case cur == nil && r != nil:
+			created = append(created, *r)
+		}
+	}
+	files.DeleteFunc(func(r *snapshot.Record) bool {
+		r2, ok := final[r.Path]
+		return ok && r2 == nil
+	})
+	if len(created) == 0 {
+		return files
+	}
+	slices.SortFunc(created, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
+	added := snapshot.RecordsOf(created...)
+	return mergeRecords(&files, &added)
+}
+
+// mergeRecords merges two lists of records in walk order into one; a path
+// in both keeps the record of a.
+func mergeRecords(a, b *snapshot.Records) snapshot.Records {
+	var out snapshot.Records
+	i, j := 0, 0
+	for i < a.Len() || j < b.Len() {
+		switch {
+		case j == b.Len():
+			out.Append(*a.At(i))
+			i++
+		case i == a.Len():
+			out.Append(*b.At(j))
+			j++
+		default:
+			c := layout.ComparePaths(a.At(i).Path, b.At(j).Path)
+			if c <= 0 {
+				out.Append(*a.At(i))
+				i++
+			} else {
+				out.Append(*b.At(j))
+				j++
+			}
+			if c == 0 {
+				j++
+			}
+		}
+	}
+	return out
 }
 
 // recoverJournal rebuilds set name's journal from its Change List Index and
@@ -322,7 +389,7 @@ func (b *recoverer) recoverFromOutput() (*recovery, error) {
 // the state archive. It returns the journal, the events newer than the
 // Resource List's at (a build killed between the two), oldest first, and
 // the output paths it read.
-func (b *recoverer) recoverJournal(name string, at int64, setFiles map[string]snapshot.Record, rec *recovery) ([]snapshot.Segment, []snapshot.Event, []string, error) {
+func (b *recoverer) recoverJournal(name string, at int64, setFiles *snapshot.Records, rec *recovery) ([]snapshot.Segment, []snapshot.Event, []string, error) {
 	lists, err := b.changeListsOf(name)
 	if err != nil {
 		return nil, nil, nil, err
@@ -413,19 +480,20 @@ type eventKey struct {
 // that held its event without it (it closed the list, knowing nothing of
 // the event). Left in, the file would never get its event; dropped, the
 // next build finds it and publishes it as created.
-func (b *recoverer) dropUnexplained(files map[string]snapshot.Record, evented map[eventKey]bool, from int64) {
-	for p, r := range files {
-		if r.Seen <= from || evented[eventKey{r.Seen, snapshot.Created, p}] || evented[eventKey{r.Seen, snapshot.Updated, p}] {
-			continue
+func (b *recoverer) dropUnexplained(files *snapshot.Records, evented map[eventKey]bool, from int64) {
+	files.DeleteFunc(func(r *snapshot.Record) bool {
+		if r.Seen <= from || evented[eventKey{r.Seen, snapshot.Created, r.Path}] || evented[eventKey{r.Seen, snapshot.Updated, r.Path}] {
+			return false
 		}
-		delete(files, p)
-		b.notify(Note{Kind: NoteInfo, Path: p, Msg: "listed in the Resource List without its change event (a build was killed); it is published again as created"})
-	}
+		b.notify(Note{Kind: NoteInfo, Path: r.Path, Msg: "listed in the Resource List without its change event (a build was killed); it is published again as created"})
+		return true
+	})
 }
 
 // recoverResourceList reads the Resource List of set name (or its index
-// and parts) into files, and returns its "at" and its output paths.
-func (b *recoverer) recoverResourceList(name string, files map[string]snapshot.Record) (int64, []string, error) {
+// and parts) into files, in walk order, and returns its "at" and its
+// output paths.
+func (b *recoverer) recoverResourceList(name string, files *snapshot.Records) (int64, []string, error) {
 	rel := layout.ResourceList(name)
 	docs := []string{rel}
 	var parts []string
@@ -452,17 +520,45 @@ func (b *recoverer) recoverResourceList(name string, files map[string]snapshot.R
 			return 0, nil, err
 		}
 	}
+	*files = inWalkOrder(files)
 	return unixOf(head.MD.At), docs, nil
 }
 
+// inWalkOrder returns files sorted in walk order, a path listed twice with
+// its last record. rsgen writes its Resource Lists in walk order, so that
+// they are read into order without sorting a million records; a list in
+// another order (edited by hand) is sorted.
+func inWalkOrder(files *snapshot.Records) snapshot.Records {
+	ordered := true
+	for i := 1; i < files.Len() && ordered; i++ {
+		ordered = layout.ComparePaths(files.At(i-1).Path, files.At(i).Path) < 0
+	}
+	if ordered {
+		return *files
+	}
+	recs := make([]snapshot.Record, 0, files.Len())
+	for _, r := range files.All() {
+		recs = append(recs, *r)
+	}
+	slices.SortStableFunc(recs, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
+	var out snapshot.Records
+	for i, r := range recs {
+		if i+1 < len(recs) && recs[i+1].Path == r.Path {
+			continue // the later listing wins
+		}
+		out.Append(r)
+	}
+	return out
+}
+
 // recoverEntry reads one Resource List entry into files.
-func (b *recoverer) recoverEntry(e *rs.Entry, files map[string]snapshot.Record) error {
+func (b *recoverer) recoverEntry(e *rs.Entry, files *snapshot.Records) error {
 	r, err := b.pubRecord(e)
 	if err != nil {
 		return err
 	}
 	r.Seen = unixOf(e.Lastmod)
-	files[r.Path] = r
+	files.Append(r)
 	return nil
 }
 

@@ -40,7 +40,9 @@
 // written: they are most of its memory. Records keeps them in fixed chunks,
 // so that growing never copies them; a Record keeps out of line what a
 // default build does not use (see Record); and their paths are held end to
-// end in blocks (pathArena).
+// end in blocks (pathArena). A state rebuilt from the published output
+// holds its records in memory until State.Spill writes them into an unnamed
+// file, from which Records reads them as it reads a saved state's.
 //
 // # Caveats
 //

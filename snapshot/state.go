@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"maps"
@@ -222,10 +221,9 @@ func syncDir(dir string) error {
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// encoder writes the state body, summing everything it writes.
+// encoder writes the state body (Encode sums what it writes).
 type encoder struct {
 	w       *bufio.Writer
-	sum     hash.Hash32
 	scratch [binary.MaxVarintLen64]byte
 	prev    string // the previous path, for prefix compression
 }
@@ -233,7 +231,7 @@ type encoder struct {
 // Encode writes st in the state format, the newest version.
 func Encode(w io.Writer, st *State) error {
 	sum := crc32.New(crcTable)
-	e := &encoder{w: bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10), sum: sum}
+	e := &encoder{w: bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10)}
 	e.w.WriteString(magic)
 	e.uvarint(Version)
 	e.varint(st.LastBuild)
