@@ -3,8 +3,10 @@ package sink
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rsgen/rsgen/layout"
@@ -133,4 +135,71 @@ func TestKindOf(t *testing.T) {
 			t.Errorf("KindOf(%q) = %d, want %d", rel, got, want)
 		}
 	}
+}
+
+// TestCommitSyncsOnceBeforeRenaming: the staged files are made durable by
+// one sync of the output's file system, before the first of them is
+// renamed into place; a Commit with nothing staged does not sync, and a
+// failed sync publishes nothing.
+func TestCommitSyncsOnceBeforeRenaming(t *testing.T) {
+	out := t.TempDir()
+	rels := []string{"resourcesync/s/resourcelist.xml", "resourcesync/mementos/20260101000000/a.txt"}
+	stage := func(s *Sink) {
+		t.Helper()
+		if err := s.WriteBytes(rels[0], []byte("list")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WriteNew(rels[1], func(w io.Writer) error { _, err := w.Write([]byte("a")); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	published := func(s *Sink) (n int) {
+		for _, rel := range rels {
+			if _, err := os.Stat(s.Path(rel)); err == nil {
+				n++
+			}
+		}
+		return n
+	}
+
+	s := New(out, nil)
+	syncs := 0
+	s.syncFS = func(d *os.File) error {
+		syncs++
+		if n := published(s); n != 0 {
+			t.Errorf("synced after %d staged files were renamed into place", n)
+		}
+		if d.Name() != out {
+			t.Errorf("synced %s, want the output folder %s", d.Name(), out)
+		}
+		return nil
+	}
+	stage(s)
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if syncs != 1 || published(s) != 2 {
+		t.Errorf("%d syncs and %d files published, want 1 and 2", syncs, published(s))
+	}
+
+	out = t.TempDir()
+	s = New(out, nil)
+	s.syncFS = func(*os.File) error { return errors.New("input/output error") }
+	stage(s)
+	if err := s.Commit(); err == nil || !strings.Contains(err.Error(), "input/output error") {
+		t.Errorf("Commit after a failed sync: %v", err)
+	}
+	s.Discard()
+	if n := published(s); n != 0 {
+		t.Errorf("a failed sync published %d files", n)
+	}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), layout.TempPrefix) {
+			t.Errorf("Discard left %s", p)
+		}
+		return nil
+	})
 }

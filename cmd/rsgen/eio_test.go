@@ -66,7 +66,7 @@ func TestEIOInjection(t *testing.T) {
 	// injection counter per thread.
 	families := []eioFamily{
 		{name: "write", calls: "write,pwrite64,writev,pwritev"},
-		{name: "fsync", calls: "fsync,fdatasync,sync_file_range"},
+		{name: "fsync", calls: "fsync,fdatasync,sync_file_range,syncfs"},
 		{name: "rename", calls: "rename,renameat,renameat2"},
 		{name: "link", calls: "link,linkat"},
 		// openat cannot be filtered by flags: reads fail too, which is fine.
