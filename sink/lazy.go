@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // Lazy writes one file atomically, and not at all when the new bytes equal
@@ -26,13 +27,22 @@ type Lazy struct {
 	cmp  []byte
 }
 
+// The buffers of Lazy files are reused: a build that keeps versions
+// writes a TimeMap per resource, and a new 64 KiB reader and writer for
+// each were 1.3 GB of garbage for 10,000 of them.
+var (
+	readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+	writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+)
+
 // CreateLazy starts a Lazy file at path.
 func CreateLazy(path string) (*Lazy, error) {
 	f := &Lazy{path: path}
 	old, err := os.Open(path)
 	switch {
 	case err == nil:
-		f.old, f.oldR, f.same = old, bufio.NewReaderSize(old, 64<<10), true
+		f.old, f.oldR, f.same = old, readers.Get().(*bufio.Reader), true
+		f.oldR.Reset(old)
 	case errors.Is(err, os.ErrNotExist):
 		if err := f.startTemp(); err != nil {
 			return nil, err
@@ -83,7 +93,8 @@ func (f *Lazy) startTemp() error {
 	if err != nil {
 		return err
 	}
-	f.tmp, f.tmpW = tmp, bufio.NewWriterSize(tmp, 64<<10)
+	f.tmp, f.tmpW = tmp, writers.Get().(*bufio.Writer)
+	f.tmpW.Reset(tmp)
 	return nil
 }
 
@@ -134,9 +145,20 @@ func (f *Lazy) Finish(sync bool) (tmp string, err error) {
 	return tmp, nil
 }
 
-// Abort discards the file, leaving any existing one as it was. It is safe
-// to call after Commit.
+// Abort discards the file, leaving any existing one as it was, and gives
+// back its buffers. It is safe to call after Commit or Finish, and must be
+// called after them.
 func (f *Lazy) Abort() {
+	if f.oldR != nil {
+		f.oldR.Reset(nil)
+		readers.Put(f.oldR)
+		f.oldR = nil
+	}
+	if f.tmpW != nil {
+		f.tmpW.Reset(nil)
+		writers.Put(f.tmpW)
+		f.tmpW = nil
+	}
 	if f.old != nil {
 		f.old.Close()
 		f.old = nil
