@@ -12,6 +12,7 @@ package generator
 // on the record's entry.
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"strings"
@@ -28,16 +29,15 @@ import (
 type linker struct {
 	*run
 	rel       relations
-	published sync.Map // source path -> published: rewritten resources (htmllink.go)
-	headless  sync.Map // source paths of rewritten resources without a <head> (htmllink.go)
+	patches   map[string]*rs.Link // patch output path -> its link, once written (versions.go)
+	published sync.Map            // source path -> published: rewritten resources (htmllink.go)
+	headless  sync.Map            // source paths of rewritten resources without a <head> (htmllink.go)
 }
 
 // relations is what a build knows to compute links.
 type relations struct {
-	files map[string]int      // source path -> index in b.next.Files
-	stems map[string][]int    // folder/stem -> indexes of files sharing it
-	vers  map[string][]int    // source path -> indexes in b.next.Versions, oldest first
-	patch map[string]*rs.Link // patch output path -> its link, once written
+	files map[string]int   // source path -> index in b.next.Files
+	stems map[string][]int // folder/stem -> indexes of files sharing it
 }
 
 // related returns the build's relations, computing them on first use.
@@ -55,16 +55,7 @@ func (b *linker) related() *relations {
 			r.stems[stem] = append(r.stems[stem], i)
 		}
 	}
-	r.indexVersions(b.next.Versions)
-	r.patch = map[string]*rs.Link{}
 	return r
-}
-
-func (r *relations) indexVersions(vs []snapshot.Record) {
-	r.vers = map[string][]int{}
-	for i := range vs {
-		r.vers[vs[i].Path] = append(r.vers[vs[i].Path], i)
-	}
 }
 
 // stemOf returns a path without its last extension: report.html and
@@ -182,18 +173,27 @@ func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config
 // link, and for an update of a JSON resource the patch from the previous
 // version.
 func (b *linker) versionLinks(links []rs.Link, r *snapshot.Record, ev *snapshot.Event, patches bool) []rs.Link {
-	rels := b.related()
-	vs := rels.vers[r.Path]
-	k := slices.IndexFunc(vs, func(i int) bool { return b.next.Versions[i].Seen == r.Seen })
-	if k < 0 {
+	k, kept := findVersion(b.next.Versions, r.Path, r.Seen)
+	if !kept {
 		return links
 	}
 	memento := b.describedLink(rs.RelMemento, b.docURL(layout.Memento(unixTime(r.Seen), r.Path)), r)
 	links = append(links, memento, rs.Link{Rel: rs.RelTimeMap, Href: b.docURL(layout.TimeMap(r.Path)), Type: layout.TypeTimeMap})
-	if patches && ev != nil && ev.Change == snapshot.Updated && k > 0 && isJSON(r) {
-		if l := rels.patch[layout.Patch(unixTime(r.Seen), r.Path)]; l != nil {
+	first := k == 0 || b.next.Versions[k-1].Path != r.Path
+	if patches && ev != nil && ev.Change == snapshot.Updated && !first && isJSON(r) {
+		if l := b.patches[layout.Patch(unixTime(r.Seen), r.Path)]; l != nil {
 			links = append(links, *l)
 		}
 	}
 	return links
+}
+
+// findVersion returns the index in vs, sorted by versionOrder, of the
+// version of path first seen at seen, and whether it is there. The
+// versions are searched, not indexed: a map of them cost about 100 bytes
+// per kept version, beside the version itself.
+func findVersion(vs []snapshot.Record, path string, seen int64) (int, bool) {
+	return slices.BinarySearchFunc(vs, path, func(v snapshot.Record, p string) int {
+		return cmp.Or(layout.ComparePaths(v.Path, p), cmp.Compare(v.Seen, seen))
+	})
 }

@@ -103,11 +103,6 @@ func (b *recoverer) recoverVersions(st *snapshot.State, rec *recovery) ([]string
 		rec.archive = append(rec.archive, rel)
 		outputs = append(outputs, rel)
 	}
-	slices.SortStableFunc(st.Versions, func(x, y snapshot.Record) int {
-		if c := layout.ComparePaths(x.Path, y.Path); c != 0 {
-			return c
-		}
-		return int(x.Seen - y.Seen)
-	})
+	slices.SortStableFunc(st.Versions, versionOrder)
 	return outputs, nil
 }

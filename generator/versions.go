@@ -13,6 +13,7 @@ package generator
 // and patches are never removed: closed Change Lists link to them forever.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -52,11 +53,6 @@ func (b *versioner) keepVersions(ctx context.Context) error {
 	if !slices.ContainsFunc(b.sets, func(s *set) bool { return s.KeepVersions }) {
 		return nil
 	}
-	type version struct {
-		path string
-		seen int64
-	}
-	have := map[version]bool{}
 	var vs []snapshot.Record
 	for _, v := range b.prev.Versions {
 		if keep, _ := b.versioned(v.Path); !keep {
@@ -72,11 +68,15 @@ func (b *versioner) keepVersions(ctx context.Context) error {
 			continue
 		}
 		b.sink.Record(rel, changed)
-		have[version{v.Path, v.Seen}] = true
 		vs = append(vs, v)
 	}
+	slices.SortStableFunc(vs, versionOrder) // as the state keeps them, unless an older rsgen wrote it
+	carried := vs[:len(vs):len(vs)]
 	for _, r := range b.next.Files.All() {
-		if keep, _ := b.versioned(r.Path); !keep || have[version{r.Path, r.Seen}] {
+		if keep, _ := b.versioned(r.Path); !keep {
+			continue
+		}
+		if _, ok := findVersion(carried, r.Path, r.Seen); ok {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -87,15 +87,8 @@ func (b *versioner) keepVersions(ctx context.Context) error {
 		}
 		vs = append(vs, *r)
 	}
-	slices.SortStableFunc(vs, func(x, y snapshot.Record) int {
-		if c := layout.ComparePaths(x.Path, y.Path); c != 0 {
-			return c
-		}
-		return int(x.Seen - y.Seen)
-	})
+	slices.SortStableFunc(vs, versionOrder)
 	b.next.Versions = vs
-	rels := b.linker.related()
-	rels.indexVersions(vs)
 	for i := 0; i < len(vs); {
 		j := i + 1
 		for j < len(vs) && vs[j].Path == vs[i].Path {
@@ -107,6 +100,13 @@ func (b *versioner) keepVersions(ctx context.Context) error {
 		i = j
 	}
 	return nil
+}
+
+// versionOrder orders versions by path, in walk order, then by the time
+// they were first seen: the order of State.Versions, which findVersion
+// searches.
+func versionOrder(x, y snapshot.Record) int {
+	return cmp.Or(layout.ComparePaths(x.Path, y.Path), cmp.Compare(x.Seen, y.Seen))
 }
 
 // writeMemento copies the current version of r to its time-specific URI,
@@ -227,6 +227,9 @@ func (b *versioner) writePatch(prev, cur *snapshot.Record) error {
 	r.SetType(layout.TypePatch)
 	l := b.linker.describedLink(rs.RelPatch, b.docURL(rel), &r)
 	l.Modified = unixTime(0) // a patch has no modification time of its own
-	b.linker.related().patch[rel] = &l
+	if b.linker.patches == nil {
+		b.linker.patches = map[string]*rs.Link{}
+	}
+	b.linker.patches[rel] = &l
 	return nil
 }
