@@ -15,6 +15,7 @@ import (
 	"cmp"
 	"path"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -28,34 +29,9 @@ import (
 // linker derives the links between resources (here and in htmllink.go).
 type linker struct {
 	*run
-	rel       relations
 	patches   map[string]*rs.Link // patch output path -> its link, once written (versions.go)
 	published sync.Map            // source path -> published: rewritten resources (htmllink.go)
 	headless  sync.Map            // source paths of rewritten resources without a <head> (htmllink.go)
-}
-
-// relations is what a build knows to compute links.
-type relations struct {
-	files map[string]int   // source path -> index in b.next.Files
-	stems map[string][]int // folder/stem -> indexes of files sharing it
-}
-
-// related returns the build's relations, computing them on first use.
-func (b *linker) related() *relations {
-	if b.rel.files != nil {
-		return &b.rel
-	}
-	r := &b.rel
-	r.files = make(map[string]int, b.next.Files.Len())
-	r.stems = map[string][]int{}
-	for i, rec := range b.next.Files.All() {
-		p := rec.Path
-		r.files[p] = i
-		if stem, ok := stemOf(p); ok {
-			r.stems[stem] = append(r.stems[stem], i)
-		}
-	}
-	return r
 }
 
 // stemOf returns a path without its last extension: report.html and
@@ -117,16 +93,13 @@ func (b *linker) describedLink(relation, href string, r *snapshot.Record) rs.Lin
 // rel (relative to the set's folder): describedby from an object to its
 // record, describes and profile from a record to its object.
 func (b *linker) metadataLinks(links []rs.Link, s *set, rel string, m *config.Metadata) []rs.Link {
-	rels := b.related()
 	if stem, ok := matchPair(m.Objects, rel); ok {
-		if i, ok := rels.files[s.prefix+strings.Replace(m.Records, "*", stem, 1)]; ok {
-			rec := b.next.Files.At(i)
+		if rec := b.next.Files.Find(s.prefix + strings.Replace(m.Records, "*", stem, 1)); rec != nil {
 			links = append(links, b.describedLink(rs.RelDescribedBy, b.resURL(rec.Path), rec))
 		}
 	}
 	if stem, ok := matchPair(m.Records, rel); ok {
-		if i, ok := rels.files[s.prefix+strings.Replace(m.Objects, "*", stem, 1)]; ok {
-			obj := b.next.Files.At(i)
+		if obj := b.next.Files.Find(s.prefix + strings.Replace(m.Objects, "*", stem, 1)); obj != nil {
 			links = append(links, b.describedLink(rs.RelDescribes, b.resURL(obj.Path), obj))
 			if m.Profile != "" {
 				links = append(links, rs.Link{Rel: rs.RelProfile, Href: m.Profile})
@@ -154,19 +127,52 @@ func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config
 	if !ok {
 		return links
 	}
-	group := b.related().stems[stem]
+	group := sameStem(&b.next.Files, stem)
 	if len(group) < 2 {
 		return links
 	}
 	if mode == config.AlternatesCanonical {
 		return append(links, rs.Link{Rel: rs.RelCanonical, Href: b.resURL(stem)})
 	}
-	for _, i := range group {
-		if other := b.next.Files.At(i); other.Path != r.Path {
+	for _, other := range group {
+		if other.Path != r.Path {
 			links = append(links, b.describedLink(rs.RelAlternate, b.resURL(other.Path), other))
 		}
 	}
 	return links
+}
+
+// sameStem returns the files of files, in walk order, whose stem is stem.
+// They are searched, not indexed: maps of every path and stem cost about
+// 85 bytes per file. In walk order, the paths that begin with stem+"."
+// are one run; within it, a folder whose name begins so (report.d/) is
+// skipped whole: its paths have no such stem.
+func sameStem(files *snapshot.Records, stem string) []*snapshot.Record {
+	prefix := stem + "."
+	var group []*snapshot.Record
+	i := firstFrom(files, 0, prefix)
+	for i < files.Len() && strings.HasPrefix(files.At(i).Path, prefix) {
+		p := files.At(i).Path
+		if slash := strings.IndexByte(p[len(prefix):], '/'); slash >= 0 {
+			// Past the folder: '/' orders before every other byte, so the
+			// folder's paths end before its name followed by a NUL.
+			i = firstFrom(files, i, p[:len(prefix)+slash]+"\x00")
+			continue
+		}
+		if s, ok := stemOf(p); ok && s == stem {
+			group = append(group, files.At(i))
+		}
+		i++
+	}
+	return group
+}
+
+// firstFrom returns the index of the first record at or after from whose
+// path is not before p in walk order.
+func firstFrom(files *snapshot.Records, from int, p string) int {
+	return from + sort.Search(files.Len()-from, func(k int) bool {
+		return layout.ComparePaths(files.At(from+k).Path, p) >= 0
+	})
 }
 
 // versionLinks appends the memento link of r's version and the TimeMap

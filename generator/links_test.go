@@ -3,10 +3,13 @@ package generator
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // linksConfig gives two sets every link rule of §14: mirrors, metadata,
@@ -75,4 +78,30 @@ func TestGoldenLinks(t *testing.T) {
 	}
 	buildAt(t, cfg, "2026-01-01T01:00:00Z", limits{})
 	compareWithGolden(t, cfg.Out, "testdata/golden/links")
+}
+
+// TestSameStemSearchesOneRun: the files sharing a stem are found in walk
+// order by searching the run of paths that begin with it, skipping a
+// folder whose name begins so, and leaving out the files whose stem only
+// begins so.
+func TestSameStemSearchesOneRun(t *testing.T) {
+	var recs []snapshot.Record
+	for _, p := range []string{
+		"a/report", "a/report-2.txt", "a/report.a.txt", "a/report.d/report.x", "a/report.d/z.txt",
+		"a/report.html", "a/report.html.bak", "a/report.pdf", "a/report/x.txt", "a/reports.txt", "b/report.txt",
+	} {
+		recs = append(recs, snapshot.Record{Path: p})
+	}
+	slices.SortFunc(recs, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
+	files := snapshot.RecordsOf(recs...)
+	var got []string
+	for _, r := range sameStem(&files, "a/report") {
+		got = append(got, r.Path)
+	}
+	if want := []string{"a/report.html", "a/report.pdf"}; !slices.Equal(got, want) {
+		t.Errorf("sameStem(a/report) = %q, want %q", got, want)
+	}
+	if got := sameStem(&files, "a/missing"); len(got) != 0 {
+		t.Errorf("sameStem(a/missing) = %v", got)
+	}
 }
