@@ -342,8 +342,8 @@ func replayLate(files snapshot.Records, late []snapshot.Event) snapshot.Records 
 		}
 	}
 	files.DeleteFunc(func(r *snapshot.Record) bool {
-		r2, ok := final[r.Path]
-		return ok && r2 == nil
+		last, evented := final[r.Path]
+		return evented && last == nil
 	})
 	if len(created) == 0 {
 		return files
