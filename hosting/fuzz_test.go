@@ -40,7 +40,7 @@ func FuzzHostingFiles(f *testing.F) {
 			}}
 		nginx := render(t, func(w *bufio.Writer) error { return writeNginx(w, plan) })
 		checkNginx(t, nginx, plan)
-		htaccess := render(t, func(w *bufio.Writer) error { return writeHtaccess(w, plan) })
+		htaccess := render(t, func(w *bufio.Writer) error { return writeHtaccess(w, plan, func(string, string) {}) })
 		checkLines(t, ".htaccess", htaccess, htaccessLine)
 		headers := render(t, func(w *bufio.Writer) error { return writeHeaders(w, plan, func(string, string) {}) })
 		checkLines(t, "_headers", headers, headersLine)

@@ -1,6 +1,14 @@
 package hosting
 
-import "testing"
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/rsgen/rsgen/layout"
+)
 
 func TestDropOldestClosed(t *testing.T) {
 	rules := []Rule{{Path: "a", ClosedFrom: 3}, {Path: "b"}, {Path: "c", ClosedFrom: 1}, {Path: "d", ClosedFrom: 2}}
@@ -14,5 +22,44 @@ func TestDropOldestClosed(t *testing.T) {
 	}
 	if got := dropOldestClosed(rules, 10); len(got) != 1 || got[0].Path != "b" {
 		t.Errorf("dropping more than there are kept %v, want [b]", got)
+	}
+}
+
+// TestManyRulesWarn: a plan with a rule per file warns where a host pays
+// for it: Cloudflare Pages past the 100 rules it reads, Apache past
+// apacheManyRules, which it tests on every request; nginx does not warn,
+// and a plan of few rules warns nowhere.
+func TestManyRulesWarn(t *testing.T) {
+	plan := func(n int) *Plan {
+		p := &Plan{BasePath: "/", Cloudflare: true}
+		for i := range n {
+			p.Rules = append(p.Rules, Rule{Path: fmt.Sprintf("f%06d.json", i), Links: []string{"https://example.org/resourcesync/s/capabilitylist.xml"}})
+		}
+		return p
+	}
+	warned := func(file string, p *Plan) (msgs []string) {
+		t.Helper()
+		w := bufio.NewWriter(io.Discard)
+		if err := Write(w, file, p, func(f, msg string) { msgs = append(msgs, f+": "+msg) }); err != nil {
+			t.Fatal(err)
+		}
+		return msgs
+	}
+	many := plan(apacheManyRules + 1)
+	for file, want := range map[string]string{
+		layout.HeadersFile:  "Cloudflare Pages reads only the first 100",
+		layout.HtaccessFile: fmt.Sprintf("%d rules, which Apache reads and tests on every request", apacheManyRules+1),
+		layout.NginxFile:    "",
+	} {
+		msgs := warned(file, many)
+		switch {
+		case want == "" && len(msgs) > 0:
+			t.Errorf("%s warned: %q", file, msgs)
+		case want != "" && (len(msgs) != 1 || !strings.Contains(msgs[0], want)):
+			t.Errorf("%s warned %q, want one warning saying %q", file, msgs, want)
+		}
+		if msgs := warned(file, plan(10)); len(msgs) > 0 {
+			t.Errorf("%s warned about 10 rules: %q", file, msgs)
+		}
 	}
 }

@@ -178,8 +178,14 @@ func apacheRegex(p string, folder bool) (re string, ok bool) {
 
 // writeHtaccess writes the .htaccess of an Apache served output folder.
 // It needs mod_headers and AllowOverride FileInfo. <If> sections match
-// the decoded path, like nginx.
-func writeHtaccess(w *bufio.Writer, plan *Plan) error {
+// the decoded path, like nginx. Apache reads the file and tests every
+// <If> on each request, so past apacheManyRules a warning says what that
+// costs.
+func writeHtaccess(w *bufio.Writer, plan *Plan, warn func(file, msg string)) error {
+	if len(plan.Rules) > apacheManyRules {
+		warn(layout.HtaccessFile, fmt.Sprintf("%d rules, which Apache reads and tests on every request (100,000 rules took 1.6 s a request when measured): "+
+			"give each set a folder of its own (a set of whole folders needs one rule)", len(plan.Rules)))
+	}
 	fmt.Fprintf(w, `# %s: written by rsgen ([publish] targets = ["apache"]); every build rewrites it.
 # The output folder must be served at base_url's path %s, with
 # AllowOverride FileInfo (or All) and mod_headers enabled. The AddType
