@@ -38,7 +38,7 @@ func FuzzHostingFiles(f *testing.F) {
 				{Path: name + "/", Cache: CacheImmutable},
 				{Path: "resourcesync/s/resourcelist.xml", ContentType: "application/xml", Cache: CacheShort},
 			}}
-		nginx := render(t, func(w *bufio.Writer) error { return writeNginx(w, plan) })
+		nginx := render(t, func(w *bufio.Writer) error { return writeNginx(w, plan, func(string, string) {}) })
 		checkNginx(t, nginx, plan)
 		htaccess := render(t, func(w *bufio.Writer) error { return writeHtaccess(w, plan, func(string, string) {}) })
 		checkLines(t, ".htaccess", htaccess, htaccessLine)

@@ -43,6 +43,11 @@ const cloudflareMaxRules = 100
 // /usr/share/doc here), which stays below.
 const apacheManyRules = 5000
 
+// nginxManyRules is how many locations the nginx snippet holds before a
+// warning says what they cost: nginx took about 7.6 KB of memory and 54 µs
+// to load a location (760 MB and 5.4 s for 100,000, 2026-11-26).
+const nginxManyRules = 20000
+
 // Files returns the output paths of the hosting files the configuration
 // asks for, in the order they are written.
 func Files(p *config.Publish) []string {
@@ -144,7 +149,7 @@ func Write(w *bufio.Writer, file string, plan *Plan, warn func(file, msg string)
 	case layout.HeadersFile:
 		return writeHeaders(w, plan, warn)
 	case layout.NginxFile:
-		return writeNginx(w, plan)
+		return writeNginx(w, plan, warn)
 	case layout.HtaccessFile:
 		return writeHtaccess(w, plan, warn)
 	case RobotsFile:

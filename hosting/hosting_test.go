@@ -27,8 +27,9 @@ func TestDropOldestClosed(t *testing.T) {
 
 // TestManyRulesWarn: a plan with a rule per file warns where a host pays
 // for it: Cloudflare Pages past the 100 rules it reads, Apache past
-// apacheManyRules, which it tests on every request; nginx does not warn,
-// and a plan of few rules warns nowhere.
+// apacheManyRules, which it tests on every request, nginx past
+// nginxManyRules, which it holds in memory; a plan of few rules warns
+// nowhere.
 func TestManyRulesWarn(t *testing.T) {
 	plan := func(n int) *Plan {
 		p := &Plan{BasePath: "/", Cloudflare: true}
@@ -45,11 +46,12 @@ func TestManyRulesWarn(t *testing.T) {
 		}
 		return msgs
 	}
-	many := plan(apacheManyRules + 1)
+	many := plan(nginxManyRules + 1)
 	for file, want := range map[string]string{
 		layout.HeadersFile:  "Cloudflare Pages reads only the first 100",
-		layout.HtaccessFile: fmt.Sprintf("%d rules, which Apache reads and tests on every request", apacheManyRules+1),
-		layout.NginxFile:    "",
+		layout.HtaccessFile: fmt.Sprintf("%d rules, which Apache reads and tests on every request", nginxManyRules+1),
+		layout.NginxFile:    fmt.Sprintf("%d locations, which nginx holds in memory", nginxManyRules+1),
+		RobotsFile:          "",
 	} {
 		msgs := warned(file, many)
 		switch {
@@ -61,5 +63,8 @@ func TestManyRulesWarn(t *testing.T) {
 		if msgs := warned(file, plan(10)); len(msgs) > 0 {
 			t.Errorf("%s warned about 10 rules: %q", file, msgs)
 		}
+	}
+	if msgs := warned(layout.NginxFile, plan(apacheManyRules+1)); len(msgs) > 0 {
+		t.Errorf("nginx warned about %d rules, fewer than %d: %q", apacheManyRules+1, nginxManyRules, msgs)
 	}
 }
