@@ -26,20 +26,22 @@ type Sink struct {
 	dir     string
 	written func(rel string) // told of every output file this build changes
 
-	// syncFS makes the staged files durable before Commit renames them
-	// (syncOutput; a test's stand-in), through outDir, the output folder
-	// opened when the first file was staged: a sync reports the write-back
-	// errors since its descriptor was opened, so it must be open before
-	// any staged byte can be written back.
+	// syncFS makes the staged files not synced on their own durable
+	// before Commit renames them (syncOutput; a test's stand-in), through
+	// outDir, the output folder opened before the first file was written
+	// (watchOutput): a sync reports the write-back errors since its
+	// descriptor was opened.
 	syncFS func(*os.File) error
 	outDir *os.File
 
-	mu       sync.Mutex
-	staged   []staged
-	stagedAt map[string]string // dst -> its staged temporary file
-	outputs  []string
-	recorded map[string]bool
-	counts   [NumKinds]Counts
+	mu          sync.Mutex
+	syncedAlone int  // files synced on their own as they were written (see syncNow)
+	deferred    bool // a file was written to be synced at Commit
+	staged      []staged
+	stagedAt    map[string]string // dst -> its staged temporary file
+	outputs     []string
+	recorded    map[string]bool
+	counts      [NumKinds]Counts
 }
 
 // staged is a file written in full as a temporary file beside its place in
@@ -85,6 +87,7 @@ func (s *Sink) Write(rel string, write func(io.Writer) error) error {
 // state folder) is renamed into place at once. It reports whether the file
 // changes, and does not record it: see Record.
 func (s *Sink) WriteFile(path string, write func(io.Writer) error) (bool, error) {
+	s.watchOutput()
 	f, err := CreateLazy(path)
 	if err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
@@ -96,7 +99,7 @@ func (s *Sink) WriteFile(path string, write func(io.Writer) error) (bool, error)
 	if !s.InOutput(path) {
 		return f.Commit()
 	}
-	tmp, err := f.Finish(false) // synced with the others at Commit
+	tmp, err := f.Finish(s.syncNow())
 	if err != nil || tmp == "" {
 		return false, err
 	}
@@ -110,13 +113,17 @@ func (s *Sink) WriteFile(path string, write func(io.Writer) error) (bool, error)
 // dump packages and kept versions.
 func (s *Sink) WriteNew(rel string, write func(io.Writer) error) error {
 	dst := s.Path(rel)
+	s.watchOutput()
 	tmp, err := createTemp(dst)
 	if err != nil {
 		return err
 	}
 	err = write(tmp)
 	if err == nil {
-		err = tmp.Chmod(0o644) // synced with the others at Commit
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil && s.syncNow() {
+		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -169,9 +176,6 @@ func (s *Sink) Counts() [NumKinds]Counts {
 func (s *Sink) Stage(tmp, dst string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.outDir == nil {
-		s.outDir, _ = os.Open(s.dir) // on failure, Commit tries again and reports it
-	}
 	s.staged = append(s.staged, staged{tmp, dst})
 	s.stagedAt[dst] = tmp
 }
@@ -198,17 +202,44 @@ func (s *Sink) Staged() []string {
 	return rels
 }
 
-// Commit makes the staged files durable and renames them into place in
-// the order of publication (layout.PublishStep), and in the order they
-// were staged within a step: leaves before the indexes and lists that
-// point to them, the Source Description last.
-//
-// The staged files are synced together, by one sync of the output's file
-// system, not each as it is written: a file that is renamed into place
-// must hold its bytes after a crash, but a build that keeps versions
-// writes two files per resource on its first build, and an fsync each
-// took 1 ms here (20,000 files: 19 s synced one by one, 0.5 s by one
-// syncfs).
+// syncEach is how many files a build syncs one by one as it writes them.
+// A file renamed into place must hold its bytes after a crash, but a build
+// that keeps versions writes two files per resource on its first build,
+// and an fsync each took 1 ms here (20,000 files: 19 s synced one by one,
+// 0.5 s by one syncfs): the files past syncEach are synced together, by
+// one sync of the output's file system at Commit. A build that writes few
+// (most builds, and every one of rsgen watch) does not sync the whole file
+// system, whose other writers it would wait for.
+const syncEach = 64
+
+// watchOutput opens the output folder for syncStaged, unless it is open:
+// before the bytes of a file are written, so that the sync reports their
+// write-back errors. When it fails, syncStaged opens it again and says why.
+func (s *Sink) watchOutput() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.outDir == nil {
+		s.outDir, _ = os.Open(s.dir)
+	}
+}
+
+// syncNow reports whether the file being written is synced on its own, as
+// the first syncEach are; the others are synced at Commit.
+func (s *Sink) syncNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.syncedAlone < syncEach {
+		s.syncedAlone++
+		return true
+	}
+	s.deferred = true
+	return false
+}
+
+// Commit makes the staged files durable (see syncEach) and renames them
+// into place in the order of publication (layout.PublishStep), and in the
+// order they were staged within a step: leaves before the indexes and
+// lists that point to them, the Source Description last.
 func (s *Sink) Commit() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -229,9 +260,10 @@ func (s *Sink) Commit() error {
 	return nil
 }
 
-// syncStaged makes the staged files durable, if there are any.
+// syncStaged makes the staged files not synced on their own durable.
 func (s *Sink) syncStaged() error {
-	if len(s.staged) == 0 {
+	defer s.closeOutDir()
+	if !s.deferred {
 		return nil
 	}
 	if s.outDir == nil {
@@ -241,8 +273,11 @@ func (s *Sink) syncStaged() error {
 		}
 		s.outDir = d
 	}
-	defer s.closeOutDir()
-	return s.syncFS(s.outDir)
+	if err := s.syncFS(s.outDir); err != nil {
+		return err
+	}
+	s.deferred = false
+	return nil
 }
 
 func (s *Sink) closeOutDir() {

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -137,23 +138,29 @@ func TestKindOf(t *testing.T) {
 	}
 }
 
-// TestCommitSyncsOnceBeforeRenaming: the staged files are made durable by
+// TestCommitSyncsOnceBeforeRenaming: the first syncEach files are synced
+// as they are written; past them, the staged files are made durable by
 // one sync of the output's file system, before the first of them is
-// renamed into place; a Commit with nothing staged does not sync, and a
-// failed sync publishes nothing.
+// renamed into place. A build that writes few files, and a Commit with
+// nothing staged, do not sync the file system, and a failed sync
+// publishes nothing.
 func TestCommitSyncsOnceBeforeRenaming(t *testing.T) {
-	out := t.TempDir()
-	rels := []string{"resourcesync/s/resourcelist.xml", "resourcesync/mementos/20260101000000/a.txt"}
-	stage := func(s *Sink) {
+	stage := func(s *Sink, n int) []string {
 		t.Helper()
-		if err := s.WriteBytes(rels[0], []byte("list")); err != nil {
+		var rels []string
+		for i := range n {
+			rel := fmt.Sprintf("resourcesync/mementos/20260101000000/f%03d.txt", i)
+			if err := s.WriteNew(rel, func(w io.Writer) error { _, err := io.WriteString(w, rel); return err }); err != nil {
+				t.Fatal(err)
+			}
+			rels = append(rels, rel)
+		}
+		if err := s.WriteBytes("resourcesync/s/resourcelist.xml", []byte("list")); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.WriteNew(rels[1], func(w io.Writer) error { _, err := w.Write([]byte("a")); return err }); err != nil {
-			t.Fatal(err)
-		}
+		return append(rels, "resourcesync/s/resourcelist.xml")
 	}
-	published := func(s *Sink) (n int) {
+	published := func(s *Sink, rels []string) (n int) {
 		for _, rel := range rels {
 			if _, err := os.Stat(s.Path(rel)); err == nil {
 				n++
@@ -161,39 +168,46 @@ func TestCommitSyncsOnceBeforeRenaming(t *testing.T) {
 		}
 		return n
 	}
+	for _, n := range []int{2, syncEach + 1} {
+		out := t.TempDir()
+		s := New(out, nil)
+		var rels []string
+		syncs := 0
+		s.syncFS = func(d *os.File) error {
+			syncs++
+			if n := published(s, rels); n != 0 {
+				t.Errorf("synced after %d staged files were renamed into place", n)
+			}
+			if d.Name() != out {
+				t.Errorf("synced %s, want the output folder %s", d.Name(), out)
+			}
+			return nil
+		}
+		rels = stage(s, n)
+		if err := s.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if n+1 > syncEach {
+			want = 1
+		}
+		if syncs != want || published(s, rels) != len(rels) {
+			t.Errorf("%d files: %d syncs of the file system and %d files published, want %d and %d", len(rels), syncs, published(s, rels), want, len(rels))
+		}
+	}
 
+	out := t.TempDir()
 	s := New(out, nil)
-	syncs := 0
-	s.syncFS = func(d *os.File) error {
-		syncs++
-		if n := published(s); n != 0 {
-			t.Errorf("synced after %d staged files were renamed into place", n)
-		}
-		if d.Name() != out {
-			t.Errorf("synced %s, want the output folder %s", d.Name(), out)
-		}
-		return nil
-	}
-	stage(s)
-	if err := s.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if syncs != 1 || published(s) != 2 {
-		t.Errorf("%d syncs and %d files published, want 1 and 2", syncs, published(s))
-	}
-
-	out = t.TempDir()
-	s = New(out, nil)
 	s.syncFS = func(*os.File) error { return errors.New("input/output error") }
-	stage(s)
+	rels := stage(s, syncEach)
 	if err := s.Commit(); err == nil || !strings.Contains(err.Error(), "input/output error") {
 		t.Errorf("Commit after a failed sync: %v", err)
 	}
 	s.Discard()
-	if n := published(s); n != 0 {
+	if n := published(s, rels); n != 0 {
 		t.Errorf("a failed sync published %d files", n)
 	}
 	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
