@@ -15,7 +15,6 @@ import (
 	"cmp"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -150,13 +149,13 @@ func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config
 func sameStem(files *snapshot.Records, stem string) []*snapshot.Record {
 	prefix := stem + "."
 	var group []*snapshot.Record
-	i := firstFrom(files, 0, prefix)
+	i := files.Search(prefix)
 	for i < files.Len() && strings.HasPrefix(files.At(i).Path, prefix) {
 		p := files.At(i).Path
 		if slash := strings.IndexByte(p[len(prefix):], '/'); slash >= 0 {
 			// Past the folder: '/' orders before every other byte, so the
 			// folder's paths end before its name followed by a NUL.
-			i = firstFrom(files, i, p[:len(prefix)+slash]+"\x00")
+			i = files.Search(p[:len(prefix)+slash] + "\x00")
 			continue
 		}
 		if s, ok := stemOf(p); ok && s == stem {
@@ -165,14 +164,6 @@ func sameStem(files *snapshot.Records, stem string) []*snapshot.Record {
 		i++
 	}
 	return group
-}
-
-// firstFrom returns the index of the first record at or after from whose
-// path is not before p in walk order.
-func firstFrom(files *snapshot.Records, from int, p string) int {
-	return from + sort.Search(files.Len()-from, func(k int) bool {
-		return layout.ComparePaths(files.At(from+k).Path, p) >= 0
-	})
 }
 
 // versionLinks appends the memento link of r's version and the TimeMap

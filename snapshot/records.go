@@ -27,10 +27,15 @@ func RecordsOf(recs ...Record) Records {
 // Find returns the record of path p, or nil: the records must be in walk
 // order.
 func (rs *Records) Find(p string) *Record {
-	n := rs.Len()
-	i := sort.Search(n, func(i int) bool { return layout.ComparePaths(rs.At(i).Path, p) >= 0 })
-	if i < n && rs.At(i).Path == p {
+	if i := rs.Search(p); i < rs.Len() && rs.At(i).Path == p {
 		return rs.At(i)
 	}
 	return nil
+}
+
+// Search returns the index of the first record whose path is not before p
+// in walk order (Len when there is none): the records must be in walk
+// order.
+func (rs *Records) Search(p string) int {
+	return sort.Search(rs.Len(), func(i int) bool { return layout.ComparePaths(rs.At(i).Path, p) >= 0 })
 }
