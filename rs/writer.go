@@ -402,7 +402,7 @@ func appendEscaped[S ~string | ~[]byte](b []byte, s S) ([]byte, error) {
 // not copy as they are: the five special characters, and the three
 // control characters XML allows, as character references so that an
 // attribute keeps them. The other control characters, which XML 1.0 does
-// not allow, hold "" with the bytes copied as they are.
+// not allow, hold "" too: appendEscaped refuses them (ErrInvalidXMLChar).
 var xmlEscapes = [utf8.RuneSelf]string{
 	'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;", '\'': "&apos;",
 	'\t': "&#x9;", '\n': "&#xA;", '\r': "&#xD;",

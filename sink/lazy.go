@@ -146,8 +146,9 @@ func (f *Lazy) Finish(sync bool) (tmp string, err error) {
 }
 
 // Abort discards the file, leaving any existing one as it was, and gives
-// back its buffers. It is safe to call after Commit or Finish, and must be
-// called after them.
+// back its buffers for the next Lazy file. It is safe to call after Commit
+// or Finish, and callers defer it for that: a file never aborted only
+// leaves its buffers to the garbage collector.
 func (f *Lazy) Abort() {
 	if f.oldR != nil {
 		f.oldR.Reset(nil)
