@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,19 +168,22 @@ func TestRecoveryAfterKilledRetries(t *testing.T) {
 // complete one does not.
 func TestKilledBuildStateIsRebuilt(t *testing.T) {
 	root, src, cfg := recoverySite(t, map[string]string{"a.txt": "a"}, nil)
-	build := func(at string) (rebuilt bool) {
+	build := func(at string) bool {
 		t.Helper()
 		now, err := time.Parse(time.RFC3339, at)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var rebuilt atomic.Bool // Notify is called from the scan's workers too
 		_, err = Build(context.Background(), &cfg, Options{Now: now, Notify: func(n Note) {
-			rebuilt = rebuilt || n.Kind == NoteInfo && strings.Contains(n.Msg, "rebuilt the state")
+			if n.Kind == NoteInfo && strings.Contains(n.Msg, "rebuilt the state") {
+				rebuilt.Store(true)
+			}
 		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rebuilt
+		return rebuilt.Load()
 	}
 	build("2026-01-01T00:00:00Z")
 	writeTree(t, src, map[string]string{"b.txt": "b"})
