@@ -35,18 +35,20 @@ func archiveConfig(t *testing.T, root string, keep config.Retention) *config.Con
 // Index (limits of eight entries split them) and of archived Resource Lists
 // and Resource Dumps, and the archives links of the live documents.
 func TestGoldenArchives(t *testing.T) {
-	root := t.TempDir()
-	src := filepath.Join(root, "site")
-	writeTree(t, src, map[string]string{"a.txt": "a0", "b.txt": "b"})
-	cfg := archiveConfig(t, root, config.Retention{})
-	cfg.ChangeList.Rotate.Duration = 3 * time.Hour
-	cfg.Archives.SnapshotEvery.Duration = time.Hour // 11 snapshots: an Archive Index over two parts
-	lim := limits{entries: 8, bytes: 50_000_000}    // the Capability List has 8 entries
-	for i := range 11 {
-		writeTree(t, src, map[string]string{"a.txt": fmt.Sprintf("a%d", i)})
-		buildAt(t, cfg, fmt.Sprintf("2026-01-01T%02d:00:00Z", i), lim)
-	}
-	compareWithGolden(t, cfg.Out, "testdata/golden/archives")
+	inBothModes(t, func(t *testing.T) {
+		root := t.TempDir()
+		src := filepath.Join(root, "site")
+		writeTree(t, src, map[string]string{"a.txt": "a0", "b.txt": "b"})
+		cfg := archiveConfig(t, root, config.Retention{})
+		cfg.ChangeList.Rotate.Duration = 3 * time.Hour
+		cfg.Archives.SnapshotEvery.Duration = time.Hour // 11 snapshots: an Archive Index over two parts
+		lim := limits{entries: 8, bytes: 50_000_000}    // the Capability List has 8 entries
+		for i := range 11 {
+			writeTree(t, src, map[string]string{"a.txt": fmt.Sprintf("a%d", i)})
+			buildAt(t, cfg, fmt.Sprintf("2026-01-01T%02d:00:00Z", i), lim)
+		}
+		compareWithGolden(t, cfg.Out, "testdata/golden/archives")
+	})
 }
 
 // TestRetentionKeepsReferenced builds often with a short retention, by age

@@ -83,54 +83,77 @@ func buildAt(t *testing.T, cfg *config.Config, at string, lim limits) *Summary {
 // to four entries so that the Resource List is split, and compares every
 // document with testdata/golden. Run with -update to rewrite them.
 func TestGoldenDocuments(t *testing.T) {
-	root := t.TempDir()
-	src := filepath.Join(root, "site")
-	writeTree(t, src, goldenTree)
-	cfg := goldenConfig(t, root)
-	lim := limits{entries: 4, bytes: 50_000_000}
+	inBothModes(t, func(t *testing.T) {
+		root := t.TempDir()
+		src := filepath.Join(root, "site")
+		writeTree(t, src, goldenTree)
+		cfg := goldenConfig(t, root)
+		lim := limits{entries: 4, bytes: 50_000_000}
 
-	buildAt(t, cfg, "2026-01-01T00:00:00Z", lim)
-	writeTree(t, src, map[string]string{"articles/one.html": "<p>one, revised</p>", "data/new.csv": "a,b\n1,2\n"})
-	if err := os.Remove(filepath.Join(src, "data", "records.json")); err != nil {
-		t.Fatal(err)
-	}
-	buildAt(t, cfg, "2026-01-01T00:30:00Z", lim)
-	writeTree(t, src, map[string]string{"articles/four.html": "<p>four</p>"})
-	buildAt(t, cfg, "2026-01-01T02:00:00Z", lim)
+		buildAt(t, cfg, "2026-01-01T00:00:00Z", lim)
+		writeTree(t, src, map[string]string{"articles/one.html": "<p>one, revised</p>", "data/new.csv": "a,b\n1,2\n"})
+		if err := os.Remove(filepath.Join(src, "data", "records.json")); err != nil {
+			t.Fatal(err)
+		}
+		buildAt(t, cfg, "2026-01-01T00:30:00Z", lim)
+		writeTree(t, src, map[string]string{"articles/four.html": "<p>four</p>"})
+		buildAt(t, cfg, "2026-01-01T02:00:00Z", lim)
 
-	compareWithGolden(t, cfg.Out, "testdata/golden/sets")
+		compareWithGolden(t, cfg.Out, "testdata/golden/sets")
+	})
 }
 
 // TestGoldenSpec10 checks the shape of Change Lists for ResourceSync 1.0
 // destinations: no datetime attribute.
 func TestGoldenSpec10(t *testing.T) {
-	root := t.TempDir()
-	src := filepath.Join(root, "site")
-	writeTree(t, src, map[string]string{"a.txt": "a", "b.txt": "b"})
-	cfg := config.Default()
-	cfg.Dir, cfg.BaseURL, cfg.SpecVersion = root, "https://data.example.org/", "1.0"
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	buildAt(t, &cfg, "2026-01-01T00:00:00Z", limits{})
-	writeTree(t, src, map[string]string{"a.txt": "changed", "c.txt": "c"})
-	buildAt(t, &cfg, "2026-01-01T00:10:00Z", limits{})
-	compareWithGolden(t, cfg.Out, "testdata/golden/spec10")
+	inBothModes(t, func(t *testing.T) {
+		root := t.TempDir()
+		src := filepath.Join(root, "site")
+		writeTree(t, src, map[string]string{"a.txt": "a", "b.txt": "b"})
+		cfg := config.Default()
+		cfg.Dir, cfg.BaseURL, cfg.SpecVersion = root, "https://data.example.org/", "1.0"
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		buildAt(t, &cfg, "2026-01-01T00:00:00Z", limits{})
+		writeTree(t, src, map[string]string{"a.txt": "changed", "c.txt": "c"})
+		buildAt(t, &cfg, "2026-01-01T00:10:00Z", limits{})
+		compareWithGolden(t, cfg.Out, "testdata/golden/spec10")
+	})
 }
 
 // TestGoldenDumps checks the shape of Resource Dump and Change Dump
 // documents, their indexes and the manifests' published copies.
 func TestGoldenDumps(t *testing.T) {
-	root := t.TempDir()
-	src := filepath.Join(root, "site")
-	writeTree(t, src, map[string]string{"a.txt": "a", "b/c.html": "<p>c</p>", "d.png": "\x89PNG", "gone.txt": "x"})
-	cfg := dumpConfig(t, root)
-	cfg.Dumps.PackageSize = 1 << 20
-	buildAt(t, cfg, "2026-01-01T00:00:00Z", limits{})
-	writeTree(t, src, map[string]string{"a.txt": "a, revised", "e.json": "{}"})
-	os.Remove(filepath.Join(src, "gone.txt"))
-	buildAt(t, cfg, "2026-01-01T00:30:00Z", limits{})
-	compareWithGolden(t, cfg.Out, "testdata/golden/dumps")
+	inBothModes(t, func(t *testing.T) {
+		root := t.TempDir()
+		src := filepath.Join(root, "site")
+		writeTree(t, src, map[string]string{"a.txt": "a", "b/c.html": "<p>c</p>", "d.png": "\x89PNG", "gone.txt": "x"})
+		cfg := dumpConfig(t, root)
+		cfg.Dumps.PackageSize = 1 << 20
+		buildAt(t, cfg, "2026-01-01T00:00:00Z", limits{})
+		writeTree(t, src, map[string]string{"a.txt": "a, revised", "e.json": "{}"})
+		os.Remove(filepath.Join(src, "gone.txt"))
+		buildAt(t, cfg, "2026-01-01T00:30:00Z", limits{})
+		compareWithGolden(t, cfg.Out, "testdata/golden/dumps")
+	})
+}
+
+// inBothModes runs f twice: with every build spilling its scan's records
+// into the state folder, as the tests' builds do, and with every build
+// holding them in memory, as a build of fewer files than
+// snapshot.DefaultSpillAfter does. Both must give the golden files.
+func inBothModes(t *testing.T, f func(t *testing.T)) {
+	for _, mode := range []struct {
+		name  string
+		after int
+	}{{"spilled", 1}, {"in memory", 0}} {
+		t.Run(mode.name, func(t *testing.T) {
+			defer func(after int) { spillAfter = after }(spillAfter)
+			spillAfter = mode.after
+			f(t)
+		})
+	}
 }
 
 // compareWithGolden compares every document under out with the file of the

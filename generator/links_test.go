@@ -41,43 +41,45 @@ func linksConfig(t *testing.T, root string) *config.Config {
 // TestGoldenLinks checks the links of every relation of §14 in Resource
 // Lists and Change Lists, the kept versions, TimeMaps and JSON Patches.
 func TestGoldenLinks(t *testing.T) {
-	root := t.TempDir()
-	src := filepath.Join(root, "site")
-	writeTree(t, src, map[string]string{
-		"collection/data/report.pdf":         "%PDF-1.4 report",
-		"collection/data/unpaired.pdf":       "%PDF-1.4 no record",
-		"collection/metadata/report.dc.xml":  "<dc><title>Report</title></dc>",
-		"collection/maps/harbour.html":       "<p>harbour</p>",
-		"collection/maps/harbour.png":        "\x89PNG\r\n\x1a\n",
-		"collection/records.json":            `{"records":[{"id":1,"name":"pier"}],"count":1}`,
-		"origin/tides.csv":                   "time,height\n",
-		"origin/tides.json":                  `{"tides":[]}`,
-		"collection/maps/notes/harbour.txt":  "not a sibling: another folder",
-		"collection/metadata/orphan.dc.xml":  "<dc/>",
-		"collection/data/sub/report.pdf":     "%PDF-1.4 the * matches one path element only",
-		"collection/metadata/sub/report.xml": "<dc/>",
-	})
-	// The republished files carry the origin's Last-Modified, as fetch
-	// tools (wget -N, curl -R) leave it.
-	origin := time.Date(2025, 12, 24, 6, 0, 0, 0, time.UTC)
-	for _, p := range []string{"origin/tides.csv", "origin/tides.json"} {
-		if err := os.Chtimes(filepath.Join(src, p), origin, origin); err != nil {
+	inBothModes(t, func(t *testing.T) {
+		root := t.TempDir()
+		src := filepath.Join(root, "site")
+		writeTree(t, src, map[string]string{
+			"collection/data/report.pdf":         "%PDF-1.4 report",
+			"collection/data/unpaired.pdf":       "%PDF-1.4 no record",
+			"collection/metadata/report.dc.xml":  "<dc><title>Report</title></dc>",
+			"collection/maps/harbour.html":       "<p>harbour</p>",
+			"collection/maps/harbour.png":        "\x89PNG\r\n\x1a\n",
+			"collection/records.json":            `{"records":[{"id":1,"name":"pier"}],"count":1}`,
+			"origin/tides.csv":                   "time,height\n",
+			"origin/tides.json":                  `{"tides":[]}`,
+			"collection/maps/notes/harbour.txt":  "not a sibling: another folder",
+			"collection/metadata/orphan.dc.xml":  "<dc/>",
+			"collection/data/sub/report.pdf":     "%PDF-1.4 the * matches one path element only",
+			"collection/metadata/sub/report.xml": "<dc/>",
+		})
+		// The republished files carry the origin's Last-Modified, as fetch
+		// tools (wget -N, curl -R) leave it.
+		origin := time.Date(2025, 12, 24, 6, 0, 0, 0, time.UTC)
+		for _, p := range []string{"origin/tides.csv", "origin/tides.json"} {
+			if err := os.Chtimes(filepath.Join(src, p), origin, origin); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := linksConfig(t, root)
+		buildAt(t, cfg, "2026-01-01T00:00:00Z", limits{})
+		writeTree(t, src, map[string]string{
+			"collection/records.json":    `{"records":[{"id":1,"name":"pier"},{"id":2,"name":"a/b~c"}],"count":2}`,
+			"collection/data/report.pdf": "%PDF-1.4 report, revised",
+		})
+		buildAt(t, cfg, "2026-01-01T00:30:00Z", limits{})
+		writeTree(t, src, map[string]string{"collection/records.json": `{"records":[{"id":2,"name":"a/b~c"}],"count":1,"note":null}`})
+		if err := os.Remove(filepath.Join(src, "collection/maps/harbour.png")); err != nil {
 			t.Fatal(err)
 		}
-	}
-	cfg := linksConfig(t, root)
-	buildAt(t, cfg, "2026-01-01T00:00:00Z", limits{})
-	writeTree(t, src, map[string]string{
-		"collection/records.json":    `{"records":[{"id":1,"name":"pier"},{"id":2,"name":"a/b~c"}],"count":2}`,
-		"collection/data/report.pdf": "%PDF-1.4 report, revised",
+		buildAt(t, cfg, "2026-01-01T01:00:00Z", limits{})
+		compareWithGolden(t, cfg.Out, "testdata/golden/links")
 	})
-	buildAt(t, cfg, "2026-01-01T00:30:00Z", limits{})
-	writeTree(t, src, map[string]string{"collection/records.json": `{"records":[{"id":2,"name":"a/b~c"}],"count":1,"note":null}`})
-	if err := os.Remove(filepath.Join(src, "collection/maps/harbour.png")); err != nil {
-		t.Fatal(err)
-	}
-	buildAt(t, cfg, "2026-01-01T01:00:00Z", limits{})
-	compareWithGolden(t, cfg.Out, "testdata/golden/links")
 }
 
 // TestSameStemSearchesOneRun: the files sharing a stem are found in walk

@@ -7,12 +7,16 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // lister writes the lists of each set (here and in documents.go).
 type lister struct {
 	*run
-	memberOf map[*set][]int // per set, the indexes of its files in next.Files
+	// memberOf holds, per set, the indexes of its files in next.Files, and
+	// pathBytes the sum of their paths' lengths (collectMembers).
+	memberOf  map[*set][]int
+	pathBytes map[*set]int64
 }
 
 // resourceEntryBound bounds the bytes of one Resource List entry beyond its
@@ -23,10 +27,7 @@ const resourceEntryBound = 400
 func (b *lister) writeResourceList(s *set) error {
 	members := b.members(s)
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
-	var size int64
-	for _, i := range members {
-		size += int64(len(b.resBase)+3*len(b.next.Files.At(i).Path)) + resourceEntryBound
-	}
+	size := int64(len(members))*int64(len(b.resBase)+resourceEntryBound) + 3*b.pathBytes[s]
 	md := rs.MD{Capability: rs.CapResourceList, At: unixTime(b.next.SetChanged[s.Name])}
 	// The URI and hash of each entry are rendered into buffers reused from
 	// entry to entry: the writer copies them at once, and a million-entry
@@ -48,23 +49,23 @@ func (b *lister) writeResourceList(s *set) error {
 }
 
 // members returns the indexes in b.next.Files of the files of set s,
-// matched once per build: the Resource List, the Resource Dump and their
-// archives all need them.
-func (b *lister) members(s *set) []int {
-	if m, ok := b.memberOf[s]; ok {
-		return m
+// matched once per build by collectMembers: the Resource List, the
+// Resource Dump and their archives all need them.
+func (b *lister) members(s *set) []int { return b.memberOf[s] }
+
+// collectMembers adds record i to the members of each set it is in: a
+// visitor of the scan's records (see survey).
+func (b *lister) collectMembers(i int, r *snapshot.Record) error {
+	if b.memberOf == nil {
+		b.memberOf, b.pathBytes = map[*set][]int{}, map[*set]int64{}
 	}
-	var members []int
-	for i, r := range b.next.Files.All() {
+	for _, s := range b.sets {
 		if s.Contains(r.Path) {
-			members = append(members, i)
+			b.memberOf[s] = append(b.memberOf[s], i)
+			b.pathBytes[s] += int64(len(r.Path))
 		}
 	}
-	if b.memberOf == nil {
-		b.memberOf = map[*set][]int{}
-	}
-	b.memberOf[s] = members
-	return members
+	return nil
 }
 
 // docWriter writes a document at output path rel: into the output

@@ -29,6 +29,7 @@ type output struct {
 	placed  atomic.Int64   // resources written by this build
 	dirs    sync.Map       // folders known to exist
 	pending sync.Map       // source path -> temporary copy made by the scan
+	copies  atomic.Int64   // how many copies the scan made (stored in pending)
 	equal   sync.Map       // source paths whose copy the scan found equal
 	mu      sync.Mutex
 	// added lists, by source path, the resources this build placed where
@@ -130,6 +131,7 @@ func (o *output) tee() snapshot.Tee {
 				return err
 			}
 			o.pending.Store(r.Path, tmp)
+			o.copies.Add(1)
 			return nil
 		}
 		return w, done, nil
@@ -193,28 +195,43 @@ func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var err error
+			defer func() {
+				if err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+				}
+			}()
+			defer snapshot.Catch(&err)
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
 				if i >= files.Len() {
 					return
 				}
-				if files.At(i).Placed {
-					continue
-				}
 				place := placeCheck
 				if places != nil {
 					place = places[i]
+				}
+				// The record is only read when the file may need placing:
+				// spilled records are decoded to be read.
+				switch {
+				case place == placeDone:
+					continue
+				case place == placeKept && o.copies.Load() == 0:
+					continue
+				}
+				r := files.At(i)
+				if r.Placed {
+					continue
 				}
 				if place == placeKept {
 					// Unless the scan's tee wrote a new copy: a rewritten
 					// resource whose published form changed with the
 					// configuration, not with its source (htmllink.go).
-					if _, pending := o.pending.Load(files.At(i).Path); !pending {
+					if _, pending := o.pending.Load(r.Path); !pending {
 						continue
 					}
 				}
-				if err := o.place(files.At(i), place == placeNew); err != nil {
-					once.Do(func() { firstErr = err; cancel() })
+				if err = o.place(r, place == placeNew); err != nil {
 					return
 				}
 			}

@@ -36,13 +36,17 @@
 //
 // # In memory
 //
-// A build holds the new scan's records whole until its documents are
-// written: they are most of its memory. Records keeps them in fixed chunks,
-// so that growing never copies them; a Record keeps out of line what a
-// default build does not use (see Record); and their paths are held end to
-// end in blocks (pathArena). A state rebuilt from the published output
-// holds its records in memory until State.Spill writes them into an unnamed
-// file, from which Records reads them as it reads a saved state's.
+// A scan of up to DefaultSpillAfter files holds its records in memory, in
+// fixed chunks, so that growing never copies them; a Record keeps out of
+// line what a default build does not use (see Record); and their paths are
+// held end to end in blocks (pathArena). A larger scan, given a folder to
+// spill into, writes its records into an unnamed file there as they
+// settle, a chunk at a time, encoded as a state file's records: a build of
+// a million files then holds a few chunks of them, not the million, and
+// reads them back a chunk at a time (see Records), and saving the state
+// copies the file. A state rebuilt from the published output holds its
+// records in memory until State.Spill writes them into an unnamed file,
+// from which Records reads them as it reads a saved state's.
 //
 // # Caveats
 //

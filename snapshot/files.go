@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/rsgen/rsgen/layout"
+	"golang.org/x/sys/unix"
 )
 
 // storedFiles finds the file records that Load left in a state file of
@@ -84,18 +85,16 @@ func (s *storedFiles) records(yield func(Record, error) bool) {
 // those Load leaves in a state file. A state rebuilt from the output holds
 // its records in memory until then; spilled, a recovering build holds no
 // more than a build from a saved state (at a million files, the recovered
-// records and their paths are about 170 MB). The file is removed as soon
-// as it is made, so that nothing is left behind, whatever happens to the
-// build; it is freed when st is closed.
+// records and their paths are about 170 MB). The file has no name (see
+// unnamedFile); it is freed when st is closed.
 func (st *State) Spill(dir string) error {
 	if st.stored != nil {
 		return nil
 	}
-	f, err := os.CreateTemp(dir, layout.TempPrefix+"records-*")
+	f, err := unnamedFile(dir)
 	if err != nil {
 		return fmt.Errorf("snapshot: spill the file records: %w", err)
 	}
-	os.Remove(f.Name())
 	stored, err := writeRecords(f, &st.Files)
 	if err != nil {
 		f.Close()
@@ -103,6 +102,26 @@ func (st *State) Spill(dir string) error {
 	}
 	st.stored, st.Files = stored, Records{}
 	return nil
+}
+
+// unnamedFile makes a file in the folder dir that has no name, so that
+// nothing is left behind, whatever happens to the build: with O_TMPFILE
+// where the file system has it, else as a temporary file removed at once
+// (and not made when it cannot be removed).
+func unnamedFile(dir string) (*os.File, error) {
+	if f, err := os.OpenFile(dir, os.O_RDWR|unix.O_TMPFILE, 0o600); err == nil {
+		return f, nil
+	}
+	f, err := os.CreateTemp(dir, layout.TempPrefix+"records-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
 }
 
 // writeRecords writes recs into f, in the encoding of a state file's

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"iter"
 	"sort"
 
 	"github.com/rsgen/rsgen/internal/chunked"
@@ -9,10 +10,74 @@ import (
 
 // Records holds file records in walk order, in chunks (see package
 // chunked): a cold build does not know how many files it will find, and
-// pointers to a record, which events keep, stay valid while records are
-// appended.
+// pointers to a record stay valid while records are appended.
+//
+// The records of a large scan are spilled into a file instead (see
+// spilled): At and All then decode them a chunk at a time, and the
+// records they return are copies, which nobody may change and which stay
+// valid however long they are kept. Such Records cannot be appended to,
+// and panic with a SpillError when the file cannot be read (see Catch).
 type Records struct {
 	chunked.List[Record]
+	disk *spilled
+}
+
+// Len returns the number of records.
+func (rs *Records) Len() int {
+	if rs.disk != nil {
+		return rs.disk.n
+	}
+	return rs.List.Len()
+}
+
+// At returns the i-th record.
+func (rs *Records) At(i int) *Record {
+	if rs.disk != nil {
+		k := rs.disk.chunkOf(i)
+		return &rs.disk.chunk(k)[i-rs.disk.chunks[k].start]
+	}
+	return rs.List.At(i)
+}
+
+// All yields the records in walk order, with their indexes.
+func (rs *Records) All() iter.Seq2[int, *Record] {
+	if rs.disk == nil {
+		return rs.List.All()
+	}
+	return func(yield func(int, *Record) bool) {
+		for k, c := range rs.disk.chunks {
+			recs := rs.disk.chunk(k)
+			for j := range recs {
+				if !yield(c.start+j, &recs[j]) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Append adds r after the last record and returns its index.
+func (rs *Records) Append(r Record) int {
+	if rs.disk != nil {
+		panic("snapshot: append to spilled records")
+	}
+	return rs.List.Append(r)
+}
+
+// DeleteFunc removes the records for which del is true.
+func (rs *Records) DeleteFunc(del func(*Record) bool) {
+	if rs.disk != nil {
+		panic("snapshot: delete from spilled records")
+	}
+	rs.List.DeleteFunc(del)
+}
+
+// Close frees the file of spilled records.
+func (rs *Records) Close() error {
+	if rs.disk == nil {
+		return nil
+	}
+	return rs.disk.close()
 }
 
 // RecordsOf returns Records holding recs.
@@ -37,5 +102,23 @@ func (rs *Records) Find(p string) *Record {
 // in walk order (Len when there is none): the records must be in walk
 // order.
 func (rs *Records) Search(p string) int {
+	if rs.disk != nil {
+		return rs.searchSpilled(p)
+	}
 	return sort.Search(rs.Len(), func(i int) bool { return layout.ComparePaths(rs.At(i).Path, p) >= 0 })
+}
+
+// searchSpilled is Search in spilled records: it finds the chunk by the
+// first paths, which are in memory, and decodes that chunk alone.
+func (rs *Records) searchSpilled(p string) int {
+	chunks := rs.disk.chunks
+	// The first chunk whose first path is not before p: the record sought
+	// is in the chunk before it, or is its first.
+	k := sort.Search(len(chunks), func(k int) bool { return layout.ComparePaths(chunks[k].first, p) >= 0 })
+	if k == 0 {
+		return 0
+	}
+	recs := rs.disk.chunk(k - 1)
+	j := sort.Search(len(recs), func(j int) bool { return layout.ComparePaths(recs[j].Path, p) >= 0 })
+	return chunks[k-1].start + j
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 )
@@ -56,7 +57,20 @@ type ScanOptions struct {
 	// SkipUnreadable turns a file or folder that cannot be read for lack
 	// of permission into a skip note instead of a failure.
 	SkipUnreadable bool
+	// SpillDir, when set, is a folder into which the records of a scan of
+	// more than SpillAfter files are spilled as they settle (see
+	// Records): the scan then holds a few chunks of them, not all.
+	SpillDir string
+	// SpillAfter is how many records are held in memory before they are
+	// spilled; 0 means DefaultSpillAfter.
+	SpillAfter int
 }
+
+// DefaultSpillAfter is how many records a scan holds in memory before it
+// spills them (about 11 MB): below it, reading them back would cost more
+// than they take, and a small build (every rebuild of rsgen watch)
+// writes nothing but its output and state.
+const DefaultSpillAfter = 64 * chunked.Size
 
 // NoteKind says what a Note reports.
 type NoteKind int
@@ -67,6 +81,7 @@ const (
 	NoteHashed                      // a file was read and fingerprinted
 	NoteFound                       // a file was found; Read says whether it will be read
 	NoteWalked                      // the walk has found every file; reading may go on
+	NoteInfo                        // something that costs only time or memory, in Msg
 )
 
 // Note reports one thing a scan did.
@@ -103,10 +118,15 @@ func (e *PathError) Unwrap() error { return e.Err }
 // parallel. prev's records are read as the walk reaches their paths (a
 // merge-join: both are in walk order), so that they need not be held in
 // memory with the new ones.
-func Scan(ctx context.Context, prev *State, opts ScanOptions) (Records, []Event, ScanStats, error) {
+func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Event, _ ScanStats, err error) {
 	next, stop := iter.Pull2(prev.Records())
 	defer stop()
 	s := &scan{opts: opts, prevNext: next, trustBefore: prev.ScanStart - int64(RaceWindow)}
+	defer func() {
+		if err != nil {
+			s.out.Close() // a spill's file
+		}
+	}()
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -145,14 +165,17 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (Records, []Event,
 	if walkErr != nil {
 		return Records{}, nil, ScanStats{}, walkErr
 	}
-	if err := ctx.Err(); err != nil {
+	if err = ctx.Err(); err != nil {
 		return Records{}, nil, ScanStats{}, err
 	}
-	if s.dropped {
-		s.files.DeleteFunc(func(r *Record) bool { return r.Path == "" })
+	s.keepSettled(true)
+	if s.out.disk != nil {
+		if err = s.out.disk.finish(); err != nil {
+			return Records{}, nil, ScanStats{}, err
+		}
 	}
-	s.stats.Files = s.files.Len()
-	return s.files, s.events(), s.stats, nil
+	s.stats.Files = s.out.Len()
+	return s.out, s.events(), s.stats, nil
 }
 
 type scan struct {
@@ -176,16 +199,28 @@ type scan struct {
 	statting int
 	walked   bool
 
-	// The walk appends to files, in walk order, and workers put the
+	// The walk appends to places, in walk order, and workers put the
 	// records of the files they read in the places kept for them: a job
 	// lives only while its file is read, so that a cold scan holds each
-	// record once, not once more per queued file.
+	// record once, not once more per queued file. A file that could not be
+	// read leaves its place empty (Path ""). open counts, per chunk of
+	// places, those not yet filled: the walk moves the chunks whose places
+	// are all filled, in order, into out (keepSettled).
 	mu      sync.Mutex
-	files   Records
+	places  chunked.List[Record]
+	open    []int32
 	deleted []Record // prev's records of files that are gone
-	dropped bool     // some places in files were left empty (Path "")
 	stats   ScanStats
 	err     error // the first hashing error
+
+	// Only the walk's goroutine, and Scan once the workers are done, use
+	// these.
+	settled int     // the chunks of places moved into out
+	out     Records // the result
+	// changed holds copies of the records of out that changed, with their
+	// paths, when out is spilled: the events point at them.
+	changed      chunked.List[Record]
+	changedPaths pathArena
 }
 
 type hashJob struct {
@@ -251,6 +286,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 		rec := Record{Path: s.paths.join(p, nil)}
 		rec.SetType(layout.TypeByName(p))
 		s.jobs <- []hashJob{{index: s.place(&rec), rec: rec}}
+		s.keepSettled(false)
 		return nil
 	}
 	if s.batch == nil {
@@ -260,15 +296,87 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 	if len(s.batch) == statBatch {
 		s.flushStats()
 	}
+	s.keepSettled(false)
 	return nil
 }
 
 // place keeps the next place in the results for a file, holding r until
-// a worker puts the file's record there.
+// a worker puts the file's record there (filled).
 func (s *scan) place(r *Record) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.files.Append(*r)
+	i := s.places.Append(*r)
+	if k := i / chunked.Size; k == len(s.open) {
+		s.open = append(s.open, 0)
+	}
+	s.open[i/chunked.Size]++
+	return i
+}
+
+// filled records that the place i holds its record (or is left empty);
+// s.mu is held.
+func (s *scan) filled(i int) { s.open[i/chunked.Size]-- }
+
+// keepSettled moves the chunks of places that are all filled, in order,
+// into the results; with all, every chunk, the last too: the walk and the
+// workers are done.
+func (s *scan) keepSettled(all bool) {
+	var ready [][]Record
+	s.mu.Lock()
+	for ; s.settled < len(s.open) && s.open[s.settled] == 0 && (all || s.settled < len(s.open)-1); s.settled++ {
+		ready = append(ready, s.places.Chunk(s.settled))
+		s.places.Release(s.settled)
+	}
+	s.mu.Unlock()
+	for _, recs := range ready {
+		s.keep(slices.DeleteFunc(recs, func(r Record) bool { return r.Path == "" }))
+	}
+}
+
+// keep adds settled records to the results, in memory until there are
+// more than SpillAfter, spilled from then on.
+func (s *scan) keep(recs []Record) {
+	if s.out.disk != nil {
+		s.spill(recs)
+		return
+	}
+	for i := range recs {
+		s.out.Append(recs[i])
+	}
+	limit := s.opts.SpillAfter
+	if limit <= 0 {
+		limit = DefaultSpillAfter
+	}
+	if s.opts.SpillDir == "" || s.out.Len() <= limit {
+		return
+	}
+	disk, err := newSpilled(s.opts.SpillDir)
+	if err != nil {
+		// Spilling is only a saving: the records stay in memory.
+		s.opts.SpillDir = ""
+		if s.opts.Notify != nil {
+			s.opts.Notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; the records stay in memory", err)})
+		}
+		return
+	}
+	held := s.out
+	s.out = Records{disk: disk}
+	for k := 0; k*chunked.Size < held.Len(); k++ {
+		s.spill(held.Chunk(k))
+	}
+}
+
+// spill writes records into the results' file, keeping copies of those
+// that changed for the events.
+func (s *scan) spill(recs []Record) {
+	s.out.disk.add(recs)
+	for i := range recs {
+		if r := &recs[i]; r.Change != 0 {
+			c := *r
+			c.Path = s.changedPaths.join(r.Path, nil)
+			s.changed.Append(c)
+		}
+	}
 }
 
 // flushStats hands the files waiting to be stat'ed to the workers.
@@ -411,8 +519,9 @@ func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []h
 		rec.Size, rec.ModTime, rec.Inode = info.Size(), info.ModTime().UnixNano(), inode(info)
 		if s.trusted(job.old, rec) {
 			s.mu.Lock()
-			placed := s.files.At(job.index) // a copy of job.old
+			placed := s.places.At(job.index) // a copy of job.old
 			placed.Placed, placed.Change, placed.Unchanged = false, 0, true
+			s.filled(job.index)
 			s.mu.Unlock()
 			s.found(rec.Path, rec.Size, false)
 			continue
@@ -468,7 +577,8 @@ func (s *scan) settle(job *hashJob) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	*s.files.At(job.index) = *r
+	*s.places.At(job.index) = *r
+	s.filled(job.index)
 	s.stats.Hashed++
 	s.stats.HashedBytes += r.Size
 }
@@ -485,8 +595,8 @@ func sameFile(a, b *Record) bool {
 func (s *scan) drop(job *hashJob) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.files.At(job.index).Path = ""
-	s.dropped = true
+	s.places.At(job.index).Path = ""
+	s.filled(job.index)
 	if job.old != nil {
 		s.deleted = append(s.deleted, *job.old)
 	}
@@ -500,25 +610,37 @@ func (s *scan) events() []Event {
 	// Sized first: a cold build's million events, grown by appending,
 	// would be copied at the build's peak.
 	n := len(s.deleted)
-	for _, r := range s.files.All() {
-		if r.Change != 0 {
-			n++
-		}
+	for range s.changedRecords() {
+		n++
 	}
 	events := make([]Event, 0, n)
 	i := 0
-	for _, r := range s.files.All() {
+	for r := range s.changedRecords() {
 		for ; i < len(s.deleted) && layout.ComparePaths(s.deleted[i].Path, r.Path) < 0; i++ {
 			events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &s.deleted[i]})
 		}
-		if r.Change != 0 {
-			events = append(events, Event{Change: r.Change, Time: s.opts.Now, Record: r})
-		}
+		events = append(events, Event{Change: r.Change, Time: s.opts.Now, Record: r})
 	}
 	for ; i < len(s.deleted); i++ {
 		events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &s.deleted[i]})
 	}
 	return events
+}
+
+// changedRecords yields the records of the results that changed, in walk
+// order: those of out, or their copies when out is spilled.
+func (s *scan) changedRecords() iter.Seq[*Record] {
+	return func(yield func(*Record) bool) {
+		all := s.out.All()
+		if s.out.disk != nil {
+			all = s.changed.All()
+		}
+		for _, r := range all {
+			if r.Change != 0 && !yield(r) {
+				return
+			}
+		}
+	}
 }
 
 // found reports a file to Notify: progress displays learn from it how

@@ -278,10 +278,14 @@ func Encode(w io.Writer, st *State) error {
 	return err
 }
 
-// files writes the records of st's files, however st holds them.
+// files writes the records of st's files, however st holds them: those a
+// scan spilled are copied as they are, already encoded.
 func (e *encoder) files(st *State) error {
 	e.uvarint(uint64(st.NumFiles()))
 	e.prev = ""
+	if st.stored == nil && st.Files.disk != nil {
+		return st.Files.disk.copyTo(e.w)
+	}
 	for r, err := range st.Records() {
 		if err != nil {
 			return err
@@ -419,10 +423,13 @@ func (r *Record) flags() byte {
 	return f
 }
 
-// decoder reads a state body, whose checksum its caller has verified.
+// decoder reads a state body, whose checksum its caller has verified, from
+// r, or records a spill holds, from mem (see newMemDecoder).
 type decoder struct {
 	version uint64
 	r       *bufio.Reader
+	mem     []byte // with inMem, what is left to read
+	inMem   bool
 	left    int64 // the bytes of the body not yet read
 	buf     []byte
 	err     error
@@ -430,10 +437,18 @@ type decoder struct {
 	prev    string
 	paths   pathArena                        // holds the paths of the records decoded
 	types   map[string]unique.Handle[string] // the media types read so far
+	// lastType is the media type of the last record, zero for none.
+	lastType unique.Handle[string]
 }
 
 func newDecoder(r io.Reader, size int64) *decoder {
 	return &decoder{r: bufio.NewReaderSize(r, 64<<10), left: size, types: map[string]unique.Handle[string]{}}
+}
+
+// newMemDecoder returns a decoder of the bytes b, which it reads in
+// place: a spill's chunk is decoded with no copy and no call per byte.
+func newMemDecoder(b []byte) *decoder {
+	return &decoder{mem: b, inMem: true, left: int64(len(b)), types: map[string]unique.Handle[string]{}}
 }
 
 // decodeState reads the state file in r, of size bytes, once to verify
@@ -683,6 +698,15 @@ func (d *decoder) uvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
+	if d.inMem {
+		v, n := binary.Uvarint(d.mem)
+		if n <= 0 {
+			d.fail("bad varint")
+			return 0
+		}
+		d.mem, d.left = d.mem[n:], d.left-int64(n)
+		return v
+	}
 	v, err := binary.ReadUvarint(d)
 	if err != nil {
 		d.fail("bad varint: %v", err)
@@ -709,6 +733,11 @@ func (d *decoder) bytes(n int) []byte {
 	if int64(n) > d.left {
 		d.fail("unexpected end")
 		return nil
+	}
+	if d.inMem {
+		b := d.mem[:n]
+		d.mem, d.left = d.mem[n:], d.left-int64(n)
+		return b
 	}
 	if cap(d.buf) < n {
 		d.buf = make([]byte, n)
@@ -757,13 +786,7 @@ func (d *decoder) record(r *Record) {
 			r.Digests.Set(a, d.bytes(digestSizes[a]))
 		}
 	}
-	name := d.bytes(d.count())
-	h, ok := d.types[string(name)]
-	if !ok {
-		h = typeHandle(string(name))
-		d.types[string(name)] = h
-	}
-	r.mediaType = h
+	r.mediaType = d.mediaType(d.bytes(d.count()))
 	r.Seen = d.varint()
 	if d.version == 3 {
 		flags = d.recordFlags(flagRewritten)
@@ -774,12 +797,27 @@ func (d *decoder) record(r *Record) {
 		if !r.Digests.has(rs.SHA256) {
 			d.fail("record %s: fingerprint is its SHA-256, which it does not have", r.Path)
 		}
-		r.SetFingerprint(r.Digests.SHA256)
+		r.fingerprintIsSHA256 = true
 	case d.version < 4:
 		migrateFingerprint(r)
 	default:
 		r.SetFingerprint(fingerprint)
 	}
+}
+
+// mediaType returns the handle of the media type name, looked up once
+// per name: the last one is kept, for the runs of files of one type.
+func (d *decoder) mediaType(name []byte) unique.Handle[string] {
+	if d.lastType != (unique.Handle[string]{}) && string(name) == d.lastType.Value() {
+		return d.lastType
+	}
+	h, ok := d.types[string(name)]
+	if !ok {
+		h = typeHandle(string(name))
+		d.types[string(name)] = h
+	}
+	d.lastType = h
+	return h
 }
 
 // recordFlags reads a record's flags byte, of which only known may be set.

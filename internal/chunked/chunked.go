@@ -34,6 +34,15 @@ func (l *List[T]) Append(v T) int {
 	return l.n - 1
 }
 
+// Release lets go of the k-th chunk, which must be full: its elements
+// must not be used again. A list read in order by a consumer that has
+// moved them elsewhere (a scan that spills its settled records) holds
+// only the chunks still in use.
+func (l *List[T]) Release(k int) { l.chunks[k] = nil }
+
+// Chunk returns the k-th chunk's elements.
+func (l *List[T]) Chunk(k int) []T { return l.chunks[k] }
+
 // All yields the elements in order, with their indexes.
 func (l *List[T]) All() iter.Seq2[int, *T] {
 	return func(yield func(int, *T) bool) {

@@ -1,0 +1,224 @@
+package snapshot
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rsgen/rsgen/internal/chunked"
+)
+
+// spilled holds records in an unnamed file, in chunks of at most
+// chunked.Size: a scan of a large tree writes its records there as they
+// settle, so that a build holds a few chunks of records, not one record
+// per file of the source (at a million files, the records and their paths
+// were 170 MB of a peak of 290 MB). Each chunk is encoded as a state file
+// encodes its records, on its own (its first path is not compressed
+// against the chunk before), so that any chunk can be decoded alone and
+// the whole file is the records of a state file as they are: saving the
+// state copies it (see encoder.files). The marks a scan sets and a state
+// never saves are held in memory, a byte per record. The chunks are
+// written in order and read only once all are written.
+type spilled struct {
+	file    *os.File
+	w       *bufio.Writer
+	e       encoder
+	written countingWriter // the file, under w
+	n       int            // the records written
+	chunks  []spilledChunk
+	marks   chunked.List[byte]
+
+	mu    sync.Mutex
+	cache [4]decodedChunk // the chunks decoded last, for At
+	evict int             // the cache slot to replace next
+}
+
+type spilledChunk struct {
+	offset, size int64
+	start        int    // the index of the chunk's first record
+	first        string // the chunk's first path, for Search
+}
+
+type decodedChunk struct {
+	k    int
+	recs []Record
+}
+
+// SpillError is what Records panics with when it cannot read back the
+// records it spilled (see Catch): its At and All cannot return an error.
+type SpillError struct{ Err error }
+
+func (e *SpillError) Error() string {
+	return "snapshot: read the spilled file records: " + e.Err.Error()
+}
+func (e *SpillError) Unwrap() error { return e.Err }
+
+// Catch turns a SpillError panic into *err; any other panic goes on. Defer
+// it in every function that starts using a build's records and in every
+// goroutine that uses them.
+func Catch(err *error) {
+	if r := recover(); r != nil {
+		se, ok := r.(*SpillError)
+		if !ok {
+			panic(r)
+		}
+		*err = se
+	}
+}
+
+// newSpilled makes a spill in an unnamed file in the folder dir.
+func newSpilled(dir string) (*spilled, error) {
+	f, err := unnamedFile(dir)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: spill the scan's records into %s: %w", dir, err)
+	}
+	s := &spilled{file: f, written: countingWriter{w: f}}
+	s.w = bufio.NewWriterSize(&s.written, 256<<10)
+	s.e.w = s.w
+	for i := range s.cache {
+		s.cache[i].k = -1
+	}
+	return s, nil
+}
+
+// add writes recs, in walk order and after those written before, as one
+// chunk.
+func (s *spilled) add(recs []Record) {
+	if len(recs) == 0 {
+		return
+	}
+	start := s.offset()
+	s.e.prev = ""
+	for i := range recs {
+		s.e.record(&recs[i])
+		s.marks.Append(recs[i].marks())
+	}
+	s.chunks = append(s.chunks, spilledChunk{offset: start, size: s.offset() - start, start: s.n, first: strings.Clone(recs[0].Path)})
+	s.n += len(recs)
+}
+
+// offset returns the offset in the file of the next byte add writes.
+func (s *spilled) offset() int64 { return s.written.n + int64(s.w.Buffered()) }
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// finish writes out what add buffered; the records can be read after it.
+func (s *spilled) finish() error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("snapshot: spill the file records into %s: %w", s.file.Name(), err)
+	}
+	s.w = nil
+	return nil
+}
+
+// copyTo writes the records, as a state file's, to w.
+func (s *spilled) copyTo(w io.Writer) error {
+	if _, err := io.Copy(w, io.NewSectionReader(s.file, 0, s.written.n)); err != nil {
+		return fmt.Errorf("snapshot: copy the spilled file records from %s: %w", s.file.Name(), err)
+	}
+	return nil
+}
+
+// close frees the file.
+func (s *spilled) close() error { return s.file.Close() }
+
+// chunkOf returns the chunk holding record i.
+func (s *spilled) chunkOf(i int) int {
+	return sort.Search(len(s.chunks), func(k int) bool { return s.chunks[k].start > i }) - 1
+}
+
+// chunk returns the records of chunk k, decoding them unless they were
+// among the last decoded.
+func (s *spilled) chunk(k int) []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.cache {
+		if c.k == k {
+			return c.recs
+		}
+	}
+	recs, err := s.decode(k)
+	if err != nil {
+		panic(&SpillError{err})
+	}
+	s.cache[s.evict] = decodedChunk{k, recs}
+	s.evict = (s.evict + 1) % len(s.cache)
+	return recs
+}
+
+// decode reads and decodes chunk k.
+func (s *spilled) decode(k int) ([]Record, error) {
+	if s.w != nil {
+		return nil, errors.New("read before the spill was finished")
+	}
+	c := s.chunks[k]
+	bp := chunkBuffers.Get().(*[]byte)
+	defer chunkBuffers.Put(bp)
+	if int64(cap(*bp)) < c.size {
+		*bp = make([]byte, c.size)
+	}
+	buf := (*bp)[:c.size]
+	if _, err := s.file.ReadAt(buf, c.offset); err != nil {
+		return nil, err
+	}
+	n := s.n - c.start
+	if k+1 < len(s.chunks) {
+		n = s.chunks[k+1].start - c.start
+	}
+	d := newMemDecoder(buf)
+	d.version = Version
+	recs := make([]Record, n)
+	for i := range recs {
+		d.record(&recs[i])
+		recs[i].setMarks(*s.marks.At(c.start + i))
+	}
+	if d.err == nil && d.left != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	if err := d.error(); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// chunkBuffers holds the buffers chunks are read into: a record decoded
+// keeps nothing of its chunk's bytes (its path and digests are copied).
+var chunkBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// The marks a scan sets on a record, which a spill keeps and a state does
+// not (see Record).
+const (
+	markPlaced = 1 << iota
+	markUnchanged
+	markChangeShift // Change takes the bits from here
+)
+
+func (r *Record) marks() byte {
+	m := byte(r.Change) << markChangeShift
+	if r.Placed {
+		m |= markPlaced
+	}
+	if r.Unchanged {
+		m |= markUnchanged
+	}
+	return m
+}
+
+func (r *Record) setMarks(m byte) {
+	r.Placed, r.Unchanged, r.Change = m&markPlaced != 0, m&markUnchanged != 0, Change(m>>markChangeShift)
+}

@@ -1,0 +1,208 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/rsgen/rsgen/internal/chunked"
+	"github.com/rsgen/rsgen/rs"
+)
+
+// spillTree writes a tree of n files over several folders, whose names
+// sort differently in walk order and byte order ("d-1/" and "d/").
+func spillTree(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range n {
+		p := filepath.Join(dir, []string{"d", "d-1", "e"}[i%3], fmt.Sprintf("f%05d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, fmt.Appendf(nil, "file %d", i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestSpilledScanEqualsScanInMemory: a scan that spills every record gives
+// the records (every field, the scan's marks too) and events of a scan in
+// memory, on a cold scan and on a rescan with files changed, added and
+// removed; its records are found by Search and Find as in memory, it
+// leaves nothing in its folder, and its state saves to the same records.
+func TestSpilledScanEqualsScanInMemory(t *testing.T) {
+	const n = 3*chunked.Size + 100
+	src := spillTree(t, n)
+	spillDir := t.TempDir()
+	opts := ScanOptions{FS: os.DirFS(src), Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5}, Now: 100}
+	spilling := opts
+	spilling.SpillDir, spilling.SpillAfter = spillDir, 1
+
+	prev := &State{}
+	for round := range 2 {
+		memRecs, memEvents, _, err := Scan(context.Background(), prev, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, events, stats, err := Scan(context.Background(), prev, spilling)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer recs.Close()
+		if recs.disk == nil || memRecs.disk != nil {
+			t.Fatalf("round %d: spilled %v, in memory %v; want the first only", round, recs.disk != nil, memRecs.disk != nil)
+		}
+		if recs.Len() != memRecs.Len() || stats.Files != recs.Len() {
+			t.Fatalf("round %d: %d records spilled, %d in memory, stats say %d", round, recs.Len(), memRecs.Len(), stats.Files)
+		}
+		for i, r := range memRecs.All() {
+			if got := recs.At(i); !reflect.DeepEqual(*got, *r) {
+				t.Fatalf("round %d: record %d spilled is %+v, in memory %+v", round, i, *got, *r)
+			}
+			if j := recs.Search(r.Path); j != i || recs.Find(r.Path) == nil {
+				t.Fatalf("round %d: Search(%s) = %d, want %d", round, r.Path, j, i)
+			}
+			if before := r.Path[:len(r.Path)-1]; recs.Search(before) != memRecs.Search(before) {
+				t.Fatalf("round %d: Search(%s) = %d, in memory %d", round, before, recs.Search(before), memRecs.Search(before))
+			}
+		}
+		if got, want := eventStrings(events), eventStrings(memEvents); !slices.Equal(got, want) {
+			t.Fatalf("round %d: spilled events %q, in memory %q", round, got, want)
+		}
+		if left, _ := os.ReadDir(spillDir); len(left) != 0 {
+			t.Fatalf("round %d: the spill left %v in its folder", round, left)
+		}
+
+		// The saved state holds the records (without the marks, which
+		// are never saved), and is the next round's previous state.
+		stateDir := t.TempDir()
+		if err := Save(stateDir, &State{Files: recs}); err != nil {
+			t.Fatal(err)
+		}
+		if prev, err = Load(stateDir); err != nil {
+			t.Fatal(err)
+		}
+		defer prev.Close()
+		k := 0
+		for r, err := range prev.Records() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := *memRecs.At(k)
+			want.Placed, want.Change, want.Unchanged = false, 0, false
+			if !reflect.DeepEqual(r, want) {
+				t.Fatalf("round %d: saved record %d is %+v, want %+v", round, k, r, want)
+			}
+			k++
+		}
+		if k != n {
+			t.Fatalf("round %d: the state saved %d records, want %d", round, k, n)
+		}
+
+		// The next round changes one file, adds one, removes one.
+		os.WriteFile(filepath.Join(src, "d", "f00003.txt"), []byte("changed"), 0o644)
+		os.WriteFile(filepath.Join(src, "d-1", "new.txt"), []byte("new"), 0o644)
+		os.Remove(filepath.Join(src, "e", "f00005.txt"))
+	}
+}
+
+func eventStrings(events []Event) []string {
+	var s []string
+	for _, ev := range events {
+		s = append(s, fmt.Sprintf("%s %s %d %x", ev.Change, ev.Record.Path, ev.Time, ev.Record.Digests.SHA256))
+	}
+	return s
+}
+
+// TestScanKeepsSettledChunksInOrder: the scan moves a chunk of places into
+// its results once all its places are filled and every chunk before it
+// has moved, lets go of it, and leaves out the places of files it could
+// not read; the last chunk moves once the walk has ended.
+func TestScanKeepsSettledChunksInOrder(t *testing.T) {
+	s := &scan{}
+	for i := range 2*chunked.Size + 3 {
+		s.place(&Record{Path: fmt.Sprintf("f%05d", i)})
+	}
+	fill := func(from, to int) {
+		for i := from; i < to; i++ {
+			s.filled(i)
+		}
+	}
+	fill(chunked.Size, 2*chunked.Size) // the second chunk, not the first
+	s.keepSettled(false)
+	if s.out.Len() != 0 {
+		t.Fatalf("%d records kept before the first chunk settled", s.out.Len())
+	}
+	s.places.At(7).Path = "" // a file that could not be read
+	fill(0, chunked.Size)
+	s.keepSettled(false)
+	if s.out.Len() != 2*chunked.Size-1 || s.settled != 2 {
+		t.Fatalf("%d records kept from %d chunks, want %d from 2", s.out.Len(), s.settled, 2*chunked.Size-1)
+	}
+	if s.places.Chunk(0) != nil || s.places.Chunk(1) != nil {
+		t.Error("the chunks kept are still held in the places")
+	}
+	fill(2*chunked.Size, 2*chunked.Size+3)
+	s.keepSettled(false)
+	if s.out.Len() != 2*chunked.Size-1 {
+		t.Fatal("the last chunk was kept while the walk could still add to it")
+	}
+	s.keepSettled(true)
+	if s.out.Len() != 2*chunked.Size+2 {
+		t.Fatalf("%d records kept in all, want %d", s.out.Len(), 2*chunked.Size+2)
+	}
+	for i, r := range s.out.All() {
+		if want := i + 1; i >= 7 && r.Path != fmt.Sprintf("f%05d", want) || i < 7 && r.Path != fmt.Sprintf("f%05d", i) {
+			t.Fatalf("record %d is %s", i, r.Path)
+		}
+	}
+}
+
+// TestScanKeepsRecordsInMemoryWhenItCannotSpill: a spill folder that
+// cannot be written costs only memory: the scan says so and goes on.
+func TestScanKeepsRecordsInMemoryWhenItCannotSpill(t *testing.T) {
+	src := spillTree(t, 10)
+	var notes []string
+	recs, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(src), Algorithms: []rs.HashAlgorithm{rs.SHA256},
+		SpillDir: filepath.Join(t.TempDir(), "missing"), SpillAfter: 1,
+		Notify: func(n Note) {
+			if n.Kind == NoteInfo {
+				notes = append(notes, n.Msg)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs.disk != nil || recs.Len() != 10 || len(notes) != 1 {
+		t.Errorf("spilled %v, %d records, notes %q; want 10 records in memory and one note", recs.disk != nil, recs.Len(), notes)
+	}
+}
+
+// TestSpilledRecordsThatCannotBeReadPanicWithSpillError: Records has no
+// error to return from At; a spill file that cannot be read back panics
+// with a SpillError, which Catch turns into the error of the function
+// that defers it.
+func TestSpilledRecordsThatCannotBeReadPanicWithSpillError(t *testing.T) {
+	recs, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(spillTree(t, 10)),
+		Algorithms: []rs.HashAlgorithm{rs.SHA256}, SpillDir: t.TempDir(), SpillAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs.disk.file.Truncate(0)
+	read := func() (err error) {
+		defer Catch(&err)
+		recs.At(3)
+		return nil
+	}
+	var se *SpillError
+	if err := read(); !errors.As(err, &se) {
+		t.Errorf("reading a truncated spill returned %v, want a SpillError", err)
+	}
+	recs.Close()
+}
