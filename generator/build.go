@@ -54,6 +54,8 @@ type Options struct {
 	RemoveSets bool
 	// ListUnlisted fills Summary.UnlistedPaths (rsgen status --explain).
 	ListUnlisted bool
+	// ListEvents fills Summary.Events of a first build too (see Summary).
+	ListEvents bool
 	// Exclude names more folders left out of the scan when they lie in the
 	// source: a development build's own output and state live inside the
 	// production state folder, which it leaves out.
@@ -125,7 +127,10 @@ type Summary struct {
 	Sets []SetSummary
 	// ScanTime is how long the scan took (wall clock, for reports only).
 	ScanTime time.Duration
-	// Events are the change events of this build, in order.
+	// Events are the change events of this build, in walk order. Those of
+	// a first build, whose Resource List is the baseline and whose events
+	// no Change List publishes, are there only when Options.ListEvents
+	// asks: at a million files, they hold a million records.
 	Events []snapshot.Event
 }
 
@@ -177,6 +182,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (_ *Summary, er
 	if _, err := b.scan(ctx, b.linker.measuringTee()); err != nil {
 		return nil, err
 	}
+	b.listEvents()
 	return b.sum, nil
 }
 
@@ -229,6 +235,30 @@ func (b *builder) close() {
 	if b.next != nil {
 		b.next.Files.Close()
 	}
+}
+
+// baseline reports whether this is a first build, whose Resource List is
+// the baseline: no Change List publishes its events (§12.1).
+func (b *builder) baseline() bool { return b.prev.LastBuild == 0 }
+
+// listEvents fills Summary.Events with every event of a first build, when
+// Options.ListEvents asks: the creations, which the scan left out of its
+// events, from the records, and the scan's events, in walk order.
+func (b *builder) listEvents() {
+	if !b.opts.ListEvents || !b.baseline() {
+		return
+	}
+	events := b.sum.Events
+	all := make([]snapshot.Event, 0, b.sum.Created+len(events))
+	for _, r := range b.next.Files.All() {
+		for len(events) > 0 && layout.ComparePaths(events[0].Record.Path, r.Path) < 0 {
+			all, events = append(all, events[0]), events[1:]
+		}
+		if r.Change == snapshot.Created {
+			all = append(all, snapshot.Event{Change: snapshot.Created, Time: b.now, Record: r})
+		}
+	}
+	b.sum.Events = append(all, events...)
 }
 
 // spillDir returns the folder into which a large scan spills its records:
@@ -316,6 +346,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 		SkipUnreadable: b.opts.SkipUnreadable,
 		SpillDir:       b.spillDir(),
 		SpillAfter:     spillAfter,
+		Baseline:       b.baseline(),
 	})
 	if err != nil {
 		var pe *snapshot.PathError
@@ -327,26 +358,15 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, Files: files,
 		SetChanged: map[string]int64{}}
 	b.sum.Sets = make([]SetSummary, len(b.sets))
-	visitors = append([]recordVisitor{b.checkReserved(), b.countInSets}, visitors...)
+	visitors = append([]recordVisitor{b.checkReserved(), b.countInSets, b.linker.warnHeadless}, visitors...)
 	if err := survey(&b.next.Files, visitors); err != nil {
 		return nil, err
 	}
-	b.linker.warnHeadless(events)
 	b.summarizeSets(events)
 	s := b.sum
 	s.ScanTime = time.Duration(time.Now().UnixNano() - scanStart)
 	s.Files, s.Hashed, s.HashedBytes, s.Skipped = stats.Files, stats.Hashed, stats.HashedBytes, stats.Skipped
 	s.Events = events
-	for _, ev := range events {
-		switch ev.Change {
-		case snapshot.Created:
-			s.Created++
-		case snapshot.Updated:
-			s.Updated++
-		case snapshot.Deleted:
-			s.Deleted++
-		}
-	}
 	return events, nil
 }
 
@@ -397,13 +417,26 @@ func (b *builder) checkReserved() recordVisitor {
 }
 
 // countInSets counts the record in the resources of each set it is in, or
-// in the files in no set.
+// in the files in no set, and in the files created or updated: the events
+// of a first build do not say (see snapshot.ScanOptions.Baseline).
 func (b *builder) countInSets(_ int, r *snapshot.Record) error {
+	switch r.Change {
+	case snapshot.Created:
+		b.sum.Created++
+	case snapshot.Updated:
+		b.sum.Updated++
+	}
 	listed := false
 	for k, s := range b.sets {
 		if s.Contains(r.Path) {
 			b.sum.Sets[k].Resources++
 			listed = true
+			switch r.Change {
+			case snapshot.Created:
+				b.sum.Sets[k].Created++
+			case snapshot.Updated:
+				b.sum.Sets[k].Updated++
+			}
 		}
 	}
 	if !listed {
@@ -415,23 +448,20 @@ func (b *builder) countInSets(_ int, r *snapshot.Record) error {
 	return nil
 }
 
-// summarizeSets counts each set's changes, and warns about a set that
-// publishes nothing: its folder is missing, or nothing matches its globs.
+// summarizeSets counts the deletions, in all and in each set (countInSets
+// counts the other changes), and warns about a set that publishes
+// nothing: its folder is missing, or nothing matches its globs.
 func (b *builder) summarizeSets(events []snapshot.Event) {
 	for i, s := range b.sets {
 		b.sum.Sets[i].Name = s.Name
 	}
 	for _, ev := range events {
+		if ev.Change != snapshot.Deleted {
+			continue
+		}
+		b.sum.Deleted++
 		for k, s := range b.sets {
-			if !s.Contains(ev.Record.Path) {
-				continue
-			}
-			switch ev.Change {
-			case snapshot.Created:
-				b.sum.Sets[k].Created++
-			case snapshot.Updated:
-				b.sum.Sets[k].Updated++
-			case snapshot.Deleted:
+			if s.Contains(ev.Record.Path) {
 				b.sum.Sets[k].Deleted++
 			}
 		}
@@ -479,7 +509,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	b.sum.ResourcesPlaced = int(out.placed.Load())
-	if b.prev.LastBuild == 0 {
+	if b.baseline() {
 		// The first build's Resource List is the baseline; its Change List
 		// opens empty at the same time (§12.1).
 		events = nil
@@ -530,6 +560,7 @@ func (b *builder) build(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	b.sum.Outputs = b.sink.Counts()
+	b.listEvents()
 	return b.sum, nil
 }
 

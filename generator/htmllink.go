@@ -125,15 +125,15 @@ func (b *linker) measuringTee() snapshot.Tee {
 	}
 }
 
-// warnHeadless warns about the HTML resources of this build's events that
-// have no <head> start tag to put the link in: once per version, not on
-// every build that reads them.
-func (b *linker) warnHeadless(events []snapshot.Event) {
-	for _, ev := range events {
-		if _, ok := b.headless.Load(ev.Record.Path); ok && ev.Change != snapshot.Deleted {
-			b.warn(WarnHTMLHead, ev.Record.Path, fmt.Sprintf("html_link: no <head> start tag before the content (within the first %d KiB): published without its <link rel=\"resourcesync\">", headSearchLimit>>10))
-		}
+// warnHeadless warns about an HTML resource created or updated by this
+// build that has no <head> start tag to put the link in: once per
+// version, not on every build that reads it. It is a visitor of the
+// scan's records (see survey).
+func (b *linker) warnHeadless(_ int, r *snapshot.Record) error {
+	if _, ok := b.headless.Load(r.Path); ok && r.Change != 0 {
+		b.warn(WarnHTMLHead, r.Path, fmt.Sprintf("html_link: no <head> start tag before the content (within the first %d KiB): published without its <link rel=\"resourcesync\">", headSearchLimit>>10))
 	}
+	return nil
 }
 
 // applyRewrite gives the record of a rewritten resource, just read, the

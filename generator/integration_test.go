@@ -532,3 +532,43 @@ func TestSpecVersion10(t *testing.T) {
 	}
 	validateFiles(t, schema10Path, documentFiles(t, s.Out))
 }
+
+// TestFirstBuildListsItsEventsWhenAsked: a first build's events, which no
+// Change List publishes, are in its Summary only with ListEvents (at a
+// million files they would hold a million records); its counts, in all
+// and per set, are there either way.
+func TestFirstBuildListsItsEventsWhenAsked(t *testing.T) {
+	for _, list := range []bool{false, true} {
+		s := newSite(t, testBaseURL, func(c *config.Config) {
+			c.Sets = []config.Set{{Name: "docs", Path: "docs"}, {Name: "all"}}
+		})
+		for _, p := range []string{"a.txt", "docs/b.txt", "docs/c.txt", "z.txt"} {
+			s.write(p, p)
+		}
+		sum := s.buildWith(generator.Options{Now: t0, ListEvents: list})
+		var got []string
+		for _, ev := range sum.Events {
+			got = append(got, ev.Change.String()+" "+ev.Record.Path)
+		}
+		var want []string
+		if list {
+			want = []string{"created a.txt", "created docs/b.txt", "created docs/c.txt", "created z.txt"}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("ListEvents %v: events %q, want %q", list, got, want)
+		}
+		if sum.Created != 4 || sum.Sets[0].Created != 2 || sum.Sets[1].Created != 4 {
+			t.Errorf("ListEvents %v: %d created, per set %+v; want 4, docs 2, all 4", list, sum.Created, sum.Sets)
+		}
+		s.write("docs/b.txt", "changed")
+		s.remove("z.txt")
+		sum = s.buildWith(generator.Options{Now: t0.Add(time.Minute), ListEvents: list})
+		got = nil
+		for _, ev := range sum.Events {
+			got = append(got, ev.Change.String()+" "+ev.Record.Path)
+		}
+		if want := []string{"updated docs/b.txt", "deleted z.txt"}; !slices.Equal(got, want) || sum.Sets[0].Updated != 1 || sum.Sets[1].Deleted != 1 {
+			t.Errorf("ListEvents %v: the next build's events %q, per set %+v; want %q", list, got, sum.Sets, want)
+		}
+	}
+}

@@ -64,6 +64,12 @@ type ScanOptions struct {
 	// SpillAfter is how many records are held in memory before they are
 	// spilled; 0 means DefaultSpillAfter.
 	SpillAfter int
+	// Baseline leaves the creations out of the events: the scan of a first
+	// build, whose events no Change List publishes (its Resource List is
+	// the baseline). The records' Change still says which files were
+	// created, and a spilled scan keeps no copy of them, which would be
+	// all of its records.
+	Baseline bool
 }
 
 // DefaultSpillAfter is how many records a scan holds in memory before it
@@ -217,8 +223,8 @@ type scan struct {
 	// these.
 	settled int     // the chunks of places moved into out
 	out     Records // the result
-	// changed holds copies of the records of out that changed, with their
-	// paths, when out is spilled: the events point at them.
+	// changed holds copies of the records of out that make events, with
+	// their paths, when out is spilled: the events point at them.
 	changed      chunked.List[Record]
 	changedPaths pathArena
 }
@@ -371,7 +377,7 @@ func (s *scan) keep(recs []Record) {
 func (s *scan) spill(recs []Record) {
 	s.out.disk.add(recs)
 	for i := range recs {
-		if r := &recs[i]; r.Change != 0 {
+		if r := &recs[i]; s.evented(r) {
 			c := *r
 			c.Path = s.changedPaths.join(r.Path, nil)
 			s.changed.Append(c)
@@ -627,8 +633,8 @@ func (s *scan) events() []Event {
 	return events
 }
 
-// changedRecords yields the records of the results that changed, in walk
-// order: those of out, or their copies when out is spilled.
+// changedRecords yields the records of the results that make events, in
+// walk order: those of out, or their copies when out is spilled.
 func (s *scan) changedRecords() iter.Seq[*Record] {
 	return func(yield func(*Record) bool) {
 		all := s.out.All()
@@ -636,11 +642,16 @@ func (s *scan) changedRecords() iter.Seq[*Record] {
 			all = s.changed.All()
 		}
 		for _, r := range all {
-			if r.Change != 0 && !yield(r) {
+			if s.evented(r) && !yield(r) {
 				return
 			}
 		}
 	}
+}
+
+// evented reports whether the record of a file found makes an event.
+func (s *scan) evented(r *Record) bool {
+	return r.Change != 0 && !(s.opts.Baseline && r.Change == Created)
 }
 
 // found reports a file to Notify: progress displays learn from it how

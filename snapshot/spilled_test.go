@@ -206,3 +206,34 @@ func TestSpilledRecordsThatCannotBeReadPanicWithSpillError(t *testing.T) {
 	}
 	recs.Close()
 }
+
+// TestBaselineScanMakesNoCreationEvents: the scan of a first build leaves
+// the creations out of its events, and a spilled one keeps no copy of
+// their records; the records still say they were created.
+func TestBaselineScanMakesNoCreationEvents(t *testing.T) {
+	src := spillTree(t, chunked.Size+10)
+	for _, spill := range []string{"", t.TempDir()} {
+		s := &scan{opts: ScanOptions{Baseline: true, SpillDir: spill, SpillAfter: 1}}
+		for i := range chunked.Size + 10 {
+			s.place(&Record{Path: fmt.Sprintf("f%05d", i), Change: Created})
+			s.filled(i)
+		}
+		s.keepSettled(true)
+		if s.out.disk != nil {
+			if err := s.out.disk.finish(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if events := s.events(); len(events) != 0 || s.changed.Len() != 0 {
+			t.Errorf("spill %q: %d events, %d copies; want none", spill, len(events), s.changed.Len())
+		}
+		if r := s.out.At(chunked.Size + 3); r.Change != Created {
+			t.Errorf("spill %q: record %s has change %v, want created", spill, r.Path, r.Change)
+		}
+		s.out.Close()
+	}
+	recs, events, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(src), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Baseline: true})
+	if err != nil || len(events) != 0 || recs.Len() != chunked.Size+10 {
+		t.Errorf("a baseline scan: %d records, %d events, error %v; want %d records and no event", recs.Len(), len(events), err, chunked.Size+10)
+	}
+}

@@ -79,7 +79,7 @@ func (f *buildFlags) options(cio cliIO) (*config.Config, generator.Options, erro
 	}
 	return cfg, generator.Options{Now: now, Verify: f.verify, ConfigFile: cfgFile, Wait: f.wait,
 		StateFromOutput: f.stateFromOutput, SkipUnreadable: f.skipUnreadable, Force: f.force,
-		Rebase: f.rebase, RemoveSets: f.removeSets}, nil
+		Rebase: f.rebase, RemoveSets: f.removeSets, ListEvents: f.jsonOut}, nil
 }
 
 func runBuild(ctx context.Context, cio cliIO, values any, _ []string) int {

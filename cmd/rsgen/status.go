@@ -55,7 +55,7 @@ func runStatus(ctx context.Context, cio cliIO, values any, _ []string) int {
 		return exitUsage
 	}
 	p := newProgress(cio.stderr, progressNone, false)
-	opts := generator.Options{Now: now, Verify: f.verify, ConfigFile: cfgFile, SkipUnreadable: f.skipUnreadable, Notify: p.notify, ListUnlisted: f.explain}
+	opts := generator.Options{Now: now, Verify: f.verify, ConfigFile: cfgFile, SkipUnreadable: f.skipUnreadable, Notify: p.notify, ListUnlisted: f.explain, ListEvents: true}
 	if f.explain {
 		excluded, err := generator.Explain(cfg, opts)
 		if err != nil {
