@@ -34,9 +34,9 @@ type output struct {
 	mu      sync.Mutex
 	// added lists, by source path, the resources this build placed where
 	// nothing was published, until keepAdded: a failed build removes them.
-	// A cold build adds every resource: the list grows in chunks, as the
-	// scan's records do.
-	added chunked.List[string]
+	// A cold build adds every resource: the paths are held end to end, not
+	// as strings, which would keep the paths of all the scan's records.
+	added chunked.Strings
 	// rewrites reports whether a resource is published with other bytes
 	// than its source file's (see htmllink.go); rewrite returns the writer
 	// of those bytes, and the function that completes it.
@@ -155,10 +155,10 @@ func (o *output) discard() {
 	})
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, rel := range o.added.All() {
-		o.sink.RemoveFile(*rel)
+	for rel := range o.added.All() {
+		o.sink.RemoveFile(rel)
 	}
-	o.added = chunked.List[string]{}
+	o.added = chunked.Strings{}
 }
 
 // placedNew counts a resource placed where nothing was published.
@@ -174,7 +174,7 @@ func (o *output) placedNew(rel string) {
 // published.
 func (o *output) keepAdded() {
 	o.mu.Lock()
-	o.added = chunked.List[string]{}
+	o.added = chunked.Strings{}
 	o.mu.Unlock()
 }
 

@@ -185,6 +185,35 @@ func (d *Digests) Set(a rs.HashAlgorithm, sum []byte) {
 	d.more = m
 }
 
+// setAll gives d the digests of the algorithms in has, each read by sum,
+// as Set would one by one, but with one allocation at most: the decoder
+// sets every digest of every record it reads, and three Sets made three.
+func (d *Digests) setAll(has uint8, sum func(a rs.HashAlgorithm) []byte) {
+	var m moreDigests
+	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
+		if has&(1<<a) == 0 {
+			continue
+		}
+		switch a {
+		case rs.MD5:
+			copy(m.MD5[:], sum(a))
+		case rs.SHA1:
+			copy(m.SHA1[:], sum(a))
+		default:
+			copy(d.SHA256[:], sum(a))
+		}
+	}
+	switch {
+	case has == 0:
+		d.more = nil
+	case has == 1<<rs.SHA256 && d.SHA256 != zeroSHA256:
+		d.more = nil
+	default:
+		m.has = has
+		d.more = &m
+	}
+}
+
 // Equal reports whether d and e hold the same digests.
 func (d *Digests) Equal(e *Digests) bool {
 	if d.Has() != e.Has() {

@@ -780,12 +780,7 @@ func (d *decoder) record(r *Record) {
 	if flags&flagFingerprintIsSHA256 == 0 {
 		copy(fingerprint[:], d.bytes(32))
 	}
-	has := d.byte()
-	for a := rs.HashAlgorithm(0); a < rs.NumHashAlgorithms; a++ {
-		if has&(1<<a) != 0 {
-			r.Digests.Set(a, d.bytes(digestSizes[a]))
-		}
-	}
+	r.Digests.setAll(d.byte(), func(a rs.HashAlgorithm) []byte { return d.bytes(digestSizes[a]) })
 	r.mediaType = d.mediaType(d.bytes(d.count()))
 	r.Seen = d.varint()
 	if d.version == 3 {

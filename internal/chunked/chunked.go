@@ -2,8 +2,10 @@
 // appending never moves what the list holds, so pointers into it stay
 // valid, and a list that grows to a million elements is never held twice,
 // as a slice is while append copies it into a larger array. A build holds
-// such lists of its files (its records, the resources it added), and that
-// copy was 140 MB of the peak of a cold build of a million files.
+// such lists of its files (its records, the marks of its spilled records),
+// and that copy was 140 MB of the peak of a cold build of a million files.
+// Strings holds a list of strings end to end in blocks, for the same
+// reasons and one more (see Strings).
 package chunked
 
 import "iter"

@@ -1,6 +1,10 @@
 package chunked
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 // TestListAcrossChunks appends over several chunks, keeps a pointer taken
 // before the list grew, deletes every third element and appends again.
@@ -49,5 +53,30 @@ func TestListAcrossChunks(t *testing.T) {
 	}
 	if seen != l.Len() {
 		t.Errorf("All yields %d of %d", seen, l.Len())
+	}
+}
+
+// TestStringsKeepsEachString: strings of every length, the empty one and
+// one longer than a block, come back in order.
+func TestStringsKeepsEachString(t *testing.T) {
+	var l Strings
+	var want []string
+	for i := range 5000 {
+		s := strings.Repeat("é", i%97)
+		if i == 4000 {
+			s = strings.Repeat("x", 3*blockSize)
+		}
+		l.Append(s)
+		want = append(want, s)
+	}
+	var got []string
+	for s := range l.All() {
+		got = append(got, s)
+	}
+	if l.Len() != len(want) || !slices.Equal(got, want) {
+		t.Fatalf("%d strings (Len %d) come back, want %d the same", len(got), l.Len(), len(want))
+	}
+	if len(l.blocks) > 10 {
+		t.Errorf("%d blocks for %d bytes", len(l.blocks), 5000*100+3*blockSize)
 	}
 }
