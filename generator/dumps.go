@@ -51,9 +51,9 @@ func manifestPath(p string) string { return "/" + p }
 // kept as it is: its name is a digest of everything that goes into it.
 func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	members := b.lister.members(s)
-	items := make([]zippkg.Item, len(members))
-	for k, i := range members {
-		r := b.next.Files.At(i)
+	items := make([]zippkg.Item, members.Len())
+	for k := range items {
+		r := b.next.Files.At(members.At(k))
 		items[k] = zippkg.Item{Path: r.Path, Size: r.Size}
 	}
 	ranges, err := zippkg.Plan(items, zippkg.Limits{MaxBytes: int64(b.cfg.Dumps.PackageSize)})
@@ -62,7 +62,7 @@ func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	}
 	var pkgs []snapshot.Package
 	for _, r := range ranges {
-		pkg, err := b.resourcePackage(ctx, s, members[r.Start:r.End])
+		pkg, err := b.resourcePackage(ctx, s, members, r.Start, r.End)
 		if err != nil {
 			return err
 		}
@@ -77,13 +77,13 @@ func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	return b.archiver.archiveSnapshot(s, true, md, len(pkgs), size, entry, pkgs...)
 }
 
-// resourcePackage returns the package of the files at the given indexes,
-// writing it unless the last build wrote the same one.
-func (b *dumper) resourcePackage(ctx context.Context, s *set, files []int) (snapshot.Package, error) {
+// resourcePackage returns the package of the members from to to of the
+// set, writing it unless the last build wrote the same one.
+func (b *dumper) resourcePackage(ctx context.Context, s *set, members *memberList, from, to int) (snapshot.Package, error) {
 	m := &zippkg.Manifest{Kind: zippkg.ResourceDump, Up: b.docURL(layout.CapabilityList(s.Name)), At: b.sum.Now}
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
-	for _, i := range files {
-		r := b.next.Files.At(i)
+	for k := from; k < to; k++ {
+		r := b.next.Files.At(members.At(k))
 		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: manifestPath(r.Path),
 			Length: r.Size, Hash: r.Digests.Hash(b.algs)}
 		if schemaSafeType(r.Type()) {

@@ -128,7 +128,7 @@ func (b *linker) measuringTee() snapshot.Tee {
 // warnHeadless warns about an HTML resource created or updated by this
 // build that has no <head> start tag to put the link in: once per
 // version, not on every build that reads it. It is a visitor of the
-// scan's records (see survey).
+// scan's records (see builder.scan).
 func (b *linker) warnHeadless(_ int, r *snapshot.Record) error {
 	if _, ok := b.headless.Load(r.Path); ok && r.Change != 0 {
 		b.warn(WarnHTMLHead, r.Path, fmt.Sprintf("html_link: no <head> start tag before the content (within the first %d KiB): published without its <link rel=\"resourcesync\">", headSearchLimit>>10))

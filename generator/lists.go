@@ -3,6 +3,7 @@ package generator
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
@@ -15,8 +16,45 @@ type lister struct {
 	*run
 	// memberOf holds, per set, the indexes of its files in next.Files, and
 	// pathBytes the sum of their paths' lengths (collectMembers).
-	memberOf  map[*set][]int
+	memberOf  map[*set]*memberList
 	pathBytes map[*set]int64
+}
+
+// memberList is the members of a set: indexes in next.Files, in walk
+// order, held as runs of consecutive indexes. A set is mostly all the
+// files, or a folder, whose files are consecutive in walk order: a run or
+// a few, where a list of indexes took 8 bytes per resource.
+type memberList struct {
+	runs []memberRun
+	n    int
+}
+
+// memberRun is a run of consecutive indexes: its first member's position
+// in the list and index in next.Files (32 bits each: a run per member,
+// the worst case, costs what an index did).
+type memberRun struct{ pos, index int32 }
+
+func (m *memberList) add(i int) {
+	if k := len(m.runs); k > 0 && int(m.runs[k-1].index)+m.n-int(m.runs[k-1].pos) == i {
+		m.n++
+		return
+	}
+	m.runs = append(m.runs, memberRun{pos: int32(m.n), index: int32(i)})
+	m.n++
+}
+
+// Len returns the number of members.
+func (m *memberList) Len() int {
+	if m == nil {
+		return 0
+	}
+	return m.n
+}
+
+// At returns the index in next.Files of the k-th member.
+func (m *memberList) At(k int) int {
+	j := sort.Search(len(m.runs), func(j int) bool { return int(m.runs[j].pos) > k }) - 1
+	return int(m.runs[j].index) + k - int(m.runs[j].pos)
 }
 
 // resourceEntryBound bounds the bytes of one Resource List entry beyond its
@@ -27,41 +65,44 @@ const resourceEntryBound = 400
 func (b *lister) writeResourceList(s *set) error {
 	members := b.members(s)
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
-	size := int64(len(members))*int64(len(b.resBase)+resourceEntryBound) + 3*b.pathBytes[s]
+	size := int64(members.Len())*int64(len(b.resBase)+resourceEntryBound) + 3*b.pathBytes[s]
 	md := rs.MD{Capability: rs.CapResourceList, At: unixTime(b.next.SetChanged[s.Name])}
 	// The URI and hash of each entry are rendered into buffers reused from
 	// entry to entry: the writer copies them at once, and a million-entry
 	// list then costs no allocation per entry beyond its links.
 	var loc, hash []byte
 	entry := func(i int, e *rs.Entry) {
-		r := b.next.Files.At(members[i])
+		r := b.next.Files.At(members.At(i))
 		loc = layout.AppendURL(loc[:0], b.resBase, r.Path)
 		hash = r.Digests.AppendHash(hash[:0], b.algs)
 		*e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(fromMtime), Links: b.linker.links(s, r, nil)}
 		b.describeContent(&e.MD, r)
 		e.MD.HashBytes = hash
 	}
-	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceList), len(members), size, entry, b.writeDoc)
+	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceList), members.Len(), size, entry, b.writeDoc)
 	if err != nil {
 		return err
 	}
-	return b.archiver.archiveSnapshot(s, false, md, len(members), size, entry)
+	return b.archiver.archiveSnapshot(s, false, md, members.Len(), size, entry)
 }
 
 // members returns the indexes in b.next.Files of the files of set s,
 // matched once per build by collectMembers: the Resource List, the
 // Resource Dump and their archives all need them.
-func (b *lister) members(s *set) []int { return b.memberOf[s] }
+func (b *lister) members(s *set) *memberList { return b.memberOf[s] }
 
 // collectMembers adds record i to the members of each set it is in: a
-// visitor of the scan's records (see survey).
+// visitor of the scan's records (see builder.scan).
 func (b *lister) collectMembers(i int, r *snapshot.Record) error {
 	if b.memberOf == nil {
-		b.memberOf, b.pathBytes = map[*set][]int{}, map[*set]int64{}
+		b.memberOf, b.pathBytes = map[*set]*memberList{}, map[*set]int64{}
+		for _, s := range b.sets {
+			b.memberOf[s] = &memberList{}
+		}
 	}
 	for _, s := range b.sets {
 		if s.Contains(r.Path) {
-			b.memberOf[s] = append(b.memberOf[s], i)
+			b.memberOf[s].add(i)
 			b.pathBytes[s] += int64(len(r.Path))
 		}
 	}

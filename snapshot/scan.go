@@ -64,6 +64,12 @@ type ScanOptions struct {
 	// SpillAfter is how many records are held in memory before they are
 	// spilled; 0 means DefaultSpillAfter.
 	SpillAfter int
+	// Visit, when set, is handed each record of the results, with its
+	// index, once, in walk order, as it settles: before it is spilled, so
+	// that whatever needs every record once is done without reading the
+	// spilled records back. The record is valid during the call only; an
+	// error ends the scan.
+	Visit func(i int, r *Record) error
 	// Baseline leaves the creations out of the events: the scan of a first
 	// build, whose events no Change List publishes (its Resource List is
 	// the baseline). The records' Change still says which files were
@@ -174,7 +180,9 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Ev
 	if err = ctx.Err(); err != nil {
 		return Records{}, nil, ScanStats{}, err
 	}
-	s.keepSettled(true)
+	if err = s.keepSettled(true); err != nil {
+		return Records{}, nil, ScanStats{}, err
+	}
 	if s.out.disk != nil {
 		if err = s.out.disk.finish(); err != nil {
 			return Records{}, nil, ScanStats{}, err
@@ -292,8 +300,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 		rec := Record{Path: s.paths.join(p, nil)}
 		rec.SetType(layout.TypeByName(p))
 		s.jobs <- []hashJob{{index: s.place(&rec), rec: rec}}
-		s.keepSettled(false)
-		return nil
+		return s.keepSettled(false)
 	}
 	if s.batch == nil {
 		s.batch = make([]hashJob, 0, statBatch)
@@ -302,8 +309,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 	if len(s.batch) == statBatch {
 		s.flushStats()
 	}
-	s.keepSettled(false)
-	return nil
+	return s.keepSettled(false)
 }
 
 // place keeps the next place in the results for a file, holding r until
@@ -325,8 +331,8 @@ func (s *scan) filled(i int) { s.open[i/chunked.Size]-- }
 
 // keepSettled moves the chunks of places that are all filled, in order,
 // into the results; with all, every chunk, the last too: the walk and the
-// workers are done.
-func (s *scan) keepSettled(all bool) {
+// workers are done. It returns the error of Visit.
+func (s *scan) keepSettled(all bool) error {
 	var ready [][]Record
 	s.mu.Lock()
 	for ; s.settled < len(s.open) && s.open[s.settled] == 0 && (all || s.settled < len(s.open)-1); s.settled++ {
@@ -335,16 +341,26 @@ func (s *scan) keepSettled(all bool) {
 	}
 	s.mu.Unlock()
 	for _, recs := range ready {
-		s.keep(slices.DeleteFunc(recs, func(r Record) bool { return r.Path == "" }))
+		if err := s.keep(slices.DeleteFunc(recs, func(r Record) bool { return r.Path == "" })); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
-// keep adds settled records to the results, in memory until there are
-// more than SpillAfter, spilled from then on.
-func (s *scan) keep(recs []Record) {
+// keep hands settled records to Visit and adds them to the results, in
+// memory until there are more than SpillAfter, spilled from then on.
+func (s *scan) keep(recs []Record) error {
+	if s.opts.Visit != nil {
+		for j := range recs {
+			if err := s.opts.Visit(s.out.Len()+j, &recs[j]); err != nil {
+				return err
+			}
+		}
+	}
 	if s.out.disk != nil {
 		s.spill(recs)
-		return
+		return nil
 	}
 	for i := range recs {
 		s.out.Append(recs[i])
@@ -354,7 +370,7 @@ func (s *scan) keep(recs []Record) {
 		limit = DefaultSpillAfter
 	}
 	if s.opts.SpillDir == "" || s.out.Len() <= limit {
-		return
+		return nil
 	}
 	disk, err := newSpilled(s.opts.SpillDir)
 	if err != nil {
@@ -363,13 +379,14 @@ func (s *scan) keep(recs []Record) {
 		if s.opts.Notify != nil {
 			s.opts.Notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; the records stay in memory", err)})
 		}
-		return
+		return nil
 	}
 	held := s.out
 	s.out = Records{disk: disk}
 	for k := 0; k*chunked.Size < held.Len(); k++ {
 		s.spill(held.Chunk(k))
 	}
+	return nil
 }
 
 // spill writes records into the results' file, keeping copies of those
