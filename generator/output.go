@@ -34,8 +34,9 @@ type output struct {
 	mu      sync.Mutex
 	// added lists, by source path, the resources this build placed where
 	// nothing was published, until keepAdded: a failed build removes them.
-	// A cold build adds every resource: the paths are held end to end, not
-	// as strings, which would keep the paths of all the scan's records.
+	// A cold build adds every resource: the paths are held compressed
+	// against the one before (chunked.Strings), not as strings, which
+	// would keep the paths of all the scan's records.
 	added chunked.Strings
 	// rewrites reports whether a resource is published with other bytes
 	// than its source file's (see htmllink.go); rewrite returns the writer

@@ -1,6 +1,7 @@
 package chunked
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -56,15 +57,19 @@ func TestListAcrossChunks(t *testing.T) {
 	}
 }
 
-// TestStringsKeepsEachString: strings of every length, the empty one and
-// one longer than a block, come back in order.
+// TestStringsKeepsEachString: strings of every length, the empty one, one
+// longer than a block, and runs sharing prefixes, come back in order, and
+// paths in walk order take a few bytes each.
 func TestStringsKeepsEachString(t *testing.T) {
 	var l Strings
 	var want []string
 	for i := range 5000 {
 		s := strings.Repeat("é", i%97)
-		if i == 4000 {
+		switch {
+		case i == 4000:
 			s = strings.Repeat("x", 3*blockSize)
+		case i%5 == 0:
+			s = fmt.Sprintf("Sammlung %02d/Band %04d/Datei %05d.txt", i/1000, i/100, i)
 		}
 		l.Append(s)
 		want = append(want, s)
@@ -76,7 +81,11 @@ func TestStringsKeepsEachString(t *testing.T) {
 	if l.Len() != len(want) || !slices.Equal(got, want) {
 		t.Fatalf("%d strings (Len %d) come back, want %d the same", len(got), l.Len(), len(want))
 	}
-	if len(l.blocks) > 10 {
-		t.Errorf("%d blocks for %d bytes", len(l.blocks), 5000*100+3*blockSize)
+	var paths Strings
+	for i := range 10000 {
+		paths.Append(fmt.Sprintf("Sammlung %02d/Band %04d/Datei %05d.txt", i/1000, i/100, i))
+	}
+	if size := len(paths.blocks[0]); size > 10000*12 {
+		t.Errorf("10,000 paths in walk order take %d bytes", size)
 	}
 }
