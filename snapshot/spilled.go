@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -26,10 +27,12 @@ import (
 // written in order and read only once all are written.
 type spilled struct {
 	file    *os.File
-	w       *bufio.Writer
 	e       encoder
-	written countingWriter // the file, under w
-	n       int            // the records written
+	encoded bytes.Buffer // the chunk add encodes, through e
+	size    int64        // the bytes written to the file
+	err     error        // the first write that failed
+	done    bool         // finish was called: the records can be read
+	n       int          // the records written
 	chunks  []spilledChunk
 	marks   chunked.List[byte]
 
@@ -77,9 +80,8 @@ func newSpilled(dir string) (*spilled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: spill the scan's records into %s: %w", dir, err)
 	}
-	s := &spilled{file: f, written: countingWriter{w: f}}
-	s.w = bufio.NewWriterSize(&s.written, 256<<10)
-	s.e.w = s.w
+	s := &spilled{file: f}
+	s.e.w = bufio.NewWriterSize(&s.encoded, 64<<10)
 	for i := range s.cache {
 		s.cache[i].k = -1
 	}
@@ -92,43 +94,34 @@ func (s *spilled) add(recs []Record) {
 	if len(recs) == 0 {
 		return
 	}
-	start := s.offset()
 	s.e.prev = ""
 	for i := range recs {
 		s.e.record(&recs[i])
 		s.marks.Append(recs[i].marks())
 	}
-	s.chunks = append(s.chunks, spilledChunk{offset: start, size: s.offset() - start, start: s.n, first: strings.Clone(recs[0].Path)})
+	s.e.w.Flush() // into s.encoded, which cannot fail
+	if s.err == nil {
+		_, s.err = s.file.Write(s.encoded.Bytes())
+	}
+	size := int64(s.encoded.Len())
+	s.encoded.Reset()
+	s.chunks = append(s.chunks, spilledChunk{offset: s.size, size: size, start: s.n, first: strings.Clone(recs[0].Path)})
+	s.size += size
 	s.n += len(recs)
-}
-
-// offset returns the offset in the file of the next byte add writes.
-func (s *spilled) offset() int64 { return s.written.n + int64(s.w.Buffered()) }
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // finish writes out what add buffered; the records can be read after it.
 func (s *spilled) finish() error {
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("snapshot: spill the file records into %s: %w", s.file.Name(), err)
+	if s.err != nil {
+		return fmt.Errorf("snapshot: spill the file records into %s: %w", s.file.Name(), s.err)
 	}
-	s.w = nil
+	s.done = true
 	return nil
 }
 
 // copyTo writes the records, as a state file's, to w.
 func (s *spilled) copyTo(w io.Writer) error {
-	if _, err := io.Copy(w, io.NewSectionReader(s.file, 0, s.written.n)); err != nil {
+	if _, err := io.Copy(w, io.NewSectionReader(s.file, 0, s.size)); err != nil {
 		return fmt.Errorf("snapshot: copy the spilled file records from %s: %w", s.file.Name(), err)
 	}
 	return nil
@@ -163,7 +156,7 @@ func (s *spilled) chunk(k int) []Record {
 
 // decode reads and decodes chunk k.
 func (s *spilled) decode(k int) ([]Record, error) {
-	if s.w != nil {
+	if !s.done {
 		return nil, errors.New("read before the spill was finished")
 	}
 	c := s.chunks[k]

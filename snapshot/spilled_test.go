@@ -237,3 +237,17 @@ func TestBaselineScanMakesNoCreationEvents(t *testing.T) {
 		t.Errorf("a baseline scan: %d records, %d events, error %v; want %d records and no event", recs.Len(), len(events), err, chunked.Size+10)
 	}
 }
+
+// TestSpillThatCannotBeWrittenFailsTheScan: a write of the spill that
+// fails (a full disk) is the scan's error, when the scan ends.
+func TestSpillThatCannotBeWrittenFailsTheScan(t *testing.T) {
+	s, err := newSpilled(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.file.Close() // every write fails
+	s.add([]Record{{Path: "a"}, {Path: "b"}})
+	if err := s.finish(); err == nil {
+		t.Error("a spill whose writes failed finished without an error")
+	}
+}
