@@ -582,27 +582,23 @@ const (
 // the previous build did not have is linked at once: a link fails if
 // anything is in the way, and only then is the path looked at.
 type placements struct {
-	b      *builder
-	of     []placement
-	intact bool
+	b        *builder
+	checkAll bool // --verify, or a recovered state: of stays nil
+	intact   bool // the output looks like the last build's, found at the first record
+	of       []placement
 }
 
 func (b *builder) placements() *placements {
-	return &placements{b: b}
+	return &placements{b: b, checkAll: b.opts.Verify || b.recoverer.recovered != nil}
 }
 
+// visit adds the placement of record i, a visitor of the scan's records.
 func (p *placements) visit(i int, cur *snapshot.Record) error {
-	b := p.b
-	if b.opts.Verify || b.recoverer.recovered != nil {
+	if p.checkAll {
 		return nil
 	}
 	if i == 0 {
-		p.intact = b.prev.LastBuild != 0
-		for _, rel := range []string{layout.SourceDescription, cur.Path} {
-			if _, err := os.Lstat(b.sink.Path(rel)); err != nil {
-				p.intact = false
-			}
-		}
+		p.intact = p.b.outputIntact(cur.Path)
 	}
 	place := placeCheck
 	switch {
@@ -615,6 +611,20 @@ func (p *placements) visit(i int, cur *snapshot.Record) error {
 	}
 	p.of = append(p.of, place)
 	return nil
+}
+
+// outputIntact reports whether the output looks like the last build's:
+// there was one, and its Source Description and first resource are there.
+func (b *builder) outputIntact(first string) bool {
+	if b.prev.LastBuild == 0 {
+		return false
+	}
+	for _, rel := range []string{layout.SourceDescription, first} {
+		if _, err := os.Lstat(b.sink.Path(rel)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // recordSetChanges carries over, per set, the time of the last build that
