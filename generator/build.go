@@ -490,12 +490,16 @@ func (b *builder) scanNote(n snapshot.Note) {
 	}
 }
 
-func (b *builder) build(ctx context.Context) (*Summary, error) {
+func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 	out, err := b.openOutput()
 	if err != nil {
 		return nil, err
 	}
-	defer out.discard()
+	defer func() {
+		if derr := out.discard(); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}()
 	defer b.sink.Discard()
 	places := b.placements()
 	events, err := b.scan(ctx, out.tee(), places.visit, b.lister.collectMembers)

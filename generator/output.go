@@ -36,7 +36,8 @@ type output struct {
 	// nothing was published, until keepAdded: a failed build removes them.
 	// A cold build adds every resource: the paths are held compressed
 	// against the one before (chunked.Strings), not as strings, which
-	// would keep the paths of all the scan's records.
+	// would keep the paths of all the scan's records, and past a block,
+	// in an unnamed file in the state folder, as the scan's records are.
 	added chunked.Strings
 	// rewrites reports whether a resource is published with other bytes
 	// than its source file's (see htmllink.go); rewrite returns the writer
@@ -55,8 +56,16 @@ func (b *builder) openOutput() (*output, error) {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	o.link = sameDevice(b.cfg.Source, o.dir)
+	if dir := b.spillDir(); dir != "" {
+		o.added.BlockSize = addedBlockSize
+		o.added.Spill = func() (chunked.File, error) { return snapshot.UnnamedFile(dir) }
+	}
 	return o, nil
 }
+
+// addedBlockSize is the size of the blocks of output.added; the tests make
+// it small, so that every build spills the list.
+var addedBlockSize = 0
 
 func sameDevice(a, b string) bool {
 	ia, errA := os.Stat(a)
@@ -147,8 +156,9 @@ func (o *output) verified(r *snapshot.Record) bool {
 
 // discard removes the copies still pending and the resources added by a
 // build that failed; after a build that published, nothing is left to
-// remove.
-func (o *output) discard() {
+// remove. Its error says that the list of the resources added could not
+// be read back, and which of them stay in the output.
+func (o *output) discard() error {
 	o.pending.Range(func(p, tmp any) bool {
 		os.Remove(tmp.(string))
 		o.pending.Delete(p)
@@ -159,7 +169,12 @@ func (o *output) discard() {
 	for rel := range o.added.All() {
 		o.sink.RemoveFile(rel)
 	}
-	o.added = chunked.Strings{}
+	err := o.added.Err()
+	o.added.Close()
+	if err != nil {
+		return fmt.Errorf("output: take back the resources this build added: %w; some of them may stay in %s", err, o.dir)
+	}
+	return nil
 }
 
 // placedNew counts a resource placed where nothing was published.
@@ -175,7 +190,7 @@ func (o *output) placedNew(rel string) {
 // published.
 func (o *output) keepAdded() {
 	o.mu.Lock()
-	o.added = chunked.Strings{}
+	o.added.Close()
 	o.mu.Unlock()
 }
 

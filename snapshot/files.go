@@ -86,12 +86,12 @@ func (s *storedFiles) records(yield func(Record, error) bool) {
 // its records in memory until then; spilled, a recovering build holds no
 // more than a build from a saved state (at a million files, the recovered
 // records and their paths are about 170 MB). The file has no name (see
-// unnamedFile); it is freed when st is closed.
+// UnnamedFile); it is freed when st is closed.
 func (st *State) Spill(dir string) error {
 	if st.stored != nil {
 		return nil
 	}
-	f, err := unnamedFile(dir)
+	f, err := UnnamedFile(dir)
 	if err != nil {
 		return fmt.Errorf("snapshot: spill the file records: %w", err)
 	}
@@ -104,11 +104,11 @@ func (st *State) Spill(dir string) error {
 	return nil
 }
 
-// unnamedFile makes a file in the folder dir that has no name, so that
+// UnnamedFile makes a file in the folder dir that has no name, so that
 // nothing is left behind, whatever happens to the build: with O_TMPFILE
 // where the file system has it, else as a temporary file removed at once
 // (and not made when it cannot be removed).
-func unnamedFile(dir string) (*os.File, error) {
+func UnnamedFile(dir string) (*os.File, error) {
 	if f, err := os.OpenFile(dir, os.O_RDWR|unix.O_TMPFILE, 0o600); err == nil {
 		return f, nil
 	}

@@ -76,7 +76,7 @@ func Catch(err *error) {
 
 // newSpilled makes a spill in an unnamed file in the folder dir.
 func newSpilled(dir string) (*spilled, error) {
-	f, err := unnamedFile(dir)
+	f, err := UnnamedFile(dir)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: spill the scan's records into %s: %w", dir, err)
 	}

@@ -1,8 +1,12 @@
 package chunked
 
 import (
+	"bufio"
 	"encoding/binary"
+	"fmt"
+	"io"
 	"iter"
+	"slices"
 )
 
 // Strings is a list of strings held end to end in blocks, each as the
@@ -12,16 +16,36 @@ import (
 // strings point into (a cold build's list of the resources it added kept
 // the paths of all of the scan's records, 65 MB at a million files, after
 // the scan had spilled them; held end to end whole, they were still 54
-// MB). The zero Strings is empty.
+// MB). The zero Strings is empty and holds its blocks in memory.
+//
+// Given a Spill, a Strings moves each full block into a file and holds one
+// block in memory, whatever its length: compressed, the list of ten
+// million paths was still 100 MB.
 type Strings struct {
+	// Spill, when set, is called once, when the first block is full, for
+	// the file that the full blocks move into. When it fails, or a write
+	// fails, the blocks stay in memory: a spill costs memory, not strings.
+	Spill func() (File, error)
+	// BlockSize is the size of a block, 64 KiB when 0; a longer string
+	// gets a block of its own.
+	BlockSize int
+
 	blocks [][]byte
 	last   []byte // the last string appended
 	n      int
+	file   File
+	end    int64 // the bytes of file that hold strings
+	err    error // of reading the file back
 }
 
-// blockSize is the size of a block; a longer string gets a block of its
-// own.
-const blockSize = 64 << 10
+// File is where a Strings moves its full blocks.
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+}
+
+const defaultBlockSize = 64 << 10
 
 // Append adds s after the last string.
 func (l *Strings) Append(s string) {
@@ -32,7 +56,7 @@ func (l *Strings) Append(s string) {
 	rest := s[shared:]
 	need := 2*binary.MaxVarintLen64 + len(rest)
 	if len(l.blocks) == 0 || cap(l.blocks[len(l.blocks)-1])-len(l.blocks[len(l.blocks)-1]) < need {
-		l.blocks = append(l.blocks, make([]byte, 0, max(blockSize, need)))
+		l.newBlock(need)
 	}
 	last := &l.blocks[len(l.blocks)-1]
 	*last = binary.AppendUvarint(*last, uint64(shared))
@@ -42,13 +66,57 @@ func (l *Strings) Append(s string) {
 	l.n++
 }
 
+// newBlock starts a block that has room for need bytes, moving the full one
+// into the file when there is one, and reusing its memory.
+func (l *Strings) newBlock(need int) {
+	size := max(l.BlockSize, need)
+	if l.BlockSize == 0 {
+		size = max(defaultBlockSize, need)
+	}
+	if len(l.blocks) > 0 && l.spill(l.blocks[len(l.blocks)-1]) {
+		full := l.blocks[len(l.blocks)-1]
+		l.blocks = l.blocks[:len(l.blocks)-1]
+		if cap(full) >= size {
+			l.blocks = append(l.blocks, full[:0])
+			return
+		}
+	}
+	l.blocks = append(l.blocks, make([]byte, 0, size))
+}
+
+// spill writes a full block at the end of the file, opening it first, and
+// reports whether it did. A block that could not be written whole stays
+// in memory; what it wrote is overwritten by the next block.
+func (l *Strings) spill(block []byte) bool {
+	if l.file == nil && l.Spill != nil {
+		l.file, _ = l.Spill()
+		l.Spill = nil
+	}
+	if l.file == nil || len(l.blocks) > 1 {
+		return false
+	}
+	if _, err := l.file.WriteAt(block, l.end); err != nil {
+		return false
+	}
+	l.end += int64(len(block))
+	return true
+}
+
 // Len returns the number of strings.
 func (l *Strings) Len() int { return l.n }
 
-// All yields the strings in order.
+// All yields the strings in order. When the file cannot be read back, it
+// stops early, and Err says why.
 func (l *Strings) All() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		var cur []byte
+		if l.end > 0 {
+			r := bufio.NewReaderSize(io.NewSectionReader(l.file, 0, l.end), defaultBlockSize)
+			var ok bool
+			if cur, ok = l.readBack(r, yield); !ok {
+				return
+			}
+		}
 		for _, b := range l.blocks {
 			for len(b) > 0 {
 				shared, k := binary.Uvarint(b)
@@ -63,4 +131,47 @@ func (l *Strings) All() iter.Seq[string] {
 			}
 		}
 	}
+}
+
+// readBack yields the strings of the file and returns the last one, and
+// whether to go on.
+func (l *Strings) readBack(r *bufio.Reader, yield func(string) bool) ([]byte, bool) {
+	var cur []byte
+	for {
+		shared, err := binary.ReadUvarint(r)
+		if err == io.EOF {
+			return cur, true
+		}
+		var n uint64
+		if err == nil {
+			n, err = binary.ReadUvarint(r)
+		}
+		if err == nil && (shared > uint64(len(cur)) || n > uint64(l.end)) {
+			err = fmt.Errorf("a string of %d bytes sharing %d with one of %d", n, shared, len(cur))
+		}
+		if err == nil {
+			cur = slices.Grow(cur[:shared], int(n))[:int(shared)+int(n)]
+			_, err = io.ReadFull(r, cur[shared:])
+		}
+		if err != nil {
+			l.err = fmt.Errorf("read back the list of strings: %w", err)
+			return nil, false
+		}
+		if !yield(string(cur)) {
+			return nil, false
+		}
+	}
+}
+
+// Err returns the error that stopped All early, if any.
+func (l *Strings) Err() error { return l.err }
+
+// Close empties the list and closes its file, if any.
+func (l *Strings) Close() error {
+	f := l.file
+	*l = Strings{}
+	if f != nil {
+		return f.Close()
+	}
+	return nil
 }
