@@ -120,10 +120,11 @@ func (b *dumper) previousPackage(rel string) (snapshot.Package, bool) {
 }
 
 // packageID is a digest of everything that makes up a package's bytes
-// except its time, so that equal contents keep their package.
+// except its time, so that equal contents keep their package, and other
+// bytes (another deflate encoder's) get another name.
 func (b *dumper) packageID(m *zippkg.Manifest) string {
 	h := blake3.New()
-	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00", m.Kind, m.Up, b.cfg.Dumps.Compression, b.cfg.SpecVersion)
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00", m.Kind, m.Up, b.cfg.Dumps.Compression, b.cfg.SpecVersion, zippkg.Deflater)
 	for i := range m.Entries {
 		e := &m.Entries[i]
 		fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00%d\x00%s\x00%s\x00%d\x00", e.Loc, e.Lastmod.Unix(), e.Change,

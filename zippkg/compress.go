@@ -2,14 +2,26 @@ package zippkg
 
 import (
 	"archive/zip"
-	"compress/flate"
 	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
 	"mime"
 	"strings"
+
+	"github.com/klauspost/compress/flate"
 )
+
+// Deflater names the deflate encoder, whose output, like the Options, is
+// an input of the package bytes: a generator that names packages by their
+// contents puts it in the name, so that another encoder (a new version of
+// this one included) gives new names, not new bytes under an old name.
+//
+// It is klauspost/compress's flate, not the standard library's: at level 1
+// it deflated a copy of /usr/share/doc 3.6 times as fast (379 against 106
+// MB/s), to the same size, and stored incompressible files 20 times as
+// fast, where compress/flate built Huffman tables for each of them.
+const Deflater = "github.com/klauspost/compress/flate@v1.20.4"
 
 // Options tune how bitstreams are compressed. The zero value (or nil) gives
 // DefaultMethod and DefaultLevel. Options are an input of the package bytes
@@ -18,8 +30,8 @@ type Options struct {
 	// Method returns zip.Store or zip.Deflate for a media type (the
 	// manifest's Type, possibly empty). Nil means DefaultMethod.
 	Method func(mediaType string) uint16
-	// Level is the compress/flate level for zip.Deflate, from
-	// flate.BestSpeed to flate.BestCompression; 0 means DefaultLevel.
+	// Level is the deflate level for zip.Deflate, from flate.BestSpeed (1)
+	// to flate.BestCompression (9); 0 means DefaultLevel.
 	Level int
 }
 

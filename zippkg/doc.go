@@ -79,7 +79,8 @@
 // Options.Method picks Store or Deflate per media type; DefaultMethod
 // stores already-compressed types (images, audio, video, PDF, archives,
 // ZIP-based documents, WOFF) and deflates the rest at DefaultLevel
-// (flate.BestSpeed). Every entry, stored or deflated, carries its CRC-32
+// (flate.BestSpeed) with klauspost/compress's flate (see Deflater for why
+// not compress/flate). Every entry, stored or deflated, carries its CRC-32
 // and sizes in a data descriptor after its data, because a streamed entry
 // only knows them then.
 //
@@ -115,10 +116,11 @@
 // and java.util.zip.ZipInputStream cannot read stored entries that have
 // one.
 //
-// Package bytes depend on compress/flate: a Go release that changes its
-// deflate output changes every deflated package. A generator that skips
-// unchanged packages by their manifest will keep the old bytes, which
-// stay valid; one that compares package bytes will rewrite them once.
+// Package bytes depend on the deflate encoder, klauspost/compress's flate
+// (see Deflater): a version of it that changes its output changes every
+// deflated package. A generator that names packages by their contents
+// puts Deflater in the name: a new encoder gives new packages, and an old
+// name never gets other bytes.
 //
 // Paths are kept distinct exactly, not by case, so two paths differing
 // only in case, or a file path that is also a directory prefix of another
