@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
@@ -51,10 +52,13 @@ func manifestPath(p string) string { return "/" + p }
 // kept as it is: its name is a digest of everything that goes into it.
 func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	members := b.lister.members(s)
-	items := make([]zippkg.Item, members.Len())
-	for k := range items {
-		r := b.next.Files.At(members.At(k))
-		items[k] = zippkg.Item{Path: r.Path, Size: r.Size}
+	items := func(yield func(zippkg.Item) bool) {
+		for k := range members.Len() {
+			r := b.next.Files.At(members.At(k))
+			if !yield(zippkg.Item{Path: r.Path, Size: r.Size}) {
+				return
+			}
+		}
 	}
 	ranges, err := zippkg.Plan(items, zippkg.Limits{MaxBytes: int64(b.cfg.Dumps.PackageSize)})
 	if err != nil {
@@ -217,7 +221,7 @@ func (b *dumper) writeChangePackages(ctx context.Context, s *set, events []snaps
 	if len(mine) == 0 {
 		return nil
 	}
-	ranges, err := zippkg.Plan(items, zippkg.Limits{MaxBytes: int64(b.cfg.Dumps.PackageSize)})
+	ranges, err := zippkg.Plan(slices.Values(items), zippkg.Limits{MaxBytes: int64(b.cfg.Dumps.PackageSize)})
 	if err != nil {
 		return fmt.Errorf("change dump of set %s: %w", s.Name, err)
 	}

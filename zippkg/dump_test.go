@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -70,7 +71,7 @@ func buildDump(t *testing.T, dir, out string, at time.Time) map[string][]byte {
 	for i, e := range entries {
 		items[i] = Item{Path: e.Path, Size: e.Length}
 	}
-	ranges, err := Plan(items, Limits{MaxBytes: 200_000})
+	ranges, err := Plan(slices.Values(items), Limits{MaxBytes: 200_000})
 	if err != nil {
 		t.Fatal(err)
 	}

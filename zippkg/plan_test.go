@@ -60,7 +60,7 @@ func TestPlanLimits(t *testing.T) {
 	items := randomItems(1, 3000, 100_000)
 	items[1234].Size = 50 << 20 // bigger than the limit: a package of its own
 	lim := Limits{MaxBytes: 4 << 20, MaxEntries: 100}
-	ranges, err := Plan(items, lim)
+	ranges, err := Plan(slices.Values(items), lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestPlanLimits(t *testing.T) {
 		{"defaults fit all", Limits{}, 1},
 		{"by count", Limits{MaxEntries: 10, MaxBytes: 1 << 40}, 0},
 	} {
-		ranges, err := Plan(items, c.lim)
+		ranges, err := Plan(slices.Values(items), c.lim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestPlanLimits(t *testing.T) {
 			t.Errorf("%s: %d ranges", c.name, len(ranges))
 		}
 	}
-	if ranges, err := Plan(nil, Limits{}); err != nil || len(ranges) != 0 {
+	if ranges, err := Plan(slices.Values([]Item(nil)), Limits{}); err != nil || len(ranges) != 0 {
 		t.Errorf("no items: %v %v", ranges, err)
 	}
 }
@@ -96,7 +96,7 @@ func TestPlanRejectsUnsorted(t *testing.T) {
 		{{"/a", 1}, {"/a", 1}},
 		{{"/a", -1}},
 	} {
-		if _, err := Plan(items, Limits{}); err == nil {
+		if _, err := Plan(slices.Values(items), Limits{}); err == nil {
 			t.Errorf("Plan(%v) succeeded", items)
 		}
 	}
@@ -107,7 +107,7 @@ func TestPlanRejectsUnsorted(t *testing.T) {
 func TestPlanStableUnderSizeChange(t *testing.T) {
 	items := randomItems(2, 5000, 100_000)
 	lim := Limits{MaxBytes: 8 << 20}
-	before, err := Plan(items, lim)
+	before, err := Plan(slices.Values(items), lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestPlanStableUnderSizeChange(t *testing.T) {
 		i := r.IntN(len(items))
 		changed[i].Size += r.Int64N(2000) - 1000
 		changed[i].Size = max(changed[i].Size, 0)
-		after, err := Plan(changed, lim)
+		after, err := Plan(slices.Values(changed), lim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestPlanStableUnderSizeChange(t *testing.T) {
 func TestPlanLocalUnderInsertAndDelete(t *testing.T) {
 	items := randomItems(4, 20000, 100_000)
 	lim := Limits{MaxBytes: 16 << 20}
-	before, err := Plan(items, lim)
+	before, err := Plan(slices.Values(items), lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestPlanLocalUnderInsertAndDelete(t *testing.T) {
 		} else {
 			edited = slices.Insert(edited, i+1, Item{Path: items[i].Path + "-new", Size: r.Int64N(100_000)})
 		}
-		after, err := Plan(edited, lim)
+		after, err := Plan(slices.Values(edited), lim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +208,7 @@ func rangeBounds(rs []Range) [][2]int {
 func TestPlanFill(t *testing.T) {
 	items := randomItems(6, 20000, 100_000)
 	lim := Limits{MaxBytes: 16 << 20}
-	ranges, err := Plan(items, lim)
+	ranges, err := Plan(slices.Values(items), lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,11 +225,11 @@ func TestPlanFill(t *testing.T) {
 // "apt-x/f"), unlike byte order.
 func TestPlanWalkOrder(t *testing.T) {
 	items := []Item{{Path: "/apt/f", Size: 1}, {Path: "/apt-x/f", Size: 1}, {Path: "/apt.y/f", Size: 1}, {Path: "/apt_z", Size: 1}}
-	if _, err := Plan(items, Limits{}); err != nil {
+	if _, err := Plan(slices.Values(items), Limits{}); err != nil {
 		t.Fatalf("walk order refused: %v", err)
 	}
 	items[0], items[1] = items[1], items[0]
-	if _, err := Plan(items, Limits{}); err == nil {
+	if _, err := Plan(slices.Values(items), Limits{}); err == nil {
 		t.Fatal("byte order accepted: it is not the walk order")
 	}
 }
