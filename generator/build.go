@@ -12,6 +12,7 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/hosting"
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/sink"
@@ -506,7 +507,7 @@ func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := out.placeAll(ctx, &b.next.Files, places.of); err != nil {
+	if err := out.placeAll(ctx, &b.next.Files, places.list()); err != nil {
 		return nil, err
 	}
 	b.sum.ResourcesPlaced = int(out.placed.Load())
@@ -587,9 +588,9 @@ const (
 // anything is in the way, and only then is the path looked at.
 type placements struct {
 	b        *builder
-	checkAll bool // --verify, or a recovered state: of stays nil
-	intact   bool // the output looks like the last build's, found at the first record
-	of       []placement
+	checkAll bool                    // --verify, or a recovered state: of stays empty
+	intact   bool                    // the output looks like the last build's, found at the first record
+	of       chunked.List[placement] // a byte per record, in chunks: no copy as it grows
 }
 
 func (b *builder) placements() *placements {
@@ -613,8 +614,16 @@ func (p *placements) visit(i int, cur *snapshot.Record) error {
 	case p.intact && cur.Unchanged:
 		place = placeKept
 	}
-	p.of = append(p.of, place)
+	p.of.Append(place)
 	return nil
+}
+
+// list returns the placement of each record, or nil to check them all.
+func (p *placements) list() *chunked.List[placement] {
+	if p.checkAll {
+		return nil
+	}
+	return &p.of
 }
 
 // outputIntact reports whether the output looks like the last build's:

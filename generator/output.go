@@ -197,7 +197,7 @@ func (o *output) keepAdded() {
 // placeAll makes sure every file has its current bytes in the output,
 // placing those that are missing or stale, in parallel, checking each as
 // much as its placement asks (nil: check all).
-func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places []placement) error {
+func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places *chunked.List[placement]) error {
 	if !o.enabled {
 		return nil
 	}
@@ -225,7 +225,7 @@ func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places [
 				}
 				place := placeCheck
 				if places != nil {
-					place = places[i]
+					place = *places.At(i)
 				}
 				// The record is only read when the file may need placing:
 				// spilled records are decoded to be read.
