@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
@@ -64,13 +66,9 @@ func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	if err != nil {
 		return fmt.Errorf("resource dump of set %s: %w", s.Name, err)
 	}
-	var pkgs []snapshot.Package
-	for _, r := range ranges {
-		pkg, err := b.resourcePackage(ctx, s, members, r.Start, r.End)
-		if err != nil {
-			return err
-		}
-		pkgs = append(pkgs, pkg)
+	pkgs, err := b.resourcePackages(ctx, s, members, ranges)
+	if err != nil {
+		return err
 	}
 	md := rs.MD{Capability: rs.CapResourceDump, At: unixTime(b.next.SetChanged[s.Name])}
 	size := int64(len(pkgs)) * int64(2*len(b.base)+packageEntryBound+2*len(layout.SetDir(s.Name)))
@@ -81,12 +79,72 @@ func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	return b.archiver.archiveSnapshot(s, true, md, len(pkgs), size, entry, pkgs...)
 }
 
-// resourcePackage returns the package of the members from to to of the
-// set, writing it unless the last build wrote the same one.
-func (b *dumper) resourcePackage(ctx context.Context, s *set, members *memberList, from, to int) (snapshot.Package, error) {
+// madePackage is a package made by makeResourcePackage: its record, its
+// manifest, and the temporary file it was written to, or "" when the last
+// build's package is kept.
+type madePackage struct {
+	pkg snapshot.Package
+	m   *zippkg.Manifest
+	tmp string
+}
+
+// resourcePackages returns the packages of the ranges of the set's
+// members, in order. Those the last build did not write are written on
+// every core, a batch of one per core at a time (deflating takes a core),
+// and published in order, so that the output and the state do not depend
+// on which finished first; a batch holds one manifest per core.
+func (b *dumper) resourcePackages(ctx context.Context, s *set, members *memberList, ranges []zippkg.Range) ([]snapshot.Package, error) {
+	b.indexPreviousPackages()
+	pkgs := make([]snapshot.Package, 0, len(ranges))
+	batch := make([]madePackage, runtime.GOMAXPROCS(0))
+	for start := 0; start < len(ranges); start += len(batch) {
+		made := batch[:min(len(batch), len(ranges)-start)]
+		err := b.makePackages(ctx, s, members, ranges[start:], made)
+		for i := range made {
+			if err == nil {
+				err = b.publishPackage(&made[i])
+			} else if made[i].tmp != "" {
+				os.Remove(made[i].tmp)
+			}
+			pkgs = append(pkgs, made[i].pkg)
+			made[i] = madePackage{}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return pkgs, nil
+}
+
+// makePackages makes the packages of the first len(made) ranges, one
+// goroutine each, and returns the error of the first that failed.
+func (b *dumper) makePackages(ctx context.Context, s *set, members *memberList, ranges []zippkg.Range, made []madePackage) error {
+	errs := make([]error, len(made))
+	var wg sync.WaitGroup
+	for i := range made {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer snapshot.Catch(&errs[i])
+			made[i], errs[i] = b.makeResourcePackage(ctx, s, members, ranges[i])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeResourcePackage makes the package of the members in range r of the
+// set: the last build's, when it wrote the same one, else a new one,
+// written to a temporary file.
+func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *memberList, r zippkg.Range) (madePackage, error) {
 	m := &zippkg.Manifest{Kind: zippkg.ResourceDump, Up: b.docURL(layout.CapabilityList(s.Name)), At: b.sum.Now}
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
-	for k := from; k < to; k++ {
+	for k := r.Start; k < r.End; k++ {
 		r := b.next.Files.At(members.At(k))
 		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: manifestPath(r.Path),
 			Length: r.Size, Hash: r.Digests.Hash(b.algs)}
@@ -96,31 +154,39 @@ func (b *dumper) resourcePackage(ctx context.Context, s *set, members *memberLis
 		m.Entries = append(m.Entries, e)
 	}
 	rel := layout.ResourceDumpPackage(s.Name, b.packageID(m))
-	pkg := snapshot.Package{Set: s.Name, Path: rel, At: b.now}
+	made := madePackage{pkg: snapshot.Package{Set: s.Name, Path: rel, At: b.now}, m: m}
 	if old, ok := b.previousPackage(rel); ok {
 		// A package's bytes depend on its at: kept, or made again with the
 		// same at (an output folder built afresh), it keeps its bytes, as
 		// its URI, named by its contents, promises to caches.
-		m.At, pkg.At = unixTime(old.At), old.At
+		m.At, made.pkg.At = unixTime(old.At), old.At
 		if info, err := os.Stat(b.sink.Path(rel)); err == nil && info.Size() == old.Length {
-			b.recordPackage(old, false)
-			return old, b.writeManifestCopy(rel, m)
+			made.pkg = old
+			return made, nil
 		}
 	}
-	return pkg, b.writePackage(ctx, &pkg, m)
+	var err error
+	made.tmp, err = b.packPackage(ctx, &made.pkg, made.m)
+	return made, err
 }
 
 // previousPackage returns the record of the package the last build
 // published at rel, if any.
 func (b *dumper) previousPackage(rel string) (snapshot.Package, bool) {
+	b.indexPreviousPackages()
+	p, ok := b.prevPackages[rel]
+	return p, ok
+}
+
+// indexPreviousPackages makes the map of the last build's packages by
+// output path, once: before the workers of resourcePackages read it.
+func (b *dumper) indexPreviousPackages() {
 	if b.prevPackages == nil {
 		b.prevPackages = make(map[string]snapshot.Package, len(b.prev.Packages))
 		for _, p := range b.prev.Packages {
 			b.prevPackages[p.Path] = p
 		}
 	}
-	p, ok := b.prevPackages[rel]
-	return p, ok
 }
 
 // packageID is a digest of everything that makes up a package's bytes
@@ -138,27 +204,47 @@ func (b *dumper) packageID(m *zippkg.Manifest) string {
 }
 
 // writePackage writes the package of manifest m at pkg.Path, staged (see
-// stage), reading each bitstream from the source and checking it against the
-// manifest, and fills in pkg's length and digest.
+// stage), and publishes it with its manifest's copy.
 func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest) error {
+	tmp, err := b.packPackage(ctx, pkg, m)
+	if err != nil {
+		return err
+	}
+	return b.publishPackage(&madePackage{pkg: *pkg, m: m, tmp: tmp})
+}
+
+// packPackage writes the package of manifest m for pkg.Path into a
+// temporary file, reading each bitstream from the source and checking it
+// against the manifest, fills in pkg's length and digest, and returns the
+// file. It is safe for concurrent use.
+func (b *dumper) packPackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest) (string, error) {
 	dst := b.sink.Path(pkg.Path)
 	sum := sha256.New()
 	size := &countingWriter{}
-	err := b.sink.WriteNew(pkg.Path, func(w io.Writer) error {
+	tmp, err := b.sink.WriteTemp(pkg.Path, func(w io.Writer) error {
 		return zippkg.Write(ctx, io.MultiWriter(w, sum, size), m, b.zipOptions(), b.openBitstream)
 	})
 	var changed *zippkg.ChangedError
 	if errors.As(err, &changed) {
-		return fmt.Errorf("dump package %s: %s changed since it was scanned (%v); build again", dst,
+		return "", fmt.Errorf("dump package %s: %s changed since it was scanned (%v); build again", dst,
 			filepath.Join(b.cfg.Source, filepath.FromSlash(changed.Path[1:])), err)
 	}
 	if err != nil {
-		return fmt.Errorf("dump package %s: %w", dst, err)
+		return "", fmt.Errorf("dump package %s: %w", dst, err)
 	}
 	pkg.Length = size.n
 	copy(pkg.SHA256[:], sum.Sum(nil))
-	b.recordPackage(*pkg, true)
-	return b.writeManifestCopy(pkg.Path, m)
+	return tmp, nil
+}
+
+// publishPackage stages a package made anew, records the package as
+// published by this build, and publishes its manifest's copy.
+func (b *dumper) publishPackage(made *madePackage) error {
+	if made.tmp != "" {
+		b.sink.StageNew(made.pkg.Path, made.tmp)
+	}
+	b.recordPackage(made.pkg, made.tmp != "")
+	return b.writeManifestCopy(made.pkg.Path, made.m)
 }
 
 // openBitstream opens the source file of a manifest entry, or its

@@ -328,3 +328,46 @@ func TestChangeDumpSplitsLargeBuilds(t *testing.T) {
 		t.Errorf("the packages hold %d of the %d changes", len(got), len(many))
 	}
 }
+
+// TestDumpOfAFileChangedAfterItsScanFails: a file rewritten between the
+// scan and its packaging (here: when the build writes its first file after
+// the scan) fails the build, naming the file; the packages written in
+// parallel with the failed one, and before it, leave no file in the
+// output, and the next build publishes the new bytes.
+func TestDumpOfAFileChangedAfterItsScanFails(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf("dir%d/file %02d.txt", i%4, i)] = strings.Repeat(fmt.Sprintf("line %d\n", i), 20+i*7)
+	}
+	writeTree(t, src, files)
+	cfg := dumpConfig(t, root)
+	victim := "dir2/file 10.txt"
+	var changed atomic.Bool
+	now, _ := time.Parse(time.RFC3339, "2026-01-01T00:00:00Z")
+	_, err := Build(context.Background(), cfg, Options{Now: now, Notify: func(n Note) {
+		if n.Kind == NoteWritten && !changed.Swap(true) {
+			if err := os.WriteFile(filepath.Join(src, filepath.FromSlash(victim)), []byte("rewritten\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if err == nil || !strings.Contains(err.Error(), "changed since it was scanned") || !strings.Contains(err.Error(), victim) {
+		t.Fatalf("build: %v; want a failure naming %s as changed since it was scanned", err, victim)
+	}
+	filepath.WalkDir(cfg.Out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("the failed build left %s", p)
+		}
+		return nil
+	})
+	files[victim] = "rewritten\n"
+	buildAt(t, cfg, "2026-01-01T01:00:00Z", limits{})
+	if got := resourceDumpTree(t, cfg.Out); !maps.Equal(got, files) {
+		t.Error("the next build's Resource Dump does not hold the source's bytes")
+	}
+	if n := len(packageFiles(t, cfg.Out)); n < 4 {
+		t.Errorf("%d packages: the test needs several per batch", n)
+	}
+}

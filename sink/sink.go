@@ -112,11 +112,26 @@ func (s *Sink) WriteFile(path string, write func(io.Writer) error) (bool, error)
 // write fails. It is for the files rsgen writes once and never compares:
 // dump packages and kept versions.
 func (s *Sink) WriteNew(rel string, write func(io.Writer) error) error {
-	dst := s.Path(rel)
-	s.watchOutput()
-	tmp, err := createTemp(dst)
+	tmp, err := s.WriteTemp(rel, write)
 	if err != nil {
 		return err
+	}
+	s.StageNew(rel, tmp)
+	return nil
+}
+
+// WriteTemp is the first half of WriteNew: it writes the file at output
+// path rel in full through write, as a new temporary file beside it, and
+// returns the temporary file's path, for StageNew; nothing is left when
+// write fails. Unlike the writes of documents, it is safe for concurrent
+// use: dump packages are written in parallel, then staged in order, so that
+// the order of publication, and of the outputs the state records, does not
+// depend on which finished first.
+func (s *Sink) WriteTemp(rel string, write func(io.Writer) error) (string, error) {
+	s.watchOutput()
+	tmp, err := createTemp(s.Path(rel))
+	if err != nil {
+		return "", err
 	}
 	err = write(tmp)
 	if err == nil {
@@ -130,11 +145,16 @@ func (s *Sink) WriteNew(rel string, write func(io.Writer) error) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return err
+		return "", err
 	}
-	s.Stage(tmp.Name(), dst)
+	return tmp.Name(), nil
+}
+
+// StageNew stages tmp, written by WriteTemp, for output path rel, and
+// records rel as written.
+func (s *Sink) StageNew(rel, tmp string) {
+	s.Stage(tmp, s.Path(rel))
 	s.Record(rel, true)
-	return nil
 }
 
 // Record records output path rel as published by this build, changed or
