@@ -157,7 +157,7 @@ func (o *output) verified(r *snapshot.Record) bool {
 // discard removes the copies still pending and the resources added by a
 // build that failed; after a build that published, nothing is left to
 // remove. Its error says that the list of the resources added could not
-// be read back, and which of them stay in the output.
+// be read back: those it did not yield stay in the output.
 func (o *output) discard() error {
 	o.pending.Range(func(p, tmp any) bool {
 		os.Remove(tmp.(string))
