@@ -24,7 +24,10 @@
 // naming the path, when the length or a digest differs: the file changed
 // between the scan and packaging. A Writer holds one entry's buffers and
 // the manifest's entry list (at most 50,000), never a bitstream, so memory
-// does not grow with file or package size.
+// does not grow with file or package size. Write, which opens the
+// bitstreams itself, reads, verifies and compresses the small ones (up to
+// 256 KiB) ahead of the writer on a worker per core, a few at a time, so
+// that a package uses every core; it holds those few in memory.
 //
 // Packaging reads each bitstream again after the scan hashed it. A spool
 // that kept the scan's bytes was tried and measured: on a copy of Go's

@@ -112,7 +112,9 @@ func (w *Writer) Close() error {
 
 // Write writes the whole package of m to w, opening each bitstream with
 // open, in manifest order, and closing it after use. It is NewWriter, Add
-// and Close in one call. It stops with ctx's error within one read of a
+// and Close in one call, but for the small bitstreams, which it compresses
+// ahead on a worker per core (see prefetchMax): open must be safe for
+// concurrent use. It stops with ctx's error within one read of a
 // bitstream once ctx is done: a package of gigabytes is no reason to
 // ignore an interrupt.
 func Write(ctx context.Context, w io.Writer, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) error {
@@ -120,6 +122,8 @@ func Write(ctx context.Context, w io.Writer, m *Manifest, opts *Options, open fu
 	if err != nil {
 		return err
 	}
+	ahead := prefetch(ctx, m, opts, open)
+	defer ahead.close()
 	for i := range m.Entries {
 		e := &m.Entries[i]
 		if !e.hasBitstream() {
@@ -128,7 +132,13 @@ func Write(ctx context.Context, w io.Writer, m *Manifest, opts *Options, open fu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := addOpened(ctx, pw, e, open); err != nil {
+		if c := ahead.next(); c != nil {
+			err = pw.addCompressed(e.Path, c)
+			ahead.recycle(c.data)
+		} else {
+			err = addOpened(ctx, pw, e, open)
+		}
+		if err != nil {
 			return err
 		}
 	}
