@@ -34,15 +34,17 @@ type dumper struct {
 // two URIs.
 const packageEntryBound = 500
 
-// zipOptions returns the compression the configuration asks for.
-func (b *dumper) zipOptions() *zippkg.Options {
+// zipOptions returns the compression the configuration asks for, and the
+// share of the cores of a package written beside others (0: every core).
+func (b *dumper) zipOptions(workers int) *zippkg.Options {
+	o := &zippkg.Options{Workers: workers}
 	switch b.cfg.Dumps.Compression {
 	case config.CompressStore:
-		return &zippkg.Options{Method: func(string) uint16 { return zip.Store }}
+		o.Method = func(string) uint16 { return zip.Store }
 	case config.CompressDeflate:
-		return &zippkg.Options{Method: func(string) uint16 { return zip.Deflate }}
+		o.Method = func(string) uint16 { return zip.Deflate }
 	}
-	return nil
+	return o
 }
 
 // manifestPath returns the path of a source file inside a dump package.
@@ -126,7 +128,7 @@ func (b *dumper) makePackages(ctx context.Context, s *set, members *memberList, 
 		go func() {
 			defer wg.Done()
 			defer snapshot.Catch(&errs[i])
-			made[i], errs[i] = b.makeResourcePackage(ctx, s, members, ranges[i])
+			made[i], errs[i] = b.makeResourcePackage(ctx, s, members, ranges[i], max(1, runtime.GOMAXPROCS(0)/len(made)))
 		}()
 	}
 	wg.Wait()
@@ -140,8 +142,8 @@ func (b *dumper) makePackages(ctx context.Context, s *set, members *memberList, 
 
 // makeResourcePackage makes the package of the members in range r of the
 // set: the last build's, when it wrote the same one, else a new one,
-// written to a temporary file.
-func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *memberList, r zippkg.Range) (madePackage, error) {
+// written to a temporary file with workers goroutines compressing ahead.
+func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *memberList, r zippkg.Range, workers int) (madePackage, error) {
 	m := &zippkg.Manifest{Kind: zippkg.ResourceDump, Up: b.docURL(layout.CapabilityList(s.Name)), At: b.sum.Now}
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
 	for k := r.Start; k < r.End; k++ {
@@ -166,7 +168,7 @@ func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *membe
 		}
 	}
 	var err error
-	made.tmp, err = b.packPackage(ctx, &made.pkg, made.m)
+	made.tmp, err = b.packPackage(ctx, &made.pkg, made.m, workers)
 	return made, err
 }
 
@@ -206,7 +208,7 @@ func (b *dumper) packageID(m *zippkg.Manifest) string {
 // writePackage writes the package of manifest m at pkg.Path, staged (see
 // stage), and publishes it with its manifest's copy.
 func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest) error {
-	tmp, err := b.packPackage(ctx, pkg, m)
+	tmp, err := b.packPackage(ctx, pkg, m, 0)
 	if err != nil {
 		return err
 	}
@@ -216,13 +218,14 @@ func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zip
 // packPackage writes the package of manifest m for pkg.Path into a
 // temporary file, reading each bitstream from the source and checking it
 // against the manifest, fills in pkg's length and digest, and returns the
-// file. It is safe for concurrent use.
-func (b *dumper) packPackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest) (string, error) {
+// file. It is safe for concurrent use; workers goroutines (0: one per
+// core) compress ahead (see zippkg.Options).
+func (b *dumper) packPackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest, workers int) (string, error) {
 	dst := b.sink.Path(pkg.Path)
 	sum := sha256.New()
 	size := &countingWriter{}
 	tmp, err := b.sink.WriteTemp(pkg.Path, func(w io.Writer) error {
-		return zippkg.Write(ctx, io.MultiWriter(w, sum, size), m, b.zipOptions(), b.openBitstream)
+		return zippkg.Write(ctx, io.MultiWriter(w, sum, size), m, b.zipOptions(workers), b.openBitstream)
 	})
 	var changed *zippkg.ChangedError
 	if errors.As(err, &changed) {

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"mime"
+	"runtime"
 	"strings"
 
 	"github.com/klauspost/compress/flate"
@@ -24,8 +25,9 @@ import (
 const Deflater = "github.com/klauspost/compress/flate@v1.20.4"
 
 // Options tune how bitstreams are compressed. The zero value (or nil) gives
-// DefaultMethod and DefaultLevel. Options are an input of the package bytes
-// as much as the files are: change them and every package changes.
+// DefaultMethod and DefaultLevel. Method and Level are an input of the
+// package bytes as much as the files are: change them and every package
+// changes.
 type Options struct {
 	// Method returns zip.Store or zip.Deflate for a media type (the
 	// manifest's Type, possibly empty). Nil means DefaultMethod.
@@ -33,6 +35,11 @@ type Options struct {
 	// Level is the deflate level for zip.Deflate, from flate.BestSpeed (1)
 	// to flate.BestCompression (9); 0 means DefaultLevel.
 	Level int
+	// Workers is how many goroutines of Write read and compress small
+	// bitstreams ahead of the writer (see prefetchMax); 0 means one per
+	// core. A caller that writes packages in parallel gives each its
+	// share of the cores. It does not change the bytes.
+	Workers int
 }
 
 // DefaultLevel is the deflate level used when Options.Level is 0. Speed
@@ -87,6 +94,13 @@ func (o *Options) method(mediaType string) uint16 {
 		return o.Method(mediaType)
 	}
 	return DefaultMethod(mediaType)
+}
+
+func (o *Options) workers() int {
+	if o == nil || o.Workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.Workers
 }
 
 func (o *Options) level() int {

@@ -5,12 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 )
 
 // Write compresses the small bitstreams of a package ahead of the writer,
-// on a worker per core, so that reading, hashing and deflating them uses
+// on a worker per core (Options.Workers), so that reading, hashing and deflating them uses
 // every core while the writer writes them in order: a package is one
 // stream, and a site that fits in one package (the default size is 1 GiB)
 // would otherwise deflate on one core. A bitstream up to prefetchMax
@@ -51,9 +50,10 @@ type job struct {
 // prefetch starts compressing the bitstreams of m, opened with open.
 func prefetch(ctx context.Context, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) *prefetcher {
 	ctx, stop := context.WithCancel(ctx)
-	p := &prefetcher{out: make(chan chan *compressed, prefetchAhead), free: make(chan []byte, prefetchAhead+runtime.GOMAXPROCS(0)), stop: stop}
+	workers := opts.workers()
+	p := &prefetcher{out: make(chan chan *compressed, prefetchAhead), free: make(chan []byte, prefetchAhead+workers), stop: stop}
 	jobs := make(chan job)
-	for range runtime.GOMAXPROCS(0) {
+	for range workers {
 		p.done.Add(1)
 		go func() {
 			defer p.done.Done()

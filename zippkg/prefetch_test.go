@@ -13,7 +13,7 @@ import (
 // TestWriteEqualsAddOneByOne: a package that Write makes, compressing its
 // small bitstreams ahead, has the bytes of the same package made by Add
 // one bitstream at a time, with bitstreams on both sides of prefetchMax,
-// stored and deflated.
+// stored and deflated, whatever the number of workers.
 func TestWriteEqualsAddOneByOne(t *testing.T) {
 	tree := sampleTree()
 	tree["/big/text.txt"] = testFile{bytes.Repeat([]byte("a line of text\n"), 3*prefetchMax/15), "text/plain"}
@@ -33,8 +33,10 @@ func TestWriteEqualsAddOneByOne(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := writePackage(t, m, nil, memOpen(tree)); !bytes.Equal(got, one.Bytes()) {
-		t.Errorf("Write made %d bytes that differ from Add's %d", len(got), one.Len())
+	for _, workers := range []int{0, 1, 3} {
+		if got := writePackage(t, m, &Options{Workers: workers}, memOpen(tree)); !bytes.Equal(got, one.Bytes()) {
+			t.Errorf("Write with %d workers made %d bytes that differ from Add's %d", workers, len(got), one.Len())
+		}
 	}
 	checkPackage(t, one.Bytes(), m, func(e *Entry) []byte { return tree[e.Path].data })
 }
