@@ -37,6 +37,17 @@ func dumpConfig(t *testing.T, root string) *config.Config {
 	return &cfg
 }
 
+// linesTree returns 40 text files of growing length in four folders, named
+// by format from the folder's and the file's number: enough for several
+// packages of dumpConfig's size.
+func linesTree(format string) map[string]string {
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf(format, i%4, i)] = strings.Repeat(fmt.Sprintf("line %d\n", i), 20+i*7)
+	}
+	return files
+}
+
 // readDoc reads the document at path with the shared test reader.
 func readDoc(t *testing.T, path string) *sitemaptest.Doc {
 	t.Helper()
@@ -183,10 +194,7 @@ func packageFiles(t *testing.T, out string) map[string][]byte {
 func TestResourceDumpRebuildsTheTree(t *testing.T) {
 	root := t.TempDir()
 	src := filepath.Join(root, "site")
-	files := map[string]string{}
-	for i := range 40 {
-		files[fmt.Sprintf("dir%d/file %02d ü.txt", i%4, i)] = strings.Repeat(fmt.Sprintf("line %d\n", i), 20+i*7)
-	}
+	files := linesTree("dir%d/file %02d ü.txt")
 	files["images/photo.png"] = "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00\xff", 300)
 	writeTree(t, src, files)
 	cfg := dumpConfig(t, root)
@@ -337,10 +345,7 @@ func TestChangeDumpSplitsLargeBuilds(t *testing.T) {
 func TestDumpOfAFileChangedAfterItsScanFails(t *testing.T) {
 	root := t.TempDir()
 	src := filepath.Join(root, "site")
-	files := map[string]string{}
-	for i := range 40 {
-		files[fmt.Sprintf("dir%d/file %02d.txt", i%4, i)] = strings.Repeat(fmt.Sprintf("line %d\n", i), 20+i*7)
-	}
+	files := linesTree("dir%d/file %02d.txt")
 	writeTree(t, src, files)
 	cfg := dumpConfig(t, root)
 	victim := "dir2/file 10.txt"
