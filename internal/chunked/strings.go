@@ -2,6 +2,7 @@ package chunked
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -106,59 +107,44 @@ func (l *Strings) spill(block []byte) bool {
 func (l *Strings) Len() int { return l.n }
 
 // All yields the strings in order. When the file cannot be read back, it
-// stops early, and Err says why.
+// stops early, and Err says why. The file's bytes and the blocks in memory
+// are one stream of entries, decoded by one loop.
 func (l *Strings) All() iter.Seq[string] {
 	return func(yield func(string) bool) {
+		parts := []io.Reader{io.NewSectionReader(l.file, 0, l.end)}
+		total := l.end // no string is longer than the list
+		for _, b := range l.blocks {
+			parts = append(parts, bytes.NewReader(b))
+			total += int64(len(b))
+		}
+		if l.end == 0 {
+			parts = parts[1:] // no file, or nothing in it
+		}
+		r := bufio.NewReaderSize(io.MultiReader(parts...), defaultBlockSize)
 		var cur []byte
-		if l.end > 0 {
-			r := bufio.NewReaderSize(io.NewSectionReader(l.file, 0, l.end), defaultBlockSize)
-			var ok bool
-			if cur, ok = l.readBack(r, yield); !ok {
+		for {
+			shared, err := binary.ReadUvarint(r)
+			if err == io.EOF {
 				return
 			}
-		}
-		for _, b := range l.blocks {
-			for len(b) > 0 {
-				shared, k := binary.Uvarint(b)
-				b = b[k:]
-				n, k := binary.Uvarint(b)
-				b = b[k:]
-				cur = append(cur[:shared], b[:n]...)
-				b = b[n:]
-				if !yield(string(cur)) {
-					return
-				}
+			var n uint64
+			if err == nil {
+				n, err = binary.ReadUvarint(r)
 			}
-		}
-	}
-}
-
-// readBack yields the strings of the file and returns the last one, and
-// whether to go on.
-func (l *Strings) readBack(r *bufio.Reader, yield func(string) bool) ([]byte, bool) {
-	var cur []byte
-	for {
-		shared, err := binary.ReadUvarint(r)
-		if err == io.EOF {
-			return cur, true
-		}
-		var n uint64
-		if err == nil {
-			n, err = binary.ReadUvarint(r)
-		}
-		if err == nil && (shared > uint64(len(cur)) || n > uint64(l.end)) {
-			err = fmt.Errorf("a string of %d bytes sharing %d with one of %d", n, shared, len(cur))
-		}
-		if err == nil {
-			cur = slices.Grow(cur[:shared], int(n))[:int(shared)+int(n)]
-			_, err = io.ReadFull(r, cur[shared:])
-		}
-		if err != nil {
-			l.err = fmt.Errorf("read back the list of strings: %w", err)
-			return nil, false
-		}
-		if !yield(string(cur)) {
-			return nil, false
+			if err == nil && (shared > uint64(len(cur)) || n > uint64(total)) {
+				err = fmt.Errorf("a string of %d bytes sharing %d with one of %d", n, shared, len(cur))
+			}
+			if err == nil {
+				cur = slices.Grow(cur[:shared], int(n))[:int(shared)+int(n)]
+				_, err = io.ReadFull(r, cur[shared:])
+			}
+			if err != nil {
+				l.err = fmt.Errorf("read back the list of strings: %w", err)
+				return
+			}
+			if !yield(string(cur)) {
+				return
+			}
 		}
 	}
 }
