@@ -62,7 +62,7 @@ type history struct {
 }
 
 func TestPropertyRandomHistories(t *testing.T) {
-	seeds, builds, files := 2, 20, 30
+	seeds, builds, files := 2, 14, 30
 	if stress() {
 		seeds, builds, files = 6, 40, 150
 	}

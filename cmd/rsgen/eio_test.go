@@ -486,8 +486,8 @@ func (s *eioSite) sweep(f *eioFamily) {
 			idle++
 		}
 		switch {
-		case !stress() && n >= 4:
-			n += n / 2 // the short form: every call at first, then ever sparser
+		case !stress() && n >= 3:
+			n *= 2 // the short form: the first calls, then ever sparser
 		case n < 24:
 			n++
 		case n < 60:
