@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -241,26 +242,32 @@ func (b *recoverer) outputHoldsBuild() bool {
 // per set, its files from the Resource List, its journal from the Change
 // Lists and Change Dumps, its dump packages and its archives; and the kept
 // versions from the mementos.
-func (b *recoverer) recoverFromOutput() (*recovery, error) {
+func (b *recoverer) recoverFromOutput() (rec *recovery, err error) {
 	names, err := b.publishedSets()
 	if err != nil {
 		return nil, err
 	}
-	rec := &recovery{}
+	rec = &recovery{}
 	st := &snapshot.State{SetChanged: map[string]int64{}, Journals: map[string][]snapshot.Segment{}, BaseURL: b.base}
 	outputs := []string{layout.SourceDescription}
-	var files snapshot.Records
-	for i, name := range names {
+	var sets []*snapshot.RecordFile // each set's files, closed once merged
+	defer func() {
+		if err != nil {
+			for _, f := range sets {
+				f.Close()
+			}
+		}
+	}()
+	for _, name := range names {
 		outputs = append(outputs, layout.CapabilityList(name))
-		var setFiles snapshot.Records
-		at, rlDocs, err := b.recoverResourceList(name, &setFiles)
+		at, rlDocs, lists, err := b.resourceListDocs(name)
 		if err != nil {
 			return nil, err
 		}
 		outputs = append(outputs, rlDocs...)
 		st.SetChanged[name] = at
 		st.LastBuild = max(st.LastBuild, at)
-		journal, late, listDocs, err := b.recoverJournal(name, at, &setFiles, rec)
+		journal, late, unexplained, listDocs, err := b.recoverJournal(name, at, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -282,123 +289,257 @@ func (b *recoverer) recoverFromOutput() (*recovery, error) {
 			return nil, err
 		}
 		outputs = append(outputs, archiveOutputs...)
-		setFiles = replayLate(setFiles, late)
-		if i == 0 {
-			files = setFiles // nothing to merge: a second list of a million records is not made
-			continue
+		setFiles, err := b.recoverSetFiles(lists, unexplained, late)
+		if err != nil {
+			return nil, err
 		}
-		// A file in several sets keeps the record of the first.
-		files = mergeRecords(&files, &setFiles)
+		sets = append(sets, setFiles)
 	}
-	st.Files = files
+	var files *snapshot.RecordFile
+	if len(sets) == 1 {
+		files = sets[0]
+	} else {
+		files = b.newRecordFile()
+		if err := mergeSets(files, sets); err != nil {
+			files.Close()
+			return nil, err
+		}
+	}
+	sets = nil // merged and closed, or the state's
+	st.UseFiles(files)
 	versionOutputs, err := b.recoverVersions(st, rec)
 	if err != nil {
+		st.Close()
 		return nil, err
 	}
 	outputs = append(outputs, versionOutputs...)
 	st.Outputs = sortedPaths(outputs)
-	b.spill(st)
 	rec.state = st
 	return rec, nil
 }
 
-// spill moves the recovered file records out of memory into the state
-// folder (see snapshot.State.Spill), so that the build that re-reads every
-// file holds no more than a build from a saved state: at a million files,
-// the recovered records and the scan's together were most of a peak of
-// 800 MB. It is only a saving: without a state folder to spill into (rsgen
-// plan before any build) or when spilling fails, the records stay in
-// memory, and the build goes on as it would have.
-func (b *recoverer) spill(st *snapshot.State) {
-	if info, err := os.Stat(b.cfg.State); err != nil || !info.IsDir() {
-		return
+// newRecordFile returns where recovered file records go: an unnamed file
+// of the state folder (see snapshot.RecordFile), so that the build that
+// re-reads every file holds no more than a build from a saved state (at a
+// million files, the recovered records in memory were 140 MB of a peak of
+// 280 MB). It is only a saving: without a state folder to write into
+// (rsgen plan before any build), or when the file cannot be made, the
+// records stay in memory, and the build goes on as it would have.
+func (b *recoverer) newRecordFile() *snapshot.RecordFile {
+	dir := b.cfg.State
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		dir = ""
 	}
-	if err := st.Spill(b.cfg.State); err != nil {
+	f, err := snapshot.NewRecordFile(dir)
+	if err != nil {
 		b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; the recovered records stay in memory", err)})
+		f, _ = snapshot.NewRecordFile("")
 	}
+	return f
 }
 
-// replayLate applies to files, in walk order, the events newer than their
-// Resource List (oldest first): a build killed between the two published
-// them only in a Change List.
-func replayLate(files snapshot.Records, late []snapshot.Event) snapshot.Records {
-	if len(late) == 0 {
-		return files
+// errNotInWalkOrder: a Resource List whose entries are not in walk order,
+// which rsgen never writes (the list was edited by hand).
+var errNotInWalkOrder = errors.New("entries not in walk order")
+
+// recoverSetFiles reads the files of a set from the documents of its
+// Resource List (the list, or the parts of its index) into a record file,
+// in walk order, as they come: rsgen writes its lists in walk order, so
+// they are read without holding them. The records no Change List explains
+// are dropped and the events newer than the list replayed (see
+// setRecords). A list in another order is read again into memory and
+// sorted.
+func (b *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.Record) bool, late []snapshot.Event) (*snapshot.RecordFile, error) {
+	f := b.newRecordFile()
+	w := newSetRecords(f, unexplained, late, b.notify)
+	err := b.readListed(lists, w.add)
+	if errors.Is(err, errNotInWalkOrder) {
+		f.Close()
+		var all snapshot.Records
+		if err := b.readListed(lists, func(r snapshot.Record) error { all.Append(r); return nil }); err != nil {
+			return nil, err
+		}
+		sorted := inWalkOrder(&all)
+		f = b.newRecordFile()
+		w = newSetRecords(f, unexplained, late, b.notify)
+		for _, r := range sorted.All() {
+			if err = w.add(*r); err != nil {
+				break
+			}
+		}
 	}
-	final := map[string]*snapshot.Record{} // nil: deleted
+	if err == nil {
+		w.finish()
+		err = f.Finish()
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// readListed reads the resource entries of the documents lists, in order,
+// into add.
+func (b *recoverer) readListed(lists []string, add func(snapshot.Record) error) error {
+	for _, rel := range lists {
+		_, err := readPublished(b.sink.Path(rel), func(_ *rs.Head, e *rs.Entry) error {
+			r, err := b.pubRecord(e)
+			if err != nil {
+				return err
+			}
+			r.Seen = unixOf(e.Lastmod)
+			return add(r)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setRecords turns the records of one set's Resource List, given in walk
+// order, into the set's recovered records in a record file: it drops those
+// no Change List explains, and replays the events newer than the list (a
+// build killed between the two published them only in a Change List),
+// oldest first, the last event of a path deciding: a deletion removes the
+// record, a creation or update replaces it or adds it in its place.
+type setRecords struct {
+	f           *snapshot.RecordFile
+	unexplained func(*snapshot.Record) bool // nil: every record is explained
+	late        []lateRecord                // in walk order
+	next        int                         // the first of late not yet applied
+	prev        string                      // the path added last
+	notify      func(Note)
+}
+
+// lateRecord is the record a path has after the late events: nil when
+// deleted.
+type lateRecord struct {
+	path string
+	rec  *snapshot.Record
+}
+
+func newSetRecords(f *snapshot.RecordFile, unexplained func(*snapshot.Record) bool, late []snapshot.Event, notify func(Note)) *setRecords {
+	final := map[string]*snapshot.Record{}
 	for _, ev := range late {
 		final[ev.Record.Path] = ev.Record
 		if ev.Change == snapshot.Deleted {
 			final[ev.Record.Path] = nil
 		}
 	}
-	var created []snapshot.Record
+	s := &setRecords{f: f, unexplained: unexplained, notify: notify}
 	for p, r := range final {
-		switch cur := files.Find(p); {
-		case cur != nil && r != nil:
-			*cur = *r
-		case cur == nil && r != nil:
-			created = append(created, *r)
-		}
+		s.late = append(s.late, lateRecord{p, r})
 	}
-	files.DeleteFunc(func(r *snapshot.Record) bool {
-		last, evented := final[r.Path]
-		return evented && last == nil
-	})
-	if len(created) == 0 {
-		return files
-	}
-	slices.SortFunc(created, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
-	added := snapshot.RecordsOf(created...)
-	return mergeRecords(&files, &added)
+	slices.SortFunc(s.late, func(x, y lateRecord) int { return layout.ComparePaths(x.path, y.path) })
+	return s
 }
 
-// mergeRecords merges two lists of records in walk order into one; a path
-// in both keeps the record of a.
-func mergeRecords(a, b *snapshot.Records) snapshot.Records {
-	var out snapshot.Records
-	i, j := 0, 0
-	for i < a.Len() || j < b.Len() {
-		switch {
-		case j == b.Len():
-			out.Append(*a.At(i))
-			i++
-		case i == a.Len():
-			out.Append(*b.At(j))
-			j++
-		default:
-			c := layout.ComparePaths(a.At(i).Path, b.At(j).Path)
-			if c <= 0 {
-				out.Append(*a.At(i))
-				i++
-			} else {
-				out.Append(*b.At(j))
-				j++
+// add takes the next record of the list; errNotInWalkOrder when it does
+// not follow the one before.
+func (s *setRecords) add(r snapshot.Record) error {
+	if s.prev != "" && layout.ComparePaths(s.prev, r.Path) >= 0 {
+		return errNotInWalkOrder
+	}
+	s.prev = r.Path
+	if s.unexplained != nil && s.unexplained(&r) {
+		s.notify(Note{Kind: NoteInfo, Path: r.Path, Msg: "listed in the Resource List without its change event (a build was killed); it is published again as created"})
+		return nil
+	}
+	for s.next < len(s.late) && layout.ComparePaths(s.late[s.next].path, r.Path) < 0 {
+		s.applyLate() // a file the list does not hold
+	}
+	if s.next < len(s.late) && s.late[s.next].path == r.Path {
+		s.applyLate()
+		return nil
+	}
+	s.f.Append(&r)
+	return nil
+}
+
+// finish adds the records of late events past the last path listed.
+func (s *setRecords) finish() {
+	for s.next < len(s.late) {
+		s.applyLate()
+	}
+}
+
+func (s *setRecords) applyLate() {
+	if r := s.late[s.next].rec; r != nil {
+		s.f.Append(r)
+	}
+	s.next++
+}
+
+// mergeSets merges the recovered files of several sets, each in walk
+// order, into out, as the scan reads them: a file in several sets keeps the
+// record of the first. It closes the sets' files.
+func mergeSets(out *snapshot.RecordFile, sets []*snapshot.RecordFile) error {
+	defer func() {
+		for _, f := range sets {
+			f.Close()
+		}
+	}()
+	type head struct {
+		r    snapshot.Record
+		ok   bool
+		next func() (snapshot.Record, error, bool)
+	}
+	heads := make([]head, len(sets))
+	advance := func(h *head) error {
+		r, err, ok := h.next()
+		h.r, h.ok = r, ok && err == nil
+		return err
+	}
+	for i, f := range sets {
+		next, stop := iter.Pull2(f.All())
+		defer stop()
+		heads[i].next = next
+		if err := advance(&heads[i]); err != nil {
+			return err
+		}
+	}
+	for {
+		first := -1 // the set whose record comes first; the first set when several have the path
+		for i := range heads {
+			if heads[i].ok && (first < 0 || layout.ComparePaths(heads[i].r.Path, heads[first].r.Path) < 0) {
+				first = i
 			}
-			if c == 0 {
-				j++
+		}
+		if first < 0 {
+			break
+		}
+		out.Append(&heads[first].r)
+		p := heads[first].r.Path
+		for i := range heads {
+			if heads[i].ok && heads[i].r.Path == p {
+				if err := advance(&heads[i]); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	return out
+	return out.Finish()
 }
 
 // recoverJournal rebuilds set name's journal from its Change List Index and
 // Change Lists: a segment per list, the open one with its events, each
 // closed one with the sums of its copy in the output, which goes back into
 // the state archive. It returns the journal, the events newer than the
-// Resource List's at (a build killed between the two), oldest first, and
-// the output paths it read.
-func (b *recoverer) recoverJournal(name string, at int64, setFiles *snapshot.Records, rec *recovery) ([]snapshot.Segment, []snapshot.Event, []string, error) {
+// Resource List's at (a build killed between the two), oldest first, which
+// of the Resource List's records no list explains (see unexplainedBy; nil
+// when all are), and the output paths it read.
+func (b *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]snapshot.Segment, []snapshot.Event, func(*snapshot.Record) bool, []string, error) {
 	lists, err := b.changeListsOf(name)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	outputs := []string{layout.ChangeListIndex(name)}
 	var journal []snapshot.Segment
 	var late []snapshot.Event
 	// With lastmod from content, every listed file first seen after the
-	// baseline has its event at that time in the lists; see dropUnexplained.
+	// baseline has its event at that time in the lists; see unexplainedBy.
 	check := b.cfg.Lastmod == config.LastmodContent && len(lists) > 0
 	evented := map[eventKey]bool{}
 	for _, l := range lists {
@@ -408,14 +549,14 @@ func (b *recoverer) recoverJournal(name string, at int64, setFiles *snapshot.Rec
 		if l.until != 0 {
 			k, err := b.recoverKept(l.rel, rec)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			seg.Kept = append(seg.Kept, k)
 		}
 		if l.until == 0 || l.until > at || check {
 			evs, err := b.readEvents(l.rel)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			for _, ev := range evs {
 				evented[eventKey{ev.Time, ev.Change, ev.Record.Path}] = true
@@ -429,22 +570,23 @@ func (b *recoverer) recoverJournal(name string, at int64, setFiles *snapshot.Rec
 		}
 		journal = append(journal, seg)
 	}
+	var unexplained func(*snapshot.Record) bool
 	if check {
-		b.dropUnexplained(setFiles, evented, lists[0].from)
+		unexplained = unexplainedBy(evented, lists[0].from)
 	}
 	slices.SortFunc(journal, func(x, y snapshot.Segment) int {
 		return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.Seq, y.Seq))
 	})
 	for i, seg := range journal {
 		if seg.Until == 0 && i != len(journal)-1 {
-			return nil, nil, nil, fmt.Errorf("set %s: the Change List opened at %s is open but not the last", name, unixTime(seg.From).Format(time.RFC3339))
+			return nil, nil, nil, nil, fmt.Errorf("set %s: the Change List opened at %s is open but not the last", name, unixTime(seg.From).Format(time.RFC3339))
 		}
 	}
 	if open := snapshot.Open(journal); open != nil {
 		slices.SortStableFunc(open.Events, func(x, y snapshot.Event) int { return cmp.Compare(x.Time, y.Time) })
 	}
 	slices.SortStableFunc(late, func(x, y snapshot.Event) int { return cmp.Compare(x.Time, y.Time) })
-	return journal, late, outputs, nil
+	return journal, late, unexplained, outputs, nil
 }
 
 // recoverKept returns the record of a file kept in the state archive, as
@@ -472,56 +614,49 @@ type eventKey struct {
 	path   string
 }
 
-// dropUnexplained removes from files those whose Resource List entry no
-// Change List explains: first seen (lastmod, from content) after the
-// baseline at from, with no created or updated event at that time. Such an
-// entry was published by a build that was killed before its state was
-// saved, and a retry from the old state may have rewritten the Change List
-// that held its event without it (it closed the list, knowing nothing of
-// the event). Left in, the file would never get its event; dropped, the
-// next build finds it and publishes it as created.
-func (b *recoverer) dropUnexplained(files *snapshot.Records, evented map[eventKey]bool, from int64) {
-	files.DeleteFunc(func(r *snapshot.Record) bool {
-		if r.Seen <= from || evented[eventKey{r.Seen, snapshot.Created, r.Path}] || evented[eventKey{r.Seen, snapshot.Updated, r.Path}] {
-			return false
-		}
-		b.notify(Note{Kind: NoteInfo, Path: r.Path, Msg: "listed in the Resource List without its change event (a build was killed); it is published again as created"})
-		return true
-	})
+// unexplainedBy returns whether a Resource List record is one no Change
+// List explains: first seen (lastmod, from content) after the baseline at
+// from, with no created or updated event at that time. Such an entry was
+// published by a build that was killed before its state was saved, and a
+// retry from the old state may have rewritten the Change List that held
+// its event without it (it closed the list, knowing nothing of the event).
+// Left in, the file would never get its event; dropped, the next build
+// finds it and publishes it as created.
+func unexplainedBy(evented map[eventKey]bool, from int64) func(*snapshot.Record) bool {
+	return func(r *snapshot.Record) bool {
+		return r.Seen > from && !evented[eventKey{r.Seen, snapshot.Created, r.Path}] && !evented[eventKey{r.Seen, snapshot.Updated, r.Path}]
+	}
 }
 
-// recoverResourceList reads the Resource List of set name (or its index
-// and parts) into files, in walk order, and returns its "at" and its
-// output paths.
-func (b *recoverer) recoverResourceList(name string, files *snapshot.Records) (int64, []string, error) {
+// resourceListDocs reads the head of set name's Resource List, and the
+// parts of its index when it is one: it returns the list's "at", its
+// output paths, and the documents that list the set's files (the list
+// itself, or its parts).
+func (b *recoverer) resourceListDocs(name string) (int64, []string, []string, error) {
 	rel := layout.ResourceList(name)
-	docs := []string{rel}
 	var parts []string
-	head, err := readPublished(b.sink.Path(rel), func(head *rs.Head, e *rs.Entry) error {
-		if head.Root == rs.SitemapIndex {
-			p, ok := layout.PathFromURL(b.base, e.Loc)
-			if !ok {
-				return fmt.Errorf("part %s is not under %s", e.Loc, b.base)
-			}
-			parts = append(parts, p)
-			return nil
-		}
-		return b.recoverEntry(e, files)
-	})
+	head, err := readPublished(b.sink.Path(rel), nil)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if head.MD.Capability != rs.CapResourceList {
-		return 0, nil, fmt.Errorf("%s: capability %q, want %q", rel, head.MD.Capability, rs.CapResourceList)
+		return 0, nil, nil, fmt.Errorf("%s: capability %q, want %q", rel, head.MD.Capability, rs.CapResourceList)
 	}
-	for _, p := range parts {
-		docs = append(docs, p)
-		if _, err := readPublished(b.sink.Path(p), func(_ *rs.Head, e *rs.Entry) error { return b.recoverEntry(e, files) }); err != nil {
-			return 0, nil, err
+	if head.Root != rs.SitemapIndex {
+		return unixOf(head.MD.At), []string{rel}, []string{rel}, nil
+	}
+	_, err = readPublished(b.sink.Path(rel), func(_ *rs.Head, e *rs.Entry) error {
+		p, ok := layout.PathFromURL(b.base, e.Loc)
+		if !ok {
+			return fmt.Errorf("part %s is not under %s", e.Loc, b.base)
 		}
+		parts = append(parts, p)
+		return nil
+	})
+	if err != nil {
+		return 0, nil, nil, err
 	}
-	*files = inWalkOrder(files)
-	return unixOf(head.MD.At), docs, nil
+	return unixOf(head.MD.At), append([]string{rel}, parts...), parts, nil
 }
 
 // inWalkOrder returns files sorted in walk order, a path listed twice with
@@ -549,17 +684,6 @@ func inWalkOrder(files *snapshot.Records) snapshot.Records {
 		out.Append(r)
 	}
 	return out
-}
-
-// recoverEntry reads one Resource List entry into files.
-func (b *recoverer) recoverEntry(e *rs.Entry, files *snapshot.Records) error {
-	r, err := b.pubRecord(e)
-	if err != nil {
-		return err
-	}
-	r.Seen = unixOf(e.Lastmod)
-	files.Append(r)
-	return nil
 }
 
 // pubRecord returns the recovered record of a published resource entry.

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -80,30 +79,6 @@ func (s *storedFiles) records(yield func(Record, error) bool) {
 	}
 }
 
-// Spill moves st's file records out of memory into an unnamed file in the
-// folder dir, from which Records reads them one at a time, as it reads
-// those Load leaves in a state file. A state rebuilt from the output holds
-// its records in memory until then; spilled, a recovering build holds no
-// more than a build from a saved state (at a million files, the recovered
-// records and their paths are about 170 MB). The file has no name (see
-// UnnamedFile); it is freed when st is closed.
-func (st *State) Spill(dir string) error {
-	if st.stored != nil {
-		return nil
-	}
-	f, err := UnnamedFile(dir)
-	if err != nil {
-		return fmt.Errorf("snapshot: spill the file records: %w", err)
-	}
-	stored, err := writeRecords(f, &st.Files)
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("snapshot: spill the file records into %s: %w", dir, err)
-	}
-	st.stored, st.Files = stored, Records{}
-	return nil
-}
-
 // UnnamedFile makes a file in the folder dir that has no name, so that
 // nothing is left behind, whatever happens to the build: with O_TMPFILE
 // where the file system has it, else as a temporary file removed at once
@@ -122,21 +97,4 @@ func UnnamedFile(dir string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// writeRecords writes recs into f, in the encoding of a state file's
-// records, and returns where to find them.
-func writeRecords(f *os.File, recs *Records) (*storedFiles, error) {
-	e := &encoder{w: bufio.NewWriterSize(f, 256<<10)}
-	for _, r := range recs.All() {
-		e.record(r)
-	}
-	if err := e.w.Flush(); err != nil {
-		return nil, err
-	}
-	size, err := f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return nil, err
-	}
-	return &storedFiles{file: f, end: size, size: size, count: recs.Len(), version: Version}, nil
 }

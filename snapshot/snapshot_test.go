@@ -602,25 +602,34 @@ func scanRecords(ctx context.Context, prev *State, opts ScanOptions) ([]Record, 
 	return recs, events, stats, err
 }
 
-// TestSpillKeepsEveryRecord: a spilled state yields the records it held,
-// every field format 4 writes (a rewritten record, fingerprints in and out
-// of line, several digests), holds none in memory, and leaves no file in
-// its folder; it saves as it would have unspilled.
-func TestSpillKeepsEveryRecord(t *testing.T) {
+// TestRecordFileKeepsEveryRecord: a state whose records went through a
+// RecordFile yields the records appended, every field format 4 writes (a
+// rewritten record, fingerprints in and out of line, several digests),
+// holds none in memory, and leaves no file in its folder; it saves as the
+// state in memory does.
+func TestRecordFileKeepsEveryRecord(t *testing.T) {
 	dir := t.TempDir()
 	st, want := fullState(), fullState()
-	if err := st.Spill(dir); err != nil {
+	rf, err := NewRecordFile(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
+	for _, r := range st.Files.All() {
+		rf.Append(r)
+	}
+	if err := rf.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	st.UseFiles(rf)
 	defer st.Close()
 	if st.Files.Len() != 0 || st.NumFiles() != want.NumFiles() {
-		t.Errorf("spilled state holds %d records in memory and counts %d, want 0 and %d", st.Files.Len(), st.NumFiles(), want.NumFiles())
+		t.Errorf("the state holds %d records in memory and counts %d, want 0 and %d", st.Files.Len(), st.NumFiles(), want.NumFiles())
 	}
 	if !equalStates(st, want) {
-		t.Errorf("spilled %+v\nwant %+v", normalized(st), normalized(want))
+		t.Errorf("from the record file %+v\nwant %+v", normalized(st), normalized(want))
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Errorf("spill left %v in its folder", left)
+		t.Errorf("the record file left %v in its folder", left)
 	}
 	var spilled, kept bytes.Buffer
 	if err := Encode(&spilled, st); err != nil {
@@ -630,6 +639,24 @@ func TestSpillKeepsEveryRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(spilled.Bytes(), kept.Bytes()) {
-		t.Error("a spilled state encodes to other bytes than the state it was")
+		t.Error("the state encodes to other bytes than the state in memory")
+	}
+
+	// Without a folder, the records stay in memory.
+	inMemory := fullState()
+	rf, err = NewRecordFile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range inMemory.Files.All() {
+		rf.Append(r)
+	}
+	if err := rf.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	inMemory.Files = Records{}
+	inMemory.UseFiles(rf)
+	if inMemory.Files.Len() != want.NumFiles() || !equalStates(inMemory, want) {
+		t.Errorf("from the record file in memory %+v\nwant %+v", normalized(inMemory), normalized(want))
 	}
 }
