@@ -351,7 +351,7 @@ var errNotInWalkOrder = errors.New("entries not in walk order")
 // sorted.
 func (b *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.Record) bool, late []snapshot.Event) (*snapshot.RecordFile, error) {
 	f := b.newRecordFile()
-	w := newSetRecords(f, unexplained, late, b.notify)
+	w := newSetRecords(f, unexplained, late)
 	err := b.readListed(lists, w.add)
 	if errors.Is(err, errNotInWalkOrder) {
 		f.Close()
@@ -361,7 +361,7 @@ func (b *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.R
 		}
 		sorted := inWalkOrder(&all)
 		f = b.newRecordFile()
-		w = newSetRecords(f, unexplained, late, b.notify)
+		w = newSetRecords(f, unexplained, late)
 		for _, r := range sorted.All() {
 			if err = w.add(*r); err != nil {
 				break
@@ -375,6 +375,9 @@ func (b *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.R
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	for _, p := range w.dropped {
+		b.notify(Note{Kind: NoteInfo, Path: p, Msg: "listed in the Resource List without its change event (a build was killed); it is published again as created"})
 	}
 	return f, nil
 }
@@ -410,7 +413,7 @@ type setRecords struct {
 	late        []lateRecord                // in walk order
 	next        int                         // the first of late not yet applied
 	prev        string                      // the path added last
-	notify      func(Note)
+	dropped     []string                    // the paths of the records no Change List explains
 }
 
 // lateRecord is the record a path has after the late events: nil when
@@ -420,7 +423,7 @@ type lateRecord struct {
 	rec  *snapshot.Record
 }
 
-func newSetRecords(f *snapshot.RecordFile, unexplained func(*snapshot.Record) bool, late []snapshot.Event, notify func(Note)) *setRecords {
+func newSetRecords(f *snapshot.RecordFile, unexplained func(*snapshot.Record) bool, late []snapshot.Event) *setRecords {
 	final := map[string]*snapshot.Record{}
 	for _, ev := range late {
 		final[ev.Record.Path] = ev.Record
@@ -428,7 +431,7 @@ func newSetRecords(f *snapshot.RecordFile, unexplained func(*snapshot.Record) bo
 			final[ev.Record.Path] = nil
 		}
 	}
-	s := &setRecords{f: f, unexplained: unexplained, notify: notify}
+	s := &setRecords{f: f, unexplained: unexplained}
 	for p, r := range final {
 		s.late = append(s.late, lateRecord{p, r})
 	}
@@ -444,7 +447,7 @@ func (s *setRecords) add(r snapshot.Record) error {
 	}
 	s.prev = r.Path
 	if s.unexplained != nil && s.unexplained(&r) {
-		s.notify(Note{Kind: NoteInfo, Path: r.Path, Msg: "listed in the Resource List without its change event (a build was killed); it is published again as created"})
+		s.dropped = append(s.dropped, r.Path)
 		return nil
 	}
 	for s.next < len(s.late) && layout.ComparePaths(s.late[s.next].path, r.Path) < 0 {

@@ -96,9 +96,8 @@ func TestRecoveredSetReplaysLateEvents(t *testing.T) {
 		ev(snapshot.Created, "0", 7), ev(snapshot.Created, "z", 7), ev(snapshot.Updated, "x", 8),
 	}
 	unexplained := func(r *snapshot.Record) bool { return r.Path == "x" || r.Path == "y" }
-	var notes []string
 	f, _ := snapshot.NewRecordFile("")
-	w := newSetRecords(f, unexplained, late, func(n Note) { notes = append(notes, n.Path) })
+	w := newSetRecords(f, unexplained, late)
 	for _, r := range []snapshot.Record{{Path: "a", Size: 2}, {Path: "b", Size: 2}, {Path: "d", Size: 2}, {Path: "e", Size: 2}, {Path: "x", Size: 2}, {Path: "y", Size: 2}} {
 		if err := w.add(r); err != nil {
 			t.Fatal(err)
@@ -111,8 +110,8 @@ func TestRecoveredSetReplaysLateEvents(t *testing.T) {
 	if got, want := fileRecords(t, f), []string{"0:7", "a:2", "b:5", "c:5", "e:6", "x:8", "z:7"}; !slices.Equal(got, want) {
 		t.Errorf("replayed: %q, want %q", got, want)
 	}
-	if !slices.Equal(notes, []string{"x", "y"}) {
-		t.Errorf("notes on %q, want x and y", notes)
+	if !slices.Equal(w.dropped, []string{"x", "y"}) {
+		t.Errorf("dropped %q, want x and y", w.dropped)
 	}
 	if err := w.add(snapshot.Record{Path: "b"}); !errors.Is(err, errNotInWalkOrder) {
 		t.Errorf("a record before the last: %v, want errNotInWalkOrder", err)
