@@ -39,13 +39,7 @@ func (st *State) NumFiles() int {
 // an error once and stops when the file cannot be read.
 func (st *State) Records() iter.Seq2[Record, error] {
 	if st.stored == nil {
-		return func(yield func(Record, error) bool) {
-			for _, r := range st.Files.All() {
-				if !yield(*r, nil) {
-					return
-				}
-			}
-		}
+		return st.Files.copies
 	}
 	return st.stored.records
 }

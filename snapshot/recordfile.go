@@ -75,13 +75,7 @@ func (f *RecordFile) Finish() error {
 // it yields an error once and stops when the file cannot be read.
 func (f *RecordFile) All() iter.Seq2[Record, error] {
 	if f.file == nil {
-		return func(yield func(Record, error) bool) {
-			for _, r := range f.mem.All() {
-				if !yield(*r, nil) {
-					return
-				}
-			}
-		}
+		return f.mem.copies
 	}
 	return f.stored.records
 }

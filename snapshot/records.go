@@ -56,6 +56,16 @@ func (rs *Records) All() iter.Seq2[int, *Record] {
 	}
 }
 
+// copies yields copies of the records in walk order, as a sequence of
+// records read from a file does (see State.Records), with no error.
+func (rs *Records) copies(yield func(Record, error) bool) {
+	for _, r := range rs.All() {
+		if !yield(*r, nil) {
+			return
+		}
+	}
+}
+
 // Append adds r after the last record and returns its index.
 func (rs *Records) Append(r Record) int {
 	if rs.disk != nil {
