@@ -262,10 +262,11 @@ func (b *builder) listEvents() {
 	b.sum.Events = append(all, events...)
 }
 
-// spillDir returns the folder into which a large scan spills its records:
-// the state folder, unless there is none yet (rsgen plan before the first
-// build), when the records stay in memory.
-func (b *builder) spillDir() string {
+// spillDir returns the folder into which a large scan spills its records,
+// and recovery the records it rebuilds: the state folder, unless there is
+// none yet (rsgen plan before the first build), when the records stay in
+// memory.
+func (b *run) spillDir() string {
 	if info, err := os.Stat(b.cfg.State); err != nil || !info.IsDir() {
 		return ""
 	}

@@ -326,11 +326,7 @@ func (b *recoverer) recoverFromOutput() (rec *recovery, err error) {
 // (rsgen plan before any build), or when the file cannot be made, the
 // records stay in memory, and the build goes on as it would have.
 func (b *recoverer) newRecordFile() *snapshot.RecordFile {
-	dir := b.cfg.State
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		dir = ""
-	}
-	f, err := snapshot.NewRecordFile(dir)
+	f, err := snapshot.NewRecordFile(b.spillDir())
 	if err != nil {
 		b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; the recovered records stay in memory", err)})
 		f, _ = snapshot.NewRecordFile("")
