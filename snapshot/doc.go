@@ -44,9 +44,10 @@
 // settle, a chunk at a time, encoded as a state file's records: a build of
 // a million files then holds a few chunks of them, not the million, and
 // reads them back a chunk at a time (see Records), and saving the state
-// copies the file. A state rebuilt from the published output holds its
-// records in memory until State.Spill writes them into an unnamed file,
-// from which Records reads them as it reads a saved state's.
+// copies the file. A state rebuilt from the published output gets its
+// records through a RecordFile, which writes them into an unnamed file as
+// they are rebuilt, from which Records reads them as it reads a saved
+// state's.
 //
 // # Caveats
 //
