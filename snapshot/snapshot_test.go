@@ -602,6 +602,23 @@ func scanRecords(ctx context.Context, prev *State, opts ScanOptions) ([]Record, 
 	return recs, events, stats, err
 }
 
+// throughRecordFile returns a finished RecordFile in dir ("": in memory)
+// holding recs.
+func throughRecordFile(t *testing.T, dir string, recs *Records) *RecordFile {
+	t.Helper()
+	rf, err := NewRecordFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs.All() {
+		rf.Append(r)
+	}
+	if err := rf.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return rf
+}
+
 // TestRecordFileKeepsEveryRecord: a state whose records went through a
 // RecordFile yields the records appended, every field format 4 writes (a
 // rewritten record, fingerprints in and out of line, several digests),
@@ -610,17 +627,7 @@ func scanRecords(ctx context.Context, prev *State, opts ScanOptions) ([]Record, 
 func TestRecordFileKeepsEveryRecord(t *testing.T) {
 	dir := t.TempDir()
 	st, want := fullState(), fullState()
-	rf, err := NewRecordFile(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range st.Files.All() {
-		rf.Append(r)
-	}
-	if err := rf.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	st.UseFiles(rf)
+	st.UseFiles(throughRecordFile(t, dir, &st.Files))
 	defer st.Close()
 	if st.Files.Len() != 0 || st.NumFiles() != want.NumFiles() {
 		t.Errorf("the state holds %d records in memory and counts %d, want 0 and %d", st.Files.Len(), st.NumFiles(), want.NumFiles())
@@ -644,16 +651,7 @@ func TestRecordFileKeepsEveryRecord(t *testing.T) {
 
 	// Without a folder, the records stay in memory.
 	inMemory := fullState()
-	rf, err = NewRecordFile("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range inMemory.Files.All() {
-		rf.Append(r)
-	}
-	if err := rf.Finish(); err != nil {
-		t.Fatal(err)
-	}
+	rf := throughRecordFile(t, "", &inMemory.Files)
 	inMemory.Files = Records{}
 	inMemory.UseFiles(rf)
 	if inMemory.Files.Len() != want.NumFiles() || !equalStates(inMemory, want) {
