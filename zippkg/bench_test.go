@@ -143,8 +143,18 @@ func BenchmarkReadFloor(b *testing.B) {
 	}
 }
 
+// writeBenchPackage writes a package into a new file, as the generator
+// does. The last iteration's package is removed outside the timer:
+// truncating a file of 100 MB in place cost ext4 here about 70 ms, a
+// third of the whole, which a build never pays.
 func writeBenchPackage(b *testing.B, dir string, write func(w io.Writer) error) {
-	f, err := os.Create(filepath.Join(dir, "package.zip"))
+	name := filepath.Join(dir, "package.zip")
+	b.StopTimer()
+	if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+	f, err := os.Create(name)
 	if err != nil {
 		b.Fatal(err)
 	}
