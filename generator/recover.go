@@ -540,7 +540,7 @@ func (b *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]snap
 	// With lastmod from content, every listed file first seen after the
 	// baseline has its event at that time in the lists; see unexplainedBy.
 	check := b.cfg.Lastmod == config.LastmodContent && len(lists) > 0
-	evented := map[eventKey]bool{}
+	changed := map[string]int64{}
 	for _, l := range lists {
 		rec.lists++
 		outputs = append(outputs, l.rel)
@@ -558,7 +558,9 @@ func (b *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]snap
 				return nil, nil, nil, nil, err
 			}
 			for _, ev := range evs {
-				evented[eventKey{ev.Time, ev.Change, ev.Record.Path}] = true
+				if check && ev.Time <= at {
+					changed[ev.Record.Path] = max(changed[ev.Record.Path], ev.Time)
+				}
 				if l.until == 0 {
 					seg.Events = append(seg.Events, ev)
 				}
@@ -571,7 +573,7 @@ func (b *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]snap
 	}
 	var unexplained func(*snapshot.Record) bool
 	if check {
-		unexplained = unexplainedBy(evented, lists[0].from)
+		unexplained = unexplainedBy(changed, lists[0].from)
 	}
 	slices.SortFunc(journal, func(x, y snapshot.Segment) int {
 		return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.Seq, y.Seq))
@@ -606,24 +608,23 @@ func sortedPaths(paths []string) []string {
 	return slices.Compact(paths)
 }
 
-// eventKey identifies one published change event.
-type eventKey struct {
-	time   int64
-	change snapshot.Change
-	path   string
-}
-
 // unexplainedBy returns whether a Resource List record is one no Change
 // List explains: first seen (lastmod, from content) after the baseline at
-// from, with no created or updated event at that time. Such an entry was
-// published by a build that was killed before its state was saved, and a
-// retry from the old state may have rewritten the Change List that held
-// its event without it (it closed the list, knowing nothing of the event).
-// Left in, the file would never get its event; dropped, the next build
-// finds it and publishes it as created.
-func unexplainedBy(evented map[eventKey]bool, from int64) func(*snapshot.Record) bool {
+// from, and not at the time of its path's last event up to the list's at
+// (changed). Such an entry was published by a build
+// that was killed before its state was saved, and a retry from the old
+// state may have rewritten the Change List that held its event without it
+// (it closed the list, knowing nothing of the event). Left in, the file
+// would never get its event; dropped, the next build finds it and
+// publishes it as created.
+//
+// Only the last event of each path is kept, not every event: a Resource
+// List written at at lists each file as last changed at its last event up
+// to at, and the lists of a site that has been edited for years would
+// otherwise fill memory with events of the same paths.
+func unexplainedBy(changed map[string]int64, from int64) func(*snapshot.Record) bool {
 	return func(r *snapshot.Record) bool {
-		return r.Seen > from && !evented[eventKey{r.Seen, snapshot.Created, r.Path}] && !evented[eventKey{r.Seen, snapshot.Updated, r.Path}]
+		return r.Seen > from && changed[r.Path] != r.Seen
 	}
 }
 

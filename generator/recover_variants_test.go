@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -236,5 +237,37 @@ func TestRecoveryDropsUnexplainedEntries(t *testing.T) {
 	got := replayedEvents(t, cfg.Out, map[string]string{"a.txt": publishedHashes(t, cfg.Out)["a.txt"]})
 	if want := publishedHashes(t, cfg.Out)["n.txt"]; got["n.txt"] != want || want == "" {
 		t.Errorf("after the recovery, the Change Lists give n.txt as %q, the Resource List as %q: its creation is not published", got["n.txt"], want)
+	}
+}
+
+// TestRecoveryTrustsFilesChangedManyTimes: with lastmod from content, a
+// recovery checks each Resource List entry against its path's last event
+// only. A file updated in several builds, and one deleted and created
+// again, are explained by their last events; the recovering build finds
+// nothing changed. Taking a path's first event instead of its last would
+// publish both as created.
+func TestRecoveryTrustsFilesChangedManyTimes(t *testing.T) {
+	_, src, cfg := recoverySite(t, map[string]string{"a.txt": "a", "b.txt": "b"}, nil)
+	buildAt(t, &cfg, "2026-01-01T00:00:00Z", limits{})
+	for i, at := range []string{"2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z", "2026-01-01T00:03:00Z"} {
+		writeTree(t, src, map[string]string{"a.txt": "a, revision " + strconv.Itoa(i)})
+		switch i {
+		case 0:
+			writeTree(t, src, map[string]string{"b.txt": "b, revised"})
+		case 1:
+			if err := os.Remove(filepath.Join(src, "b.txt")); err != nil {
+				t.Fatal(err)
+			}
+		case 2:
+			writeTree(t, src, map[string]string{"b.txt": "b, again"})
+		}
+		buildAt(t, &cfg, at, limits{})
+	}
+	if err := os.RemoveAll(cfg.State); err != nil {
+		t.Fatal(err)
+	}
+	sum := buildAt(t, &cfg, "2026-01-01T00:04:00Z", limits{})
+	if sum.Created+sum.Updated+sum.Deleted != 0 {
+		t.Errorf("the recovering build of an unchanged source made %d created, %d updated and %d deleted events", sum.Created, sum.Updated, sum.Deleted)
 	}
 }
