@@ -65,7 +65,7 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 	if !before.Mode().IsRegular() {
 		return fmt.Errorf("%w: no longer a regular file (%s)", ErrChangedWhileReading, before.Mode().Type())
 	}
-	r.Size, r.ModTime, r.Inode = before.Size(), before.ModTime().UnixNano(), inode(before)
+	r.SetStat(before)
 	h.digests.Reset()
 	var sink io.Writer
 	var done func(bool) error

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"encoding/hex"
+	"io/fs"
 	"time"
 	"unique"
 
@@ -44,6 +45,24 @@ type Record struct {
 	// stat and bytes (so the output's copy of the file can be trusted).
 	// It is never saved.
 	Unchanged bool
+}
+
+// SetStat sets r's size, modification time and inode from a stat of its
+// file.
+func (r *Record) SetStat(info fs.FileInfo) {
+	r.Size, r.ModTime, r.Inode = info.Size(), info.ModTime().UnixNano(), inode(info)
+}
+
+// Describes reports whether r, recorded by the scan that started at
+// scanStart (State.ScanStart), still describes the file whose stat is in
+// cur (see SetStat): the same size, modification time and inode, and a
+// modification time older than that scan by RaceWindow, so that the file
+// cannot have been written since without its modification time moving.
+// A scan trusts such a file without reading it, and dump packaging trusts
+// the digests the scan took of it.
+func (r *Record) Describes(cur *Record, scanStart int64) bool {
+	return r.Size == cur.Size && r.ModTime == cur.ModTime && r.Inode == cur.Inode &&
+		r.ModTime < scanStart-int64(RaceWindow)
 }
 
 // Type returns r's media type, without parameters; "" when unknown.

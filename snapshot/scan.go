@@ -133,7 +133,7 @@ func (e *PathError) Unwrap() error { return e.Err }
 func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Event, _ ScanStats, err error) {
 	next, stop := iter.Pull2(prev.Records())
 	defer stop()
-	s := &scan{opts: opts, prevNext: next, trustBefore: prev.ScanStart - int64(RaceWindow)}
+	s := &scan{opts: opts, prevNext: next, prevScanStart: prev.ScanStart}
 	defer func() {
 		if err != nil {
 			s.out.Close() // a spill's file
@@ -196,9 +196,9 @@ type scan struct {
 	opts ScanOptions
 	// prevNext returns prev's next record; pending holds one it returned
 	// that the walk has not reached yet.
-	prevNext    func() (Record, error, bool)
-	pending     *Record
-	trustBefore int64
+	prevNext      func() (Record, error, bool)
+	pending       *Record
+	prevScanStart int64
 	// paths holds the paths of new files, which the walk alone adds.
 	paths pathArena
 
@@ -493,9 +493,7 @@ func (s *scan) deleteRest() error {
 // cur, so that the file need not be read.
 func (s *scan) trusted(old, cur *Record) bool {
 	return !s.opts.Verify && old.Known() && (s.opts.Reread == nil || !s.opts.Reread(old)) &&
-		old.Size == cur.Size && old.ModTime == cur.ModTime && old.Inode == cur.Inode &&
-		old.ModTime < s.trustBefore &&
-		old.Digests.HasAll(s.opts.Algorithms)
+		old.Describes(cur, s.prevScanStart) && old.Digests.HasAll(s.opts.Algorithms)
 }
 
 // worker takes jobs until there are no more: it stats a batch's files
@@ -539,7 +537,7 @@ func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []h
 			return nil
 		}
 		rec := &job.rec
-		rec.Size, rec.ModTime, rec.Inode = info.Size(), info.ModTime().UnixNano(), inode(info)
+		rec.SetStat(info)
 		if s.trusted(job.old, rec) {
 			s.mu.Lock()
 			placed := s.places.At(job.index) // a copy of job.old

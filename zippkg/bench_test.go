@@ -67,25 +67,32 @@ func BenchmarkPackage(b *testing.B) {
 	open := func(e *Entry) (io.ReadCloser, error) {
 		return os.Open(filepath.Join(dir, "src", filepath.FromSlash(e.Path[len("/resources/"):])))
 	}
+	vouched := func(e *Entry) (io.ReadCloser, error) {
+		f, err := open(e)
+		return Vouched(f), err
+	}
 	store := &Options{Method: func(string) uint16 { return 0 }}
 	for _, c := range []struct {
 		name   string
 		opts   *Options
 		hashes string // the digests the manifest publishes
+		open   func(e *Entry) (io.ReadCloser, error)
 	}{
-		{"store/length-only", store, ""},
-		{"store/sha-256", store, "sha-256"},
-		{"store/md5+sha-256", store, "md5 sha-256"},
-		{"default/length-only", nil, ""},
-		{"default/sha-256", nil, "sha-256"},
-		{"default/md5+sha-256", nil, "md5 sha-256"},
+		{"store/length-only", store, "", open},
+		{"store/sha-256", store, "sha-256", open},
+		{"store/sha-256/vouched", store, "sha-256", vouched},
+		{"store/md5+sha-256", store, "md5 sha-256", open},
+		{"default/length-only", nil, "", open},
+		{"default/sha-256", nil, "sha-256", open},
+		{"default/sha-256/vouched", nil, "sha-256", vouched},
+		{"default/md5+sha-256", nil, "md5 sha-256", open},
 	} {
 		mc := *m
 		mc.Entries = withHashes(entries, c.hashes)
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(benchFiles * benchFileSize)
 			for b.Loop() {
-				writeBenchPackage(b, dir, func(w io.Writer) error { return Write(context.Background(), w, &mc, c.opts, open) })
+				writeBenchPackage(b, dir, func(w io.Writer) error { return Write(context.Background(), w, &mc, c.opts, c.open) })
 			}
 		})
 	}

@@ -149,14 +149,15 @@ func (p *prefetcher) close() {
 // Add and Write would return. It compresses into reuse, when it has room.
 func compressAhead(ctx context.Context, e *Entry, method uint16, comp *compressor, v *verifier, buf, reuse []byte, open func(e *Entry) (io.ReadCloser, error)) *compressed {
 	c := &compressed{method: method}
-	want, err := parseHash(e.Hash)
-	if err != nil {
-		c.err = fmt.Errorf("zippkg: add %s: %w", e.Path, err)
-		return c
-	}
 	r, err := open(e)
 	if err != nil {
 		c.err = fmt.Errorf("zippkg: open %s: %w", e.Path, err)
+		return c
+	}
+	want, err := wanted(e, !isVouched(r))
+	if err != nil {
+		r.Close()
+		c.err = fmt.Errorf("zippkg: add %s: %w", e.Path, err)
 		return c
 	}
 	data := bytes.NewBuffer(reuse)

@@ -68,11 +68,16 @@ func (w *Writer) writeManifest() error {
 // the file changed since it was scanned. Add reads r to its end and at most
 // one byte past the manifest length; it does not close r.
 func (w *Writer) Add(path string, r io.Reader) error {
+	return w.add(path, r, true)
+}
+
+// add is Add, which checks r's digests only with verify.
+func (w *Writer) add(path string, r io.Reader, verify bool) error {
 	e, err := w.take(path)
 	if err != nil {
 		return err
 	}
-	want, err := parseHash(e.Hash)
+	want, err := wanted(e, verify)
 	if err != nil {
 		return w.fail(fmt.Errorf("zippkg: add %s: %w", path, err))
 	}
@@ -114,7 +119,8 @@ func (w *Writer) Close() error {
 // open, in manifest order, and closing it after use. It is NewWriter, Add
 // and Close in one call, but for the small bitstreams, which it compresses
 // ahead on a worker per core (see prefetchMax): open must be safe for
-// concurrent use. It stops with ctx's error within one read of a
+// concurrent use. A bitstream open returns wrapped in Vouched has its
+// length checked, not its digests. It stops with ctx's error within one read of a
 // bitstream once ctx is done: a package of gigabytes is no reason to
 // ignore an interrupt.
 func Write(ctx context.Context, w io.Writer, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) error {
@@ -150,7 +156,7 @@ func addOpened(ctx context.Context, pw *Writer, e *Entry, open func(e *Entry) (i
 	if err != nil {
 		return fmt.Errorf("zippkg: open %s: %w", e.Path, err)
 	}
-	err = pw.Add(e.Path, ctxReader{ctx, r})
+	err = pw.add(e.Path, ctxReader{ctx, r}, !isVouched(r))
 	if cerr := r.Close(); err == nil && cerr != nil {
 		return fmt.Errorf("zippkg: close %s: %w", e.Path, cerr)
 	}

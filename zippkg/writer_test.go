@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -316,3 +317,60 @@ func TestWriteStopsWhenCancelled(t *testing.T) {
 type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+// TestVouchedBitstreams: a bitstream its opener vouches for is packaged
+// without its digests being checked, small (compressed ahead) or large
+// (streamed): bytes of the right length but not those the manifest hashed
+// go into the package as they are, which shows they were not hashed. Its
+// length is still checked, and the error of its Close, where the opener
+// reports a change while it was read, fails the package.
+func TestVouchedBitstreams(t *testing.T) {
+	tree := map[string]testFile{
+		"/small.txt": {[]byte("original content"), "text/plain"},
+		"/big.bin":   {pseudoRandom(4, prefetchMax+1), "application/octet-stream"},
+	}
+	other := map[string]testFile{
+		"/small.txt": {[]byte("original CONTENT"), "text/plain"},
+		"/big.bin":   {pseudoRandom(5, prefetchMax+1), "application/octet-stream"},
+	}
+	m := resourceManifest(tree)
+	vouch := func(files map[string]testFile, closeErr error) func(e *Entry) (io.ReadCloser, error) {
+		return func(e *Entry) (io.ReadCloser, error) {
+			return Vouched(errCloser{bytes.NewReader(files[e.Path].data), closeErr}), nil
+		}
+	}
+	pkg := writePackage(t, m, nil, vouch(other, nil))
+	zr, err := zip.NewReader(bytes.NewReader(pkg), int64(len(pkg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File[1:] {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc) // checks the CRC-32
+		if err != nil || !bytes.Equal(data, other["/"+f.Name].data) {
+			t.Errorf("%s: %v; the package does not hold the vouched bytes", f.Name, err)
+		}
+	}
+
+	for _, p := range []string{"/small.txt", "/big.bin"} {
+		short := maps.Clone(other)
+		short[p] = testFile{other[p].data[1:], other[p].typ}
+		if err := Write(context.Background(), io.Discard, m, nil, vouch(short, nil)); !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), p) {
+			t.Errorf("vouched %s one byte short: %v, want ErrChanged naming it", p, err)
+		}
+	}
+	moved := errors.New("moved while read")
+	if err := Write(context.Background(), io.Discard, m, nil, vouch(tree, moved)); !errors.Is(err, moved) {
+		t.Errorf("a vouched bitstream whose Close fails: %v, want its error", err)
+	}
+}
+
+type errCloser struct {
+	io.Reader
+	err error
+}
+
+func (c errCloser) Close() error { return c.err }
