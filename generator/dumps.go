@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
@@ -167,8 +169,12 @@ func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *membe
 			return made, nil
 		}
 	}
+	scanned := make(scannedStats, r.End-r.Start)
+	for k := r.Start; k < r.End; k++ {
+		scanned.add(m.Entries[k-r.Start].Path, b.next.Files.At(members.At(k)))
+	}
 	var err error
-	made.tmp, err = b.packPackage(ctx, &made.pkg, made.m, workers)
+	made.tmp, err = b.packPackage(ctx, &made.pkg, made.m, scanned, workers)
 	return made, err
 }
 
@@ -207,8 +213,8 @@ func (b *dumper) packageID(m *zippkg.Manifest) string {
 
 // writePackage writes the package of manifest m at pkg.Path, staged (see
 // stage), and publishes it with its manifest's copy.
-func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest) error {
-	tmp, err := b.packPackage(ctx, pkg, m, 0)
+func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest, scanned scannedStats) error {
+	tmp, err := b.packPackage(ctx, pkg, m, scanned, 0)
 	if err != nil {
 		return err
 	}
@@ -217,15 +223,16 @@ func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zip
 
 // packPackage writes the package of manifest m for pkg.Path into a
 // temporary file, reading each bitstream from the source and checking it
-// against the manifest, fills in pkg's length and digest, and returns the
-// file. It is safe for concurrent use; workers goroutines (0: one per
-// core) compress ahead (see zippkg.Options).
-func (b *dumper) packPackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest, workers int) (string, error) {
+// against the manifest (see openBitstream), fills in pkg's length and
+// digest, and returns the file. It is safe for concurrent use; workers
+// goroutines (0: one per core) compress ahead (see zippkg.Options).
+func (b *dumper) packPackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest, scanned scannedStats, workers int) (string, error) {
 	dst := b.sink.Path(pkg.Path)
 	sum := sha256.New()
 	size := &countingWriter{}
+	open := func(e *zippkg.Entry) (io.ReadCloser, error) { return b.openBitstream(e, scanned) }
 	tmp, err := b.sink.WriteTemp(pkg.Path, func(w io.Writer) error {
-		return zippkg.Write(ctx, io.MultiWriter(w, sum, size), m, b.zipOptions(workers), b.openBitstream)
+		return zippkg.Write(ctx, io.MultiWriter(w, sum, size), m, b.zipOptions(workers), open)
 	})
 	var changed *zippkg.ChangedError
 	if errors.As(err, &changed) {
@@ -252,7 +259,15 @@ func (b *dumper) publishPackage(made *madePackage) error {
 
 // openBitstream opens the source file of a manifest entry, or its
 // published copy when that differs from the source (see htmllink.go).
-func (b *dumper) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
+//
+// A source file whose stat, opened, is the one scanned has when the scan
+// took its digests, in a way the scan itself trusts (Record.Describes), is
+// vouched for (zippkg.Vouched): packaging does not hash it again, and
+// checks its stat once more when it closes it, so that a write while it
+// was read fails the package. Every other file is hashed again and checked
+// against the manifest. Without this, a dump made every byte hashed three
+// times: by the scan, by packaging's check, and into the package's digest.
+func (b *dumper) openBitstream(e *zippkg.Entry, scanned scannedStats) (io.ReadCloser, error) {
 	if b.linker.rewrites(e.Path[1:]) {
 		return os.Open(b.sink.Current(b.sink.Path(e.Path[1:])))
 	}
@@ -260,7 +275,78 @@ func (b *dumper) openBitstream(e *zippkg.Entry) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	want, ok := scanned[e.Path]
+	if !ok {
+		return f, nil
+	}
+	got, err := statRecord(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !want.describes(&got, b.next.ScanStart) {
+		return f, nil
+	}
+	return zippkg.Vouched(&vouchedFile{File: f, path: e.Path, scanned: want, scanStart: b.next.ScanStart}), nil
+}
+
+// scannedStats holds, by manifest path, the stat of each bitstream's
+// source file when the scan took its digests (see openBitstream).
+type scannedStats map[string]scannedStat
+
+// scannedStat is the part of a record that openBitstream checks, a fifth
+// of a whole one: a package holds one per entry.
+type scannedStat struct {
+	size, modTime int64
+	inode         uint64
+}
+
+// add records the stat of r's file for the bitstream at path.
+func (s scannedStats) add(path string, r *snapshot.Record) {
+	s[path] = scannedStat{r.Size, r.ModTime, r.Inode}
+}
+
+// describes reports whether the file whose stat is in cur is still the
+// one scanned, as the scan that started at scanStart would trust it.
+func (s scannedStat) describes(cur *snapshot.Record, scanStart int64) bool {
+	scanned := snapshot.Record{Size: s.size, ModTime: s.modTime, Inode: s.inode}
+	return scanned.Describes(cur, scanStart)
+}
+
+// nanoTime formats a modification time in nanoseconds since the epoch.
+func nanoTime(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }
+
+// statRecord returns a record of the stat of the open file f.
+func statRecord(f fs.File) (snapshot.Record, error) {
+	var r snapshot.Record
+	info, err := f.Stat()
+	if err == nil {
+		r.SetStat(info)
+	}
+	return r, err
+}
+
+// vouchedFile is a source file packaged without being hashed again: Close
+// checks that its stat still is the one the scan saw.
+type vouchedFile struct {
+	fs.File
+	path      string // in the manifest
+	scanned   scannedStat
+	scanStart int64
+}
+
+func (f *vouchedFile) Close() error {
+	got, err := statRecord(f.File)
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if !f.scanned.describes(&got, f.scanStart) {
+		return &zippkg.ChangedError{Path: f.path, What: "modification time", Want: nanoTime(f.scanned.modTime), Got: nanoTime(got.ModTime)}
+	}
+	return nil
 }
 
 // writeManifestCopy publishes the copy of a package's manifest that the
@@ -335,6 +421,7 @@ func (b *dumper) writeChangePackage(ctx context.Context, s *set, events []*snaps
 	m := &zippkg.Manifest{Kind: zippkg.ChangeDump, Up: b.docURL(layout.CapabilityList(s.Name)),
 		From: unixTime(from), Until: b.sum.Now}
 	var paths zippkg.Paths
+	scanned := make(scannedStats, len(events))
 	for _, ev := range events {
 		t := unixTime(ev.Time)
 		e := zippkg.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: b.lister.eventLastmod(ev), Change: ev.Change.String()}
@@ -344,6 +431,7 @@ func (b *dumper) writeChangePackage(ctx context.Context, s *set, events []*snaps
 		if ev.Change != snapshot.Deleted {
 			e.Path = paths.Assign(manifestPath(ev.Record.Path))
 			e.Length, e.Hash = ev.Record.Size, ev.Record.Digests.Hash(b.algs)
+			scanned.add(e.Path, ev.Record)
 			if schemaSafeType(ev.Record.Type()) {
 				e.Type = ev.Record.Type()
 			}
@@ -352,7 +440,7 @@ func (b *dumper) writeChangePackage(ctx context.Context, s *set, events []*snaps
 	}
 	pkg := snapshot.Package{Set: s.Name, Change: true, From: from, Until: b.now,
 		Path: layout.ChangeDumpPackage(s.Name, b.sum.Now, b.packageID(m))}
-	if err := b.writePackage(ctx, &pkg, m); err != nil {
+	if err := b.writePackage(ctx, &pkg, m, scanned); err != nil {
 		return err
 	}
 	b.keeper.keepPublished(pkg.Path) // it cannot be made again

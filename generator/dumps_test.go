@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/internal/sitemaptest"
+	"github.com/rsgen/rsgen/zippkg"
 )
 
 // dumpConfig returns a configuration with both dumps on and packages small
@@ -339,40 +341,124 @@ func TestChangeDumpSplitsLargeBuilds(t *testing.T) {
 
 // TestDumpOfAFileChangedAfterItsScanFails: a file rewritten between the
 // scan and its packaging (here: when the build writes its first file after
-// the scan) fails the build, naming the file; the packages written in
-// parallel with the failed one, and before it, leave no file in the
-// output, and the next build publishes the new bytes.
+// the scan), with bytes of the same length, fails the build, naming the
+// file; the packages written in parallel with the failed one, and before
+// it, leave no file in the output, and the next build publishes the new
+// bytes. Files written just before the build are hashed again when they
+// are packaged; older ones are vouched for by their stat (see
+// openBitstream), which the rewrite moves.
 func TestDumpOfAFileChangedAfterItsScanFails(t *testing.T) {
+	for _, age := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprintf("written %v before", age), func(t *testing.T) {
+			root := t.TempDir()
+			src := filepath.Join(root, "site")
+			files := linesTree("dir%d/file %02d.txt")
+			writeTree(t, src, files)
+			if age != 0 {
+				mtime := time.Now().Add(-age)
+				for p := range files {
+					if err := os.Chtimes(filepath.Join(src, filepath.FromSlash(p)), mtime, mtime); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			cfg := dumpConfig(t, root)
+			victim := "dir2/file 10.txt"
+			rewritten := strings.ToUpper(files[victim])
+			var changed atomic.Bool
+			now, _ := time.Parse(time.RFC3339, "2026-01-01T00:00:00Z")
+			_, err := Build(context.Background(), cfg, Options{Now: now, Notify: func(n Note) {
+				if n.Kind == NoteWritten && !changed.Swap(true) {
+					if err := os.WriteFile(filepath.Join(src, filepath.FromSlash(victim)), []byte(rewritten), 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+			}})
+			if err == nil || !strings.Contains(err.Error(), "changed since it was scanned") || !strings.Contains(err.Error(), victim) {
+				t.Fatalf("build: %v; want a failure naming %s as changed since it was scanned", err, victim)
+			}
+			filepath.WalkDir(cfg.Out, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					t.Errorf("the failed build left %s", p)
+				}
+				return nil
+			})
+			files[victim] = rewritten
+			buildAt(t, cfg, "2026-01-01T01:00:00Z", limits{})
+			if got := resourceDumpTree(t, cfg.Out); !maps.Equal(got, files) {
+				t.Error("the next build's Resource Dump does not hold the source's bytes")
+			}
+			if n := len(packageFiles(t, cfg.Out)); n < 4 {
+				t.Errorf("%d packages: the test needs several per batch", n)
+			}
+		})
+	}
+}
+
+// TestDumpOfAFileTouchedAfterItsScan: a file whose modification time
+// moves between the scan and its packaging, its bytes unchanged, is hashed
+// again and packaged: only a change of its bytes fails the build.
+func TestDumpOfAFileTouchedAfterItsScan(t *testing.T) {
 	root := t.TempDir()
 	src := filepath.Join(root, "site")
 	files := linesTree("dir%d/file %02d.txt")
 	writeTree(t, src, files)
+	old := time.Now().Add(-time.Hour)
+	for p := range files {
+		if err := os.Chtimes(filepath.Join(src, filepath.FromSlash(p)), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := dumpConfig(t, root)
-	victim := "dir2/file 10.txt"
-	var changed atomic.Bool
+	var touched atomic.Bool
 	now, _ := time.Parse(time.RFC3339, "2026-01-01T00:00:00Z")
 	_, err := Build(context.Background(), cfg, Options{Now: now, Notify: func(n Note) {
-		if n.Kind == NoteWritten && !changed.Swap(true) {
-			if err := os.WriteFile(filepath.Join(src, filepath.FromSlash(victim)), []byte("rewritten\n"), 0o644); err != nil {
+		if n.Kind == NoteWritten && !touched.Swap(true) {
+			if err := os.Chtimes(filepath.Join(src, "dir2", "file 10.txt"), time.Now(), time.Now()); err != nil {
 				t.Error(err)
 			}
 		}
 	}})
-	if err == nil || !strings.Contains(err.Error(), "changed since it was scanned") || !strings.Contains(err.Error(), victim) {
-		t.Fatalf("build: %v; want a failure naming %s as changed since it was scanned", err, victim)
+	if err != nil {
+		t.Fatalf("build: %v", err)
 	}
-	filepath.WalkDir(cfg.Out, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			t.Errorf("the failed build left %s", p)
-		}
-		return nil
-	})
-	files[victim] = "rewritten\n"
-	buildAt(t, cfg, "2026-01-01T01:00:00Z", limits{})
 	if got := resourceDumpTree(t, cfg.Out); !maps.Equal(got, files) {
-		t.Error("the next build's Resource Dump does not hold the source's bytes")
+		t.Error("the Resource Dump does not hold the source's bytes")
 	}
-	if n := len(packageFiles(t, cfg.Out)); n < 4 {
-		t.Errorf("%d packages: the test needs several per batch", n)
+}
+
+// TestVouchedFileChangedWhileRead: a file packaged on the strength of its
+// stat and written to while packaging read it fails the package when it is
+// closed; one left alone closes without error.
+func TestVouchedFileChangedWhileRead(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "a.txt")
+	old := time.Now().Add(-time.Hour)
+	for _, write := range []bool{false, true} {
+		if err := os.WriteFile(name, []byte("original"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(name, old, old); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := statRecord(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scanned := scannedStats{}
+		scanned.add("/a.txt", &rec)
+		vf := &vouchedFile{File: f, path: "/a.txt", scanned: scanned["/a.txt"], scanStart: time.Now().UnixNano()}
+		if write {
+			if err := os.WriteFile(name, []byte("ORIGINAL"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err = vf.Close()
+		if got := errors.Is(err, zippkg.ErrChanged); got != write {
+			t.Errorf("written while read: %v; Close: %v", write, err)
+		}
 	}
 }

@@ -23,13 +23,13 @@ var ErrChanged = errors.New("the file changed while packaging")
 // it and rescans the file.
 type ChangedError struct {
 	Path string // the manifest path of the bitstream
-	What string // "length" or an algorithm such as "sha-256"
-	Want string // the manifest's value
+	What string // "length", an algorithm such as "sha-256", or what the opener checked
+	Want string // the value when the file was scanned: the manifest's
 	Got  string // the value of the bytes packaged
 }
 
 func (e *ChangedError) Error() string {
-	return fmt.Sprintf("zippkg: %s: %v: %s is %s, the manifest says %s", e.Path, ErrChanged, e.What, e.Got, e.Want)
+	return fmt.Sprintf("zippkg: %s: %v: %s is %s, not %s as scanned", e.Path, ErrChanged, e.What, e.Got, e.Want)
 }
 
 // Unwrap makes errors.Is(err, ErrChanged) true.
