@@ -2,11 +2,11 @@ package zippkg
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,6 +140,8 @@ type sparseBuffer struct {
 
 const sparseChunk = 1 << 16
 
+var zeroChunk = make([]byte, sparseChunk)
+
 func (b *sparseBuffer) Write(p []byte) (int, error) {
 	if b.chunks == nil {
 		b.chunks = map[int64][]byte{}
@@ -150,7 +152,8 @@ func (b *sparseBuffer) Write(p []byte) (int, error) {
 		part := p[n : n+k]
 		if c, ok := b.chunks[i]; ok {
 			copy(c[off:], part)
-		} else if slices.ContainsFunc(part, func(c byte) bool { return c != 0 }) {
+		} else if !bytes.Equal(part, zeroChunk[:len(part)]) { // memequal: ten times a byte loop
+
 			c := make([]byte, sparseChunk)
 			copy(c[off:], part)
 			b.chunks[i] = c
