@@ -1,12 +1,15 @@
 package generator_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -104,5 +107,37 @@ func TestStateDiskFull(t *testing.T) {
 	}
 	if stateAfter, _ := os.ReadFile(filepath.Join(s.State, "state")); string(stateAfter) != string(stateBefore) {
 		t.Error("the state file changed")
+	}
+}
+
+// TestRecoveryDiskFull: a build that rebuilds a lost state from the output
+// into a state folder without room for the recovered records fails with
+// ENOSPC naming that folder, and changes nothing in the output; given
+// room, the next build recovers with no event.
+func TestRecoveryDiskFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a tmpfs; skipped with -short")
+	}
+	small := smallTmpfs(t, "16k")
+	root := t.TempDir()
+	s := newSiteIn(t, root, testBaseURL, nil)
+	for i := range 1000 {
+		s.write(filepath.Join("many", strings.Repeat("n", 40)+strconv.Itoa(i)+".txt"), "x")
+	}
+	s.build(t0)
+	docsBefore := readTree(t, filepath.Join(s.Out, "resourcesync"))
+
+	s.Cfg.State = filepath.Join(small, "state") // the state is lost
+	_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0.Add(time.Hour)})
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), s.Cfg.State) {
+		t.Fatalf("err = %v, want ENOSPC naming the state folder %s", err, s.Cfg.State)
+	}
+	if docsAfter := readTree(t, filepath.Join(s.Out, "resourcesync")); !maps.EqualFunc(docsAfter, docsBefore, bytes.Equal) {
+		t.Error("the failed recovery changed the published documents")
+	}
+
+	s.Cfg.State = filepath.Join(root, "state-again")
+	if sum := s.build(t0.Add(2 * time.Hour)); sum.Created+sum.Updated+sum.Deleted != 0 {
+		t.Errorf("the recovery with room made %d created, %d updated and %d deleted events", sum.Created, sum.Updated, sum.Deleted)
 	}
 }
