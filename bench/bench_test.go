@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -69,7 +71,7 @@ func TestTiny(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "report.json")
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--tiny", "--runs", "1", "--dir", dir, "--json", jsonPath}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"--tiny", "--runs", "1", "--history", "2", "--dir", dir, "--json", jsonPath}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
 	}
 	t.Logf("\n%s", &stdout)
@@ -103,14 +105,33 @@ func TestTiny(t *testing.T) {
 		}
 	}
 
+	if h := tr.History; h == nil || len(h.Builds) != 3 {
+		t.Errorf("history: %+v, want the cold build and 2 rebuilds", h)
+	} else {
+		for i, b := range h.Builds {
+			if b.Seconds <= 0 || b.PeakRSS <= 0 || i > 0 && b.Events <= 0 {
+				t.Errorf("history build %d: %+v", i, b)
+			}
+		}
+	}
+	for _, p := range []string{"history-out", "history-state", "history.toml"} {
+		if _, err := os.Stat(filepath.Join(dir, "tree-tiny", p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the history step left %s (%v)", p, err)
+		}
+	}
+
 	// The edited files are back as generated, and the marker says so.
 	gen := &tree{spec: treeTiny, root: filepath.Join(dir, "tree-tiny")}
 	gen.src = filepath.Join(gen.root, "src")
 	if _, err := os.Stat(gen.markerPath()); err != nil {
 		t.Errorf("marker: %v", err)
 	}
-	for _, e := range []edit{touchFiles, changeFiles} {
-		_, index := gen.editSet(e, 0)
+	for _, c := range []struct {
+		e     edit
+		round int
+	}{{touchFiles, 0}, {changeFiles, 0}, {changeFiles, 1}, {changeFiles, 2}} { // 1 and 2: the history's
+		e := c.e
+		_, index := gen.editSet(e, c.round)
 		i := index(0)
 		p := filepath.Join(gen.src, treeTiny.path(i))
 		got, err := os.ReadFile(p)

@@ -44,10 +44,11 @@ func main() {
 
 // options are the harness's flags.
 type options struct {
-	dir   string
-	trees []treeSpec
-	runs  int
-	json  string
+	dir     string
+	trees   []treeSpec
+	runs    int
+	history int
+	json    string
 }
 
 const usage = `usage: go run ./bench [flags]
@@ -64,6 +65,10 @@ flags:
                  measure the largest tree a machine holds
   --tiny         measure only a tiny tree of 2,000 files, as CI does
   --runs N       repeat each measurement N times and report the median (default 1)
+  --history N    then build each tree with kept versions, Change Dumps and
+                 archives on, and N times more with 1%% changed before each,
+                 and report how the peak RSS grows with the past events
+                 (default 0: not measured)
   --json FILE    also write the results as JSON into FILE
 `
 
@@ -83,6 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&tiny, "tiny", false, "")
 	fs.IntVar(&cFiles, "c-files", cFiles, "")
 	fs.IntVar(&o.runs, "runs", 1, "")
+	fs.IntVar(&o.history, "history", 0, "")
 	fs.StringVar(&o.json, "json", "", "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -90,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 || o.runs < 1 || cFiles < 1 {
+	if fs.NArg() > 0 || o.runs < 1 || o.history < 0 || cFiles < 1 {
 		fs.Usage()
 		return 2
 	}

@@ -44,7 +44,7 @@ func measure(o options, logf func(string, ...any)) (*report, error) {
 		if err != nil {
 			return nil, err
 		}
-		tr, err := measureTree(t, rsgen, o.runs, logf)
+		tr, err := measureTree(t, rsgen, o.runs, o.history, logf)
 		if err != nil {
 			return nil, fmt.Errorf("tree %s: %w", spec.Name, err)
 		}
@@ -64,9 +64,10 @@ const (
 
 var stepNames = []string{stepCold, stepNoChange, stepTouch, stepChange}
 
-// measureTree measures the floors and rsgen on t, runs times each, and
-// puts the tree back as generated.
-func measureTree(t *tree, rsgen *launcher, runs int, logf func(string, ...any)) (*treeResult, error) {
+// measureTree measures the floors and rsgen on t, runs times each, then
+// the history step with history rebuilds (none when 0), and puts the tree
+// back as generated.
+func measureTree(t *tree, rsgen *launcher, runs, history int, logf func(string, ...any)) (*treeResult, error) {
 	tr := &treeResult{Spec: t.spec, Bytes: t.bytes, Folders: t.folders}
 	steps := map[string]*stepResult{}
 	for _, name := range stepNames {
@@ -140,8 +141,15 @@ func measureTree(t *tree, rsgen *launcher, runs int, logf func(string, ...any)) 
 		}
 	}
 	tr.Edited, _ = t.editSet(changeFiles, 0)
+	if history > 0 {
+		h, err := measureHistory(t, rsgen, runs, history, logf)
+		if err != nil {
+			return nil, err
+		}
+		tr.History = h
+	}
 	logf("tree %s: restoring the edited files", t.spec.Name)
-	if err := t.restore(runs); err != nil {
+	if err := t.restore(runs + history); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{"out", "state", "lists", "links"} {

@@ -47,6 +47,8 @@ type treeResult struct {
 	ColdRatioWithLink float64       `json:"cold_ratio_with_link"`
 	ResourceList      listResult    `json:"resource_list"`
 	Steps             []*stepResult `json:"steps"`
+	// History is the history step (--history), or nil.
+	History *historyResult `json:"history,omitempty"`
 }
 
 // sampled is a time measured once per run.
@@ -190,6 +192,11 @@ func (r *report) writeTable(w io.Writer) {
 		l := &tr.ResourceList
 		fmt.Fprintf(w, "resource list (in process): %d entries in %d parts in %.3fs: %.0f entries/s (target ≥ %d: %s), %.1f allocations per entry\n",
 			l.Entries, l.Parts, l.Seconds, l.EntriesPerSecond, listEntriesTarget, yesNo(l.Met), l.AllocsPerEntry)
+		if h := tr.History; h != nil {
+			first, last := h.Builds[0], h.Builds[len(h.Builds)-1]
+			fmt.Fprintf(w, "history (kept versions, Change Dumps, archives): cold %.2fs %.0f MiB; after %d rebuilds of 1%%: %.2fs %.0f MiB; %.0f bytes per past event\n",
+				first.Seconds, mib(first.PeakRSS), len(h.Builds)-1, last.Seconds, mib(last.PeakRSS), h.BytesPerPastEvent)
+		}
 	}
 }
 
