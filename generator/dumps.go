@@ -260,9 +260,9 @@ func (b *dumper) publishPackage(made *madePackage) error {
 // openBitstream opens the source file of a manifest entry, or its
 // published copy when that differs from the source (see htmllink.go).
 //
-// A source file whose stat, opened, is the one scanned has when the scan
-// took its digests, in a way the scan itself trusts (Record.Describes), is
-// vouched for (zippkg.Vouched): packaging does not hash it again, and
+// A source file whose stat, once opened, is still the one it had when the
+// scan took its digests, by the rule the scan trusts a file by
+// (Record.Describes), is vouched for (zippkg.Vouched): packaging does not hash it again, and
 // checks its stat once more when it closes it, so that a write while it
 // was read fails the package. Every other file is hashed again and checked
 // against the manifest. Without this, a dump made every byte hashed three
@@ -343,10 +343,16 @@ func (f *vouchedFile) Close() error {
 	if err != nil {
 		return err
 	}
-	if !f.scanned.describes(&got, f.scanStart) {
-		return &zippkg.ChangedError{Path: f.path, What: "modification time", Want: nanoTime(f.scanned.modTime), Got: nanoTime(got.ModTime)}
+	if f.scanned.describes(&got, f.scanStart) {
+		return nil
 	}
-	return nil
+	switch {
+	case got.Size != f.scanned.size:
+		return &zippkg.ChangedError{Path: f.path, What: "length", Want: fmt.Sprint(f.scanned.size), Got: fmt.Sprint(got.Size)}
+	case got.Inode != f.scanned.inode:
+		return &zippkg.ChangedError{Path: f.path, What: "inode", Want: fmt.Sprint(f.scanned.inode), Got: fmt.Sprint(got.Inode)}
+	}
+	return &zippkg.ChangedError{Path: f.path, What: "modification time", Want: nanoTime(f.scanned.modTime), Got: nanoTime(got.ModTime)}
 }
 
 // writeManifestCopy publishes the copy of a package's manifest that the

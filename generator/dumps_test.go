@@ -429,11 +429,11 @@ func TestDumpOfAFileTouchedAfterItsScan(t *testing.T) {
 
 // TestVouchedFileChangedWhileRead: a file packaged on the strength of its
 // stat and written to while packaging read it fails the package when it is
-// closed; one left alone closes without error.
+// closed, saying what moved; one left alone closes without error.
 func TestVouchedFileChangedWhileRead(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "a.txt")
 	old := time.Now().Add(-time.Hour)
-	for _, write := range []bool{false, true} {
+	for write, what := range map[string]string{"": "", "ORIGINAL": "modification time", "original, and more": "length"} {
 		if err := os.WriteFile(name, []byte("original"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -451,14 +451,18 @@ func TestVouchedFileChangedWhileRead(t *testing.T) {
 		scanned := scannedStats{}
 		scanned.add("/a.txt", &rec)
 		vf := &vouchedFile{File: f, path: "/a.txt", scanned: scanned["/a.txt"], scanStart: time.Now().UnixNano()}
-		if write {
-			if err := os.WriteFile(name, []byte("ORIGINAL"), 0o644); err != nil {
+		if write != "" {
+			if err := os.WriteFile(name, []byte(write), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 		err = vf.Close()
-		if got := errors.Is(err, zippkg.ErrChanged); got != write {
-			t.Errorf("written while read: %v; Close: %v", write, err)
+		var ce *zippkg.ChangedError
+		switch {
+		case what == "" && err != nil:
+			t.Errorf("left alone: Close: %v", err)
+		case what != "" && (!errors.As(err, &ce) || ce.Path != "/a.txt" || ce.What != what):
+			t.Errorf("written %q while read: Close: %v, want a change of the %s", write, err, what)
 		}
 	}
 }
