@@ -175,13 +175,27 @@ func straceCommand(traceFile, calls string, n int, extra ...string) []string {
 		"-e", fmt.Sprintf("inject=%s:error=EIO:when=%d", calls, n), "--")
 }
 
-// injectedLines returns the calls strace's trace says it failed.
+// injectedLines returns the calls strace's trace says it failed. A call
+// that another thread's call interrupted in the trace ends on a line of
+// its own, "<... write resumed>", without its arguments; its start, with
+// the descriptor (-y names it, as <anon_inode:[eventfd]> for the Go
+// runtime's poller), is joined to it.
 func injectedLines(t *testing.T, traceFile string) []string {
 	t.Helper()
 	trace, err := os.ReadFile(traceFile)
 	eioMust(t, err)
 	var injected []string
+	unfinished := map[string]string{} // by thread id, the call it started
 	for _, line := range strings.Split(string(trace), "\n") {
+		pid, _, _ := strings.Cut(line, " ")
+		if start, ok := strings.CutSuffix(line, " <unfinished ...>"); ok {
+			unfinished[pid] = start
+			continue
+		}
+		if strings.Contains(line, " resumed>") {
+			line = unfinished[pid] + " " + line
+			delete(unfinished, pid)
+		}
 		if strings.HasSuffix(line, "(INJECTED)") {
 			injected = append(injected, line)
 		}
@@ -885,5 +899,22 @@ func TestEIOConfigFile(t *testing.T) {
 	s := &eioSite{t: t, bin: rsgenBinary(t), dir: dir}
 	if code, _, stderr := s.run(nil, "build", "--config", "nosuch.toml"); code != 2 || !strings.Contains(stderr, "nosuch.toml: cannot read the configuration file") {
 		t.Errorf("a missing configuration file: exit %d, %q; want exit 2", code, stderr)
+	}
+}
+
+// TestInjectedLinesJoinResumedCalls: a failed call that strace's trace
+// shows in two parts, interrupted by another thread's, is reported with
+// its start, whose descriptor tells the Go runtime's eventfd from rsgen's
+// files.
+func TestInjectedLinesJoinResumedCalls(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "strace.out")
+	eioMust(t, os.WriteFile(trace, []byte(`5589  write(4<anon_inode:[eventfd]>, "\1\0\0\0\0\0\0\0", 8 <unfinished ...>
+5590  write(7</site/out/a.txt>, "a", 1) = 1
+5589  <... write resumed>)              = -1 EIO (Input/output error) (INJECTED)
+5590  write(7</site/out/b.txt>, "b", 1) = -1 EIO (Input/output error) (INJECTED)
+`), 0o644))
+	got := injectedLines(t, trace)
+	if len(got) != 2 || !strings.Contains(got[0], "<anon_inode:[eventfd]>") || !strings.Contains(got[0], "(INJECTED)") || !strings.Contains(got[1], "b.txt") {
+		t.Errorf("injected lines: %q", got)
 	}
 }
