@@ -169,9 +169,11 @@ func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *membe
 			return made, nil
 		}
 	}
+	// The stats are gathered only for a package made anew: most of a
+	// rebuild's packages are kept.
 	scanned := make(scannedStats, r.End-r.Start)
 	for k := r.Start; k < r.End; k++ {
-		scanned.add(m.Entries[k-r.Start].Path, b.next.Files.At(members.At(k)))
+		scanned[m.Entries[k-r.Start].Path] = b.next.Files.At(members.At(k)).Stat()
 	}
 	var err error
 	made.tmp, err = b.packPackage(ctx, &made.pkg, made.m, scanned, workers)
@@ -279,12 +281,12 @@ func (b *dumper) openBitstream(e *zippkg.Entry, scanned scannedStats) (io.ReadCl
 	if !ok {
 		return f, nil
 	}
-	got, err := statRecord(f)
+	got, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	if !want.describes(&got, b.next.ScanStart) {
+	if !want.Describes(snapshot.StatOf(got), b.next.ScanStart) {
 		return f, nil
 	}
 	return zippkg.Vouched(&vouchedFile{File: f, path: e.Path, scanned: want, scanStart: b.next.ScanStart}), nil
@@ -292,67 +294,38 @@ func (b *dumper) openBitstream(e *zippkg.Entry, scanned scannedStats) (io.ReadCl
 
 // scannedStats holds, by manifest path, the stat of each bitstream's
 // source file when the scan took its digests (see openBitstream).
-type scannedStats map[string]scannedStat
-
-// scannedStat is the part of a record that openBitstream checks, a fifth
-// of a whole one: a package holds one per entry.
-type scannedStat struct {
-	size, modTime int64
-	inode         uint64
-}
-
-// add records the stat of r's file for the bitstream at path.
-func (s scannedStats) add(path string, r *snapshot.Record) {
-	s[path] = scannedStat{r.Size, r.ModTime, r.Inode}
-}
-
-// describes reports whether the file whose stat is in cur is still the
-// one scanned, as the scan that started at scanStart would trust it.
-func (s scannedStat) describes(cur *snapshot.Record, scanStart int64) bool {
-	scanned := snapshot.Record{Size: s.size, ModTime: s.modTime, Inode: s.inode}
-	return scanned.Describes(cur, scanStart)
-}
+type scannedStats map[string]snapshot.Stat
 
 // nanoTime formats a modification time in nanoseconds since the epoch.
 func nanoTime(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }
-
-// statRecord returns a record of the stat of the open file f.
-func statRecord(f fs.File) (snapshot.Record, error) {
-	var r snapshot.Record
-	info, err := f.Stat()
-	if err == nil {
-		r.SetStat(info)
-	}
-	return r, err
-}
 
 // vouchedFile is a source file packaged without being hashed again: Close
 // checks that its stat still is the one the scan saw.
 type vouchedFile struct {
 	fs.File
 	path      string // in the manifest
-	scanned   scannedStat
+	scanned   snapshot.Stat
 	scanStart int64
 }
 
 func (f *vouchedFile) Close() error {
-	got, err := statRecord(f.File)
+	info, err := f.File.Stat()
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
 	}
-	if f.scanned.describes(&got, f.scanStart) {
-		return nil
-	}
+	got, want := snapshot.StatOf(info), f.scanned
 	switch {
-	case got.Size != f.scanned.size:
-		return &zippkg.ChangedError{Path: f.path, What: "length", Want: fmt.Sprint(f.scanned.size), Got: fmt.Sprint(got.Size)}
-	case got.Inode != f.scanned.inode:
-		return &zippkg.ChangedError{Path: f.path, What: "inode", Want: fmt.Sprint(f.scanned.inode), Got: fmt.Sprint(got.Inode)}
+	case want.Describes(got, f.scanStart):
+		return nil
+	case got.Size != want.Size:
+		return &zippkg.ChangedError{Path: f.path, What: "length", Want: fmt.Sprint(want.Size), Got: fmt.Sprint(got.Size)}
+	case got.Inode != want.Inode:
+		return &zippkg.ChangedError{Path: f.path, What: "inode", Want: fmt.Sprint(want.Inode), Got: fmt.Sprint(got.Inode)}
 	}
-	return &zippkg.ChangedError{Path: f.path, What: "modification time", Want: nanoTime(f.scanned.modTime), Got: nanoTime(got.ModTime)}
+	return &zippkg.ChangedError{Path: f.path, What: "modification time", Want: nanoTime(want.ModTime), Got: nanoTime(got.ModTime)}
 }
 
 // writeManifestCopy publishes the copy of a package's manifest that the
@@ -437,7 +410,7 @@ func (b *dumper) writeChangePackage(ctx context.Context, s *set, events []*snaps
 		if ev.Change != snapshot.Deleted {
 			e.Path = paths.Assign(manifestPath(ev.Record.Path))
 			e.Length, e.Hash = ev.Record.Size, ev.Record.Digests.Hash(b.algs)
-			scanned.add(e.Path, ev.Record)
+			scanned[e.Path] = ev.Record.Stat()
 			if schemaSafeType(ev.Record.Type()) {
 				e.Type = ev.Record.Type()
 			}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/internal/sitemaptest"
+	"github.com/rsgen/rsgen/snapshot"
 	"github.com/rsgen/rsgen/zippkg"
 )
 
@@ -444,13 +445,11 @@ func TestVouchedFileChangedWhileRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := statRecord(f)
+		info, err := f.Stat()
 		if err != nil {
 			t.Fatal(err)
 		}
-		scanned := scannedStats{}
-		scanned.add("/a.txt", &rec)
-		vf := &vouchedFile{File: f, path: "/a.txt", scanned: scanned["/a.txt"], scanStart: time.Now().UnixNano()}
+		vf := &vouchedFile{File: f, path: "/a.txt", scanned: snapshot.StatOf(info), scanStart: time.Now().UnixNano()}
 		if write != "" {
 			if err := os.WriteFile(name, []byte(write), 0o644); err != nil {
 				t.Fatal(err)

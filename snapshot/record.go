@@ -47,22 +47,37 @@ type Record struct {
 	Unchanged bool
 }
 
+// Stat is what a scan trusts a file by without reading it: its size,
+// modification time (nanoseconds since the epoch) and inode.
+type Stat struct {
+	Size, ModTime int64
+	Inode         uint64
+}
+
+// StatOf returns the Stat of a file from its stat.
+func StatOf(info fs.FileInfo) Stat {
+	return Stat{info.Size(), info.ModTime().UnixNano(), inode(info)}
+}
+
+// Describes reports whether s, taken by the scan that started at
+// scanStart (State.ScanStart), still describes the file whose stat is now
+// cur: the same size, modification time and inode, and a modification
+// time older than that scan by RaceWindow, so that the file cannot have
+// been written since without its modification time moving. A scan trusts
+// such a file without reading it, and dump packaging trusts the digests
+// the scan took of it.
+func (s Stat) Describes(cur Stat, scanStart int64) bool {
+	return s == cur && s.ModTime < scanStart-int64(RaceWindow)
+}
+
+// Stat returns the stat r was recorded at.
+func (r *Record) Stat() Stat { return Stat{r.Size, r.ModTime, r.Inode} }
+
 // SetStat sets r's size, modification time and inode from a stat of its
 // file.
 func (r *Record) SetStat(info fs.FileInfo) {
-	r.Size, r.ModTime, r.Inode = info.Size(), info.ModTime().UnixNano(), inode(info)
-}
-
-// Describes reports whether r, recorded by the scan that started at
-// scanStart (State.ScanStart), still describes the file whose stat is in
-// cur (see SetStat): the same size, modification time and inode, and a
-// modification time older than that scan by RaceWindow, so that the file
-// cannot have been written since without its modification time moving.
-// A scan trusts such a file without reading it, and dump packaging trusts
-// the digests the scan took of it.
-func (r *Record) Describes(cur *Record, scanStart int64) bool {
-	return r.Size == cur.Size && r.ModTime == cur.ModTime && r.Inode == cur.Inode &&
-		r.ModTime < scanStart-int64(RaceWindow)
+	st := StatOf(info)
+	r.Size, r.ModTime, r.Inode = st.Size, st.ModTime, st.Inode
 }
 
 // Type returns r's media type, without parameters; "" when unknown.

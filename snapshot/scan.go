@@ -493,7 +493,7 @@ func (s *scan) deleteRest() error {
 // cur, so that the file need not be read.
 func (s *scan) trusted(old, cur *Record) bool {
 	return !s.opts.Verify && old.Known() && (s.opts.Reread == nil || !s.opts.Reread(old)) &&
-		old.Describes(cur, s.prevScanStart) && old.Digests.HasAll(s.opts.Algorithms)
+		old.Stat().Describes(cur.Stat(), s.prevScanStart) && old.Digests.HasAll(s.opts.Algorithms)
 }
 
 // worker takes jobs until there are no more: it stats a batch's files
