@@ -286,3 +286,14 @@ func writeHeapProfile(b *testing.B, dir, treeName string) {
 		b.Error(err)
 	}
 }
+
+// TestUsageErrors: flags the harness cannot honour exit 2 with the usage,
+// before it generates or measures anything.
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"--history", "-1"}, {"--runs", "0"}, {"--trees", "d"}, {"extra"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append(args, "--dir", t.TempDir()), &stdout, &stderr); code != 2 || stderr.Len() == 0 {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", args, code, stderr.String())
+		}
+	}
+}
