@@ -235,6 +235,7 @@ func (b *builder) close() {
 	b.prev.Close()
 	if b.next != nil {
 		b.next.Files.Close()
+		b.next.Close()
 	}
 }
 
@@ -271,6 +272,22 @@ func (b *run) spillDir() string {
 		return ""
 	}
 	return b.cfg.State
+}
+
+// newRecordFile returns where records the build makes go, what says
+// which: an unnamed file of the state folder (see snapshot.RecordFile), so
+// that a build holds a buffer of them, not all (at a million files, the
+// recovered records in memory were 140 MB of a peak of 280 MB). It is only
+// a saving: without a state folder to write into (rsgen plan before any
+// build), or when the file cannot be made, the records stay in memory, and
+// the build goes on as it would have.
+func (b *run) newRecordFile(what string) *snapshot.RecordFile {
+	f, err := snapshot.NewRecordFile(b.spillDir())
+	if err != nil {
+		b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; %s stay in memory", err, what)})
+		f, _ = snapshot.NewRecordFile("")
+	}
+	return f
 }
 
 // resourceBase returns the base URL of the resources, with a trailing
@@ -373,7 +390,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 		}
 		return nil, fmt.Errorf("scan %s: %w", b.cfg.Source, err)
 	}
-	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, Files: files,
+	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, ResourceBaseURL: b.resBase, Files: files,
 		SetChanged: map[string]int64{}}
 	b.summarizeSets(events)
 	s := b.sum
@@ -529,7 +546,7 @@ func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 	}
 	b.archiver.retain()
 	b.recordSetChanges(events)
-	if err := b.versioner.keepVersions(ctx); err != nil {
+	if err := b.versioner.keepVersions(ctx, closed); err != nil {
 		return nil, err
 	}
 	if err := b.writeDocuments(ctx, closed); err != nil {
@@ -629,7 +646,7 @@ func (p *placements) list() *chunked.List[placement] {
 
 // outputIntact reports whether the output looks like the last build's:
 // there was one, and its Source Description and first resource are there.
-func (b *builder) outputIntact(first string) bool {
+func (b *run) outputIntact(first string) bool {
 	if b.prev.LastBuild == 0 {
 		return false
 	}
@@ -661,10 +678,15 @@ func (b *builder) removeObsolete() error {
 		written[p] = true
 	}
 	for _, p := range b.prev.Outputs {
-		if !written[p] {
+		if !b.writes(p, written) {
 			if err := b.sink.Remove(p); err != nil {
 				return err
 			}
+		}
+	}
+	for _, p := range b.versioner.obsolete {
+		if err := b.sink.Remove(p); err != nil {
+			return err
 		}
 	}
 	if err := b.removeIntended(written); err != nil {

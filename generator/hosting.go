@@ -110,6 +110,9 @@ func (b *builder) hostPlan(files []string) *hosting.Plan {
 			plan.Rules = append(plan.Rules, rule)
 		}
 	}
+	for top := range b.versioner.used {
+		used[layout.DocumentsDir+"/"+top+"/"] = true
+	}
 	for folder := range used {
 		rule := folders[folder]
 		rule.Path = folder

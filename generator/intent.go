@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -39,16 +40,30 @@ func (b *builder) intentOf() snapshot.Intent {
 	return rec
 }
 
+// writes reports whether this build publishes the output file p. written
+// holds its output paths but those of versions, which keepVersions knows.
+func (b *builder) writes(p string, written map[string]bool) bool {
+	if sink.KindOf(p) == sink.Version {
+		return !b.versioner.obsoleteVersionFile(p)
+	}
+	return written[p]
+}
+
 // removeIntended removes what an earlier build's record names and this
 // build does not publish: documents it added that this build does not
 // write, and resources it deleted that have not come back. written holds
 // this build's output paths.
 func (b *builder) removeIntended(written map[string]bool) error {
 	for _, p := range b.intent.Added {
-		if !written[p] {
-			if err := b.sink.RemoveFile(p); err != nil {
-				return err
-			}
+		if b.writes(p, written) {
+			continue
+		}
+		if err := b.sink.RemoveFile(p); err != nil {
+			return err
+		}
+		if sink.KindOf(p) == sink.Version {
+			// A memento the failed build may have kept in the state archive.
+			b.archiver.arch.prune = append(b.archiver.arch.prune, p)
 		}
 	}
 	for _, p := range b.intent.Deleted {

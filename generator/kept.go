@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
@@ -147,11 +146,11 @@ func (b *keeper) keepCommitted() error {
 	return nil
 }
 
-// pruneUnkept marks for deletion from the state archive the packages and
-// versions it kept for the previous build and keeps no more: a Change Dump
-// package whose segment left the journal, a package no archived Resource
-// Dump lists any longer, a version of a set that stopped keeping them.
-// (Documents leave with their segments and archives, see retain.)
+// pruneUnkept marks for deletion from the state archive the packages it
+// kept for the previous build and keeps no more: a Change Dump package
+// whose segment left the journal, a package no archived Resource Dump
+// lists any longer. (Documents leave with their segments and archives, see
+// retain; versions with keepVersions.)
 func (b *keeper) pruneUnkept() {
 	keep := map[string]bool{}
 	for _, p := range b.next.Packages {
@@ -162,9 +161,6 @@ func (b *keeper) pruneUnkept() {
 			keep[p.Path] = true
 		}
 	}
-	for _, v := range b.next.Versions {
-		keep[layout.Memento(unixTime(v.Seen), v.Path)] = true
-	}
 	var kept []string
 	for _, p := range b.prev.Packages {
 		kept = append(kept, p.Path)
@@ -173,9 +169,6 @@ func (b *keeper) pruneUnkept() {
 		for _, p := range a.Packages {
 			kept = append(kept, p.Path)
 		}
-	}
-	for _, v := range b.prev.Versions {
-		kept = append(kept, layout.Memento(unixTime(v.Seen), v.Path))
 	}
 	for _, rel := range kept {
 		if !keep[rel] {

@@ -12,7 +12,6 @@ package generator
 // on the record's entry.
 
 import (
-	"cmp"
 	"path"
 	"slices"
 	"strings"
@@ -31,6 +30,12 @@ type linker struct {
 	patches   map[string]*rs.Link // patch output path -> its link, once written (versions.go)
 	published sync.Map            // source path -> published: rewritten resources (htmllink.go)
 	headless  sync.Map            // source paths of rewritten resources without a <head> (htmllink.go)
+	// eventSeen holds, for the path of each event this build's documents
+	// list, the times its records were first seen (findEventVersions);
+	// keptSeen those of them whose versions are kept, and firstSeen the
+	// time its oldest kept version was (noteVersions).
+	eventSeen, keptSeen map[string][]int64
+	firstSeen           map[string]int64
 }
 
 // stemOf returns a path without its last extension: report.html and
@@ -168,15 +173,19 @@ func sameStem(files *snapshot.Records, stem string) []*snapshot.Record {
 
 // versionLinks appends the memento link of r's version and the TimeMap
 // link, and for an update of a JSON resource the patch from the previous
-// version.
+// version. The version of a Resource List's entry is the resource's
+// current one, which a set that keeps versions always keeps; that of an
+// event is looked up among the versions keepVersions found for it.
 func (b *linker) versionLinks(links []rs.Link, r *snapshot.Record, ev *snapshot.Event, patches bool) []rs.Link {
-	k, kept := findVersion(b.next.Versions, r.Path, r.Seen)
-	if !kept {
-		return links
+	first := false
+	if ev != nil {
+		if !slices.Contains(b.keptSeen[r.Path], r.Seen) {
+			return links
+		}
+		first = r.Seen == b.firstSeen[r.Path]
 	}
 	memento := b.describedLink(rs.RelMemento, b.docURL(layout.Memento(unixTime(r.Seen), r.Path)), r)
 	links = append(links, memento, rs.Link{Rel: rs.RelTimeMap, Href: b.docURL(layout.TimeMap(r.Path)), Type: layout.TypeTimeMap})
-	first := k == 0 || b.next.Versions[k-1].Path != r.Path
 	if patches && ev != nil && ev.Change == snapshot.Updated && !first && isJSON(r) {
 		if l := b.patches[layout.Patch(unixTime(r.Seen), r.Path)]; l != nil {
 			links = append(links, *l)
@@ -185,12 +194,40 @@ func (b *linker) versionLinks(links []rs.Link, r *snapshot.Record, ev *snapshot.
 	return links
 }
 
-// findVersion returns the index in vs, sorted by versionOrder, of the
-// version of path first seen at seen, and whether it is there. The
-// versions are searched, not indexed: a map of them cost about 100 bytes
-// per kept version, beside the version itself.
-func findVersion(vs []snapshot.Record, path string, seen int64) (int, bool) {
-	return slices.BinarySearchFunc(vs, path, func(v snapshot.Record, p string) int {
-		return cmp.Or(layout.ComparePaths(v.Path, p), cmp.Compare(v.Seen, seen))
-	})
+// findEventVersions notes the versions that the events of the segments
+// of journals and closed name: the documents of this build list those
+// events, and link to the versions keepVersions finds (noteVersions).
+func (b *linker) findEventVersions(journals, closed map[string][]snapshot.Segment) {
+	b.eventSeen, b.keptSeen, b.firstSeen = map[string][]int64{}, map[string][]int64{}, map[string]int64{}
+	for _, m := range []map[string][]snapshot.Segment{journals, closed} {
+		for _, segs := range m {
+			for i := range segs {
+				for _, ev := range segs[i].Events {
+					if ev.Change != snapshot.Deleted {
+						b.eventSeen[ev.Record.Path] = append(b.eventSeen[ev.Record.Path], ev.Record.Seen)
+					}
+				}
+			}
+		}
+	}
+}
+
+// noteVersions notes, of the kept versions vs of one resource, oldest
+// first, those that the events of this build's documents name, and the
+// oldest: no more, since a resource changed in every build has as many
+// versions as builds.
+func (b *linker) noteVersions(vs []snapshot.Record) {
+	p := vs[0].Path
+	for _, seen := range b.eventSeen[p] {
+		if slices.ContainsFunc(vs, func(v snapshot.Record) bool { return v.Seen == seen }) {
+			b.keptSeen[p] = append(b.keptSeen[p], seen)
+			b.firstSeen[p] = vs[0].Seen
+		}
+	}
+}
+
+// linksTo reports whether an event of this build's documents names the
+// version v, whose patch it then links to.
+func (b *linker) linksTo(v *snapshot.Record) bool {
+	return slices.Contains(b.eventSeen[v.Path], v.Seen)
 }

@@ -117,15 +117,19 @@ func (b *recoverer) loadState() (*snapshot.State, error) {
 		st.Close()
 		return nil, fmt.Errorf("%s: cannot rebuild the state from the output folder %s: %w", why, b.cfg.Out, err)
 	}
-	// The loaded state gives way to the recovered one; its file records
-	// are not read.
-	st.Close()
 	if killed {
 		// What the output does not hold, the loaded state still knows:
 		// it is the one a build after a kill goes on from otherwise.
-		rec.state.Archived, rec.state.Versions = st.Archived, st.Versions
+		rec.state.Archived = st.Archived
+		if err := rec.state.TakeVersions(st); err != nil {
+			st.Close()
+			return nil, err
+		}
 		rec.state.Outputs = sortedPaths(append(rec.state.Outputs, st.Outputs...))
 	}
+	// The loaded state gives way to the recovered one; its file records
+	// are not read.
+	st.Close()
 	b.recovered = rec
 	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%s: rebuilt the state from the build published in %s (%d resources, %d Change Lists); every file is read once",
 		why, b.cfg.Out, rec.state.NumFiles(), rec.lists)})
@@ -299,7 +303,7 @@ func (b *recoverer) recoverFromOutput() (rec *recovery, err error) {
 	if len(sets) == 1 {
 		files = sets[0]
 	} else {
-		files = b.newRecordFile()
+		files = b.newRecordFile("the recovered records")
 		if err := mergeSets(files, sets); err != nil {
 			files.Close()
 			return nil, err
@@ -307,31 +311,13 @@ func (b *recoverer) recoverFromOutput() (rec *recovery, err error) {
 	}
 	sets = nil // merged and closed, or the state's
 	st.UseFiles(files)
-	versionOutputs, err := b.recoverVersions(st, rec)
-	if err != nil {
+	if err := b.recoverVersions(st, rec); err != nil {
 		st.Close()
 		return nil, err
 	}
-	outputs = append(outputs, versionOutputs...)
 	st.Outputs = sortedPaths(outputs)
 	rec.state = st
 	return rec, nil
-}
-
-// newRecordFile returns where recovered file records go: an unnamed file
-// of the state folder (see snapshot.RecordFile), so that the build that
-// re-reads every file holds no more than a build from a saved state (at a
-// million files, the recovered records in memory were 140 MB of a peak of
-// 280 MB). It is only a saving: without a state folder to write into
-// (rsgen plan before any build), or when the file cannot be made, the
-// records stay in memory, and the build goes on as it would have.
-func (b *recoverer) newRecordFile() *snapshot.RecordFile {
-	f, err := snapshot.NewRecordFile(b.spillDir())
-	if err != nil {
-		b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; the recovered records stay in memory", err)})
-		f, _ = snapshot.NewRecordFile("")
-	}
-	return f
 }
 
 // errNotInWalkOrder: a Resource List whose entries are not in walk order,
@@ -346,7 +332,7 @@ var errNotInWalkOrder = errors.New("entries not in walk order")
 // setRecords). A list in another order is read again into memory and
 // sorted.
 func (b *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.Record) bool, late []snapshot.Event) (*snapshot.RecordFile, error) {
-	f := b.newRecordFile()
+	f := b.newRecordFile("the recovered records")
 	w := newSetRecords(f, unexplained, late)
 	err := b.readListed(lists, w.add)
 	if errors.Is(err, errNotInWalkOrder) {
@@ -356,7 +342,7 @@ func (b *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.R
 			return nil, err
 		}
 		sorted := inWalkOrder(&all)
-		f = b.newRecordFile()
+		f = b.newRecordFile("the recovered records")
 		w = newSetRecords(f, unexplained, late)
 		for _, r := range sorted.All() {
 			if err = w.add(*r); err != nil {

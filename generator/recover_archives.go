@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -74,35 +73,35 @@ func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recove
 // resourcesync/mementos/TIME/PATH, read once as the scan reads a source
 // file (fingerprint, published digests, media type), which go back into
 // the state archive. Their TimeMaps and patches are derived from them
-// again by the build.
-func (b *recoverer) recoverVersions(st *snapshot.State, rec *recovery) ([]string, error) {
+// again by the build. They are sorted in memory, which only a build that
+// recovers its state does.
+func (b *recoverer) recoverVersions(st *snapshot.State, rec *recovery) error {
 	dir := filepath.Join(b.cfg.Out, filepath.FromSlash(layout.DocumentsDir), "mementos")
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	mementos, err := snapshot.OpenTree(dir, false)
 	if err != nil {
-		return nil, fmt.Errorf("recover kept versions: %w", err)
+		return fmt.Errorf("recover kept versions: %w", err)
 	}
 	defer mementos.Close()
 	files, _, _, err := snapshot.Scan(context.Background(), &snapshot.State{}, snapshot.ScanOptions{FS: mementos, Algorithms: b.algs})
 	if err != nil {
-		return nil, fmt.Errorf("recover kept versions: %w", err)
+		return fmt.Errorf("recover kept versions: %w", err)
 	}
-	var outputs []string
+	var vs []snapshot.Record
 	for _, found := range files.All() {
 		r := *found
 		stamp, p, ok := strings.Cut(r.Path, "/")
 		t, err := time.Parse("20060102150405", stamp)
 		if !ok || err != nil {
-			return nil, fmt.Errorf("recover kept versions: %s is not a memento rsgen writes", r.Path)
+			return fmt.Errorf("recover kept versions: %s is not a memento rsgen writes", r.Path)
 		}
 		rel := layout.Memento(t, p)
 		r.Path, r.Seen = p, t.Unix()
-		st.Versions = append(st.Versions, r)
+		vs = append(vs, r)
 		rec.archive = append(rec.archive, rel)
-		outputs = append(outputs, rel)
 	}
-	slices.SortStableFunc(st.Versions, versionOrder)
-	return outputs, nil
+	st.SetVersions(vs)
+	return nil
 }

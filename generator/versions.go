@@ -10,13 +10,17 @@ package generator
 //
 // With patches, each update of a JSON resource also gets an RFC 6902 JSON
 // Patch from the previous version, made from the two kept copies. Versions
-// and patches are never removed: closed Change Lists link to them forever.
+// and patches stay while their set keeps them: closed Change Lists link to
+// them.
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"iter"
 	"net/http"
 	"os"
 	"slices"
@@ -24,11 +28,34 @@ import (
 
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// versioner keeps the versions of resources.
-type versioner struct{ *run }
+// versioner keeps the versions of resources. The versions of a site that
+// keeps them grow with every build, so a build never holds them whole: it
+// merges the previous build's, read from its state as they are needed,
+// with the scan's records, both in walk order, one resource at a time, and
+// writes the next build's into a record file as it goes. The output files
+// of versions stay out of the sink's list of outputs; the merge says which
+// go (obsolete). A resource's TimeMap and patches are written again only
+// when its versions changed, or when recheck says the output may not be
+// what the state says it is.
+type versioner struct {
+	*run
+	recheck  bool              // write every TimeMap and patch again (see setRecheck)
+	trusted  bool              // trust the files of carried versions without a stat (see outputTrusted)
+	group    []snapshot.Record // the versions of the resource being merged, reused
+	obsolete []string          // output files of versions no longer kept, removed once the build's files are in place
+	// watched are the version files that an earlier build listed among
+	// its outputs (a state written before format 5) or in its publishing
+	// record (a failed build): true once this build publishes them too.
+	// Those it does not publish are removed (removeObsolete).
+	watched map[string]bool
+	// used are the folders of layout.VersionDirs this build publishes
+	// into, for the hosting files.
+	used map[string]bool
+}
 
 // isJSON reports whether r is a JSON resource, which patches cover.
 func isJSON(r *snapshot.Record) bool {
@@ -47,66 +74,271 @@ func (b *versioner) versioned(p string) (keep, patches bool) {
 }
 
 // keepVersions keeps the versions of this build's resources, carries over
-// those of earlier builds, and writes the TimeMaps and patches. It runs
-// before the documents that link to them are written.
-func (b *versioner) keepVersions(ctx context.Context) error {
-	if !slices.ContainsFunc(b.sets, func(s *set) bool { return s.KeepVersions }) {
+// those of earlier builds, writes the TimeMaps and patches, and finds the
+// versions the Change Lists of this build link to (those of the events of
+// the open segments and of closed, the segments this build closes). It
+// runs before the documents that link to them are written.
+func (b *versioner) keepVersions(ctx context.Context, closed map[string][]snapshot.Segment) error {
+	b.watchVersionFiles()
+	if b.prev.NumVersions() == 0 && !slices.ContainsFunc(b.sets, func(s *set) bool { return s.KeepVersions }) {
 		return nil
 	}
-	var vs []snapshot.Record
-	for _, v := range b.prev.Versions {
-		if keep, _ := b.versioned(v.Path); !keep {
-			continue // no longer published: removed with the obsolete outputs
+	b.setRecheck()
+	b.trusted = b.outputTrusted()
+	b.linker.findEventVersions(b.next.Journals, closed)
+	out := b.newRecordFile("the kept versions")
+	if err := b.mergeVersions(ctx, out); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Finish(); err != nil {
+		out.Close()
+		return err
+	}
+	b.next.UseVersions(out)
+	return nil
+}
+
+// watchVersionFiles fills watched with the version files of the previous
+// build's outputs and of the publishing record of a failed build.
+func (b *versioner) watchVersionFiles() {
+	b.watched, b.used = map[string]bool{}, map[string]bool{}
+	for _, names := range [][]string{b.prev.Outputs, b.intent.Added} {
+		for _, rel := range names {
+			if sink.KindOf(rel) == sink.Version {
+				b.watched[rel] = false
+			}
 		}
-		rel := layout.Memento(unixTime(v.Seen), v.Path)
-		_, ok, changed, err := b.keeper.publishKept(rel, versionSums(&v))
-		if err != nil {
+	}
+}
+
+// setRecheck decides whether TimeMaps and patches are written again
+// whatever the state says: with --verify, after a failed build (its
+// publishing record names version files) or a state of an older format
+// (its outputs do), with a state rebuilt from the output, and when the
+// base URLs the TimeMaps and patch links name changed.
+func (b *versioner) setRecheck() {
+	b.recheck = b.opts.Verify || len(b.watched) > 0 || b.recoverer.recovered != nil ||
+		b.prev.BaseURL != b.base || b.prev.ResourceBaseURL != b.resBase
+}
+
+// outputTrusted reports whether the versions carried over from the last
+// build, and their TimeMaps and patches, are trusted to be published as it
+// left them, without a stat each, as placements trusts the resources: not
+// when recheck says so, nor when the output does not look like the last
+// build's (its Source Description, first resource or first kept version is
+// missing: a fresh or wiped output folder).
+func (b *versioner) outputTrusted() bool {
+	if b.recheck || b.next.Files.Len() == 0 || !b.outputIntact(b.next.Files.At(0).Path) {
+		return false
+	}
+	for v, err := range b.prev.Versions() {
+		return err == nil && b.present(layout.Memento(unixTime(v.Seen), v.Path), -1)
+	}
+	return true
+}
+
+// mergeVersions merges the previous build's versions with the scan's
+// records, path by path in walk order, and appends the next build's
+// versions to out.
+func (b *versioner) mergeVersions(ctx context.Context, out *snapshot.RecordFile) error {
+	next, stop := iter.Pull2(b.prev.Versions())
+	defer stop()
+	prev := versionCursor{next: next}
+	prev.advance()
+	files := &b.next.Files
+	var old []snapshot.Record
+	for i := 0; ; {
+		for i < files.Len() && !b.keeps(files.At(i).Path) {
+			i++
+		}
+		var cur *snapshot.Record
+		if i < files.Len() {
+			cur = files.At(i)
+		}
+		if prev.err != nil {
+			return fmt.Errorf("kept versions: %w", prev.err)
+		}
+		if cur == nil && !prev.ok {
+			return nil
+		}
+		p := prev.head.Path
+		if !prev.ok || cur != nil && layout.ComparePaths(cur.Path, p) <= 0 {
+			p = cur.Path
+		}
+		old = prev.group(p, old[:0])
+		if cur != nil && cur.Path == p {
+			i++
+		} else {
+			cur = nil
+		}
+		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if err := b.keepResource(p, old, cur, out); err != nil {
+			return err
+		}
+	}
+}
+
+// keeps reports whether the versions of the resource at p are kept.
+func (b *versioner) keeps(p string) bool {
+	keep, _ := b.versioned(p)
+	return keep
+}
+
+// versionCursor reads a state's versions one at a time.
+type versionCursor struct {
+	next func() (snapshot.Record, error, bool)
+	head snapshot.Record // the next version, when ok
+	ok   bool
+	err  error
+}
+
+// errVersionsOrder: versions out of walk order, which no state rsgen
+// writes holds.
+var errVersionsOrder = errors.New("the state's versions are not in walk order")
+
+func (c *versionCursor) advance() {
+	last := c.head.Path
+	var err error
+	c.head, err, c.ok = c.next()
+	switch {
+	case err != nil:
+		c.err, c.ok = err, false
+	case c.ok && last != "" && layout.ComparePaths(c.head.Path, last) < 0:
+		c.err, c.ok = errVersionsOrder, false
+	}
+}
+
+// group appends to vs the versions of the resource at p, which are next
+// if it has any, and moves past them.
+func (c *versionCursor) group(p string, vs []snapshot.Record) []snapshot.Record {
+	for c.ok && c.head.Path == p {
+		vs = append(vs, c.head)
+		c.advance()
+	}
+	return vs
+}
+
+// keepResource keeps the versions of the resource at p: old, those of the
+// previous build, and cur's, its record in this build, if it has one. It
+// publishes them, its TimeMap and its patches, and appends them to out.
+func (b *versioner) keepResource(p string, old []snapshot.Record, cur *snapshot.Record, out *snapshot.RecordFile) error {
+	keep, patches := b.versioned(p)
+	vs, err := b.carryVersions(old, keep)
+	if err != nil {
+		return err
+	}
+	changed := len(vs) < len(old) // the versions of p are not those of the last build
+	if cur != nil {
+		k, found := slices.BinarySearchFunc(vs, cur.Seen, func(v snapshot.Record, seen int64) int { return cmp.Compare(v.Seen, seen) })
+		if !found {
+			if err := b.writeMemento(cur); err != nil {
+				return err
+			}
+			v := *cur
+			v.Patched = false
+			vs = slices.Insert(vs, k, v)
+			changed = true
+		}
+	}
+	b.group = vs
+	b.dropVersions(old, vs)
+	if len(vs) == 0 {
+		if len(old) > 0 {
+			b.obsolete = append(b.obsolete, layout.TimeMap(p))
+		}
+		return nil
+	}
+	if err := b.writeTimeMap(vs, changed || b.recheck); err != nil {
+		return err
+	}
+	if err := b.keepPatches(vs, patches); err != nil {
+		return err
+	}
+	b.linker.noteVersions(vs)
+	for i := range vs {
+		out.Append(&vs[i])
+	}
+	return nil
+}
+
+// carryVersions returns the versions of old, a resource's of the previous
+// build, that this build keeps: none unless keep says its set keeps them,
+// and those whose memento is whole in the output or the state archive
+// (unless trusted), which it publishes. The slice is b.group's, reused.
+func (b *versioner) carryVersions(old []snapshot.Record, keep bool) ([]snapshot.Record, error) {
+	vs := b.group[:0]
+	if !keep {
+		return vs, nil
+	}
+	for _, v := range old {
+		rel := layout.Memento(unixTime(v.Seen), v.Path)
+		if b.trusted {
+			b.publish(rel, false)
+			vs = append(vs, v)
+			continue
+		}
+		_, ok, written, err := b.keeper.publishKept(rel, versionSums(&v))
+		if err != nil {
+			return nil, err
 		}
 		if !ok {
 			b.warn(WarnLost, v.Path, "kept version lost or damaged in both the state folder and the output folder; it cannot be made again and is no longer listed")
 			continue
 		}
-		b.sink.Record(rel, changed)
+		b.publish(rel, written)
 		vs = append(vs, v)
 	}
-	slices.SortStableFunc(vs, versionOrder) // as the state keeps them, unless an older rsgen wrote it
-	carried := vs[:len(vs):len(vs)]
-	for _, r := range b.next.Files.All() {
-		if keep, _ := b.versioned(r.Path); !keep {
-			continue
-		}
-		if _, ok := findVersion(carried, r.Path, r.Seen); ok {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := b.writeMemento(r); err != nil {
-			return err
-		}
-		vs = append(vs, *r)
-	}
-	slices.SortStableFunc(vs, versionOrder)
-	b.next.Versions = vs
-	for i := 0; i < len(vs); {
-		j := i + 1
-		for j < len(vs) && vs[j].Path == vs[i].Path {
-			j++
-		}
-		if err := b.writeVersions(vs[i:j]); err != nil {
-			return err
-		}
-		i = j
-	}
-	return nil
+	return vs, nil
 }
 
-// versionOrder orders versions by path, in walk order, then by the time
-// they were first seen: the order of State.Versions, which findVersion
-// searches.
-func versionOrder(x, y snapshot.Record) int {
-	return cmp.Or(layout.ComparePaths(x.Path, y.Path), cmp.Compare(x.Seen, y.Seen))
+// dropVersions makes obsolete the files of the versions of old that vs,
+// the versions kept, does not hold (both oldest first): their mementos, in
+// the output and in the state archive, and their patches.
+func (b *versioner) dropVersions(old, vs []snapshot.Record) {
+	for _, v := range old {
+		for len(vs) > 0 && vs[0].Seen < v.Seen {
+			vs = vs[1:]
+		}
+		if len(vs) > 0 && vs[0].Seen == v.Seen {
+			continue
+		}
+		rel := layout.Memento(unixTime(v.Seen), v.Path)
+		b.obsolete = append(b.obsolete, rel)
+		b.archiver.arch.prune = append(b.archiver.arch.prune, rel)
+		if v.Patched {
+			b.obsolete = append(b.obsolete, layout.Patch(unixTime(v.Seen), v.Path))
+		}
+	}
+}
+
+// publish records the version file rel, which this build publishes,
+// written or not.
+func (b *versioner) publish(rel string, written bool) {
+	b.sink.Record(rel, written)
+	b.noteVersionFile(rel)
+}
+
+// noteVersionFile notes that this build publishes the version file rel
+// (see watched and used).
+func (b *versioner) noteVersionFile(rel string) {
+	if _, ok := b.watched[rel]; ok {
+		b.watched[rel] = true
+	}
+	sub := strings.TrimPrefix(rel, layout.DocumentsDir+"/")
+	top, _, _ := strings.Cut(sub, "/")
+	if !b.used[top] {
+		b.used[top] = true
+	}
+}
+
+// obsoleteVersionFile reports whether the version file rel, which an
+// earlier build listed (see watched), is not one this build publishes.
+func (b *versioner) obsoleteVersionFile(rel string) bool {
+	published, watched := b.watched[rel]
+	return watched && !published
 }
 
 // writeMemento copies the current version of r to its time-specific URI,
@@ -135,6 +367,7 @@ func (b *versioner) writeMemento(r *snapshot.Record) error {
 	if err != nil {
 		return fmt.Errorf("keep version %s: %w", b.sink.Path(rel), err)
 	}
+	b.noteVersionFile(rel)
 	b.keeper.keepPublished(rel) // it cannot be made again
 	return nil
 }
@@ -153,36 +386,44 @@ func versionSums(v *snapshot.Record) sums {
 	return s
 }
 
-// writeVersions writes the TimeMap of the kept versions of one resource,
-// oldest first, and, where they apply, its patches.
-func (b *versioner) writeVersions(vs []snapshot.Record) error {
-	p := vs[0].Path
-	if err := b.writeTimeMap(vs); err != nil {
-		return err
-	}
-	if _, patches := b.versioned(p); !patches {
+// writeTimeMap writes the TimeMap of a resource's versions vs (RFC 7089
+// §5.1.1): the original, the TimeMap itself, and every memento with its
+// datetime. Unless rewrite says the versions changed since the last
+// build, or the output may not hold its TimeMap (see recheck), the last
+// build's is trusted without being read: as it is when the output is
+// trusted, else when one of the right length is there.
+func (b *versioner) writeTimeMap(vs []snapshot.Record, rewrite bool) error {
+	rel := layout.TimeMap(vs[0].Path)
+	if !rewrite && b.trusted {
+		b.publish(rel, false)
 		return nil
 	}
-	for k := 1; k < len(vs); k++ {
-		if isJSON(&vs[k]) && isJSON(&vs[k-1]) {
-			if err := b.writePatch(&vs[k-1], &vs[k]); err != nil {
-				return err
-			}
-		}
+	data := b.timeMap(vs)
+	if !rewrite && b.present(rel, int64(len(data))) {
+		b.publish(rel, false)
+		return nil
 	}
+	if err := b.sink.WriteBytes(rel, data); err != nil {
+		return err
+	}
+	b.noteVersionFile(rel)
 	return nil
 }
 
-// writeTimeMap writes the TimeMap of a resource's versions (RFC 7089
-// §5.1.1): the original, the TimeMap itself, and every memento with its
-// datetime.
-func (b *versioner) writeTimeMap(vs []snapshot.Record) error {
+// present reports whether the output holds a regular file at rel, of size
+// bytes unless size is negative.
+func (b *versioner) present(rel string, size int64) bool {
+	info, err := os.Lstat(b.sink.Path(rel))
+	return err == nil && info.Mode().IsRegular() && (size < 0 || info.Size() == size)
+}
+
+// timeMap returns the TimeMap of a resource's versions vs, oldest first.
+func (b *versioner) timeMap(vs []snapshot.Record) []byte {
 	p := vs[0].Path
-	rel := layout.TimeMap(p)
 	var sb strings.Builder
 	httpTime := func(v *snapshot.Record) string { return unixTime(v.Seen).Format(http.TimeFormat) }
 	fmt.Fprintf(&sb, "<%s>;rel=\"original\",\n", b.resURL(p))
-	fmt.Fprintf(&sb, "<%s>;rel=\"self\";type=\"%s\";from=\"%s\";until=\"%s\"", b.docURL(rel), layout.TypeTimeMap, httpTime(&vs[0]), httpTime(&vs[len(vs)-1]))
+	fmt.Fprintf(&sb, "<%s>;rel=\"self\";type=\"%s\";from=\"%s\";until=\"%s\"", b.docURL(layout.TimeMap(p)), layout.TypeTimeMap, httpTime(&vs[0]), httpTime(&vs[len(vs)-1]))
 	for i := range vs {
 		relation := "memento"
 		switch {
@@ -196,32 +437,73 @@ func (b *versioner) writeTimeMap(vs []snapshot.Record) error {
 		fmt.Fprintf(&sb, ",\n<%s>;rel=\"%s\";datetime=\"%s\"", b.docURL(layout.Memento(unixTime(vs[i].Seen), p)), relation, httpTime(&vs[i]))
 	}
 	sb.WriteString("\n")
-	return b.sink.WriteBytes(rel, []byte(sb.String()))
+	return []byte(sb.String())
 }
 
-// writePatch writes the JSON Patch from version prev to version cur and
-// keeps its link for the Change Lists. A version that is not valid JSON
-// gets no patch, with a warning.
-func (b *versioner) writePatch(prev, cur *snapshot.Record) error {
+// keepPatches publishes the patches of a resource's versions vs, oldest
+// first, where patches applies: from each JSON version to the next, and
+// marks the versions patched. A patch published by an earlier build is
+// trusted without being made again, unless recheck says otherwise or a
+// Change List of this build links to it (its link carries its digests);
+// those that no longer apply become obsolete.
+func (b *versioner) keepPatches(vs []snapshot.Record, patches bool) error {
+	for k := range vs {
+		v := &vs[k]
+		rel := layout.Patch(unixTime(v.Seen), v.Path)
+		if k == 0 || !patches || !isJSON(v) || !isJSON(&vs[k-1]) {
+			if v.Patched {
+				b.obsolete = append(b.obsolete, rel)
+				v.Patched = false
+			}
+			continue
+		}
+		linked := b.linker.linksTo(v)
+		if v.Patched && !b.recheck && !linked && (b.trusted || b.present(rel, -1)) {
+			b.publish(rel, false)
+			continue
+		}
+		ok, err := b.writePatch(&vs[k-1], v, linked)
+		if err != nil {
+			return err
+		}
+		if !ok && v.Patched {
+			b.obsolete = append(b.obsolete, rel)
+		}
+		v.Patched = ok
+	}
+	return nil
+}
+
+// writePatch writes the JSON Patch from version prev to version cur and,
+// when linked, keeps its link for the Change Lists. A version that is not
+// valid JSON gets no patch, with a warning; ok says whether it got one.
+func (b *versioner) writePatch(prev, cur *snapshot.Record, linked bool) (ok bool, err error) {
 	rel := layout.Patch(unixTime(cur.Seen), cur.Path)
 	read := func(v *snapshot.Record) ([]byte, error) {
 		return os.ReadFile(b.sink.Current(b.sink.Path(layout.Memento(unixTime(v.Seen), v.Path))))
 	}
+	var now []byte
 	old, err := read(prev)
-	if err != nil {
-		return fmt.Errorf("patch %s: %w", rel, err)
+	if err == nil {
+		now, err = read(cur)
 	}
-	now, err := read(cur)
 	if err != nil {
-		return fmt.Errorf("patch %s: %w", rel, err)
+		if errors.Is(err, fs.ErrNotExist) && b.trusted {
+			err = fmt.Errorf("%w (the output lost a kept version since the last build; build with --verify to restore it)", err)
+		}
+		return false, fmt.Errorf("patch %s: %w", rel, err)
 	}
 	patch, err := jsonPatch(old, now)
 	if err != nil {
 		b.warn(WarnJSONPatch, cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", err))
-		return nil
+		return false, nil
 	}
 	if err := b.sink.WriteBytes(rel, patch); err != nil {
-		return err
+		return false, err
+	}
+	b.noteVersionFile(rel)
+	if !linked {
+		return true, nil
 	}
 	r := snapshot.Record{Size: int64(len(patch)), Digests: snapshot.DigestsOf(patch)}
 	r.SetType(layout.TypePatch)
@@ -231,5 +513,5 @@ func (b *versioner) writePatch(prev, cur *snapshot.Record) error {
 		b.linker.patches = map[string]*rs.Link{}
 	}
 	b.linker.patches[rel] = &l
-	return nil
+	return true, nil
 }

@@ -11,9 +11,9 @@
 // ever links to a file that is not there yet, and a build that fails
 // before leaves the published output as it was.
 //
-// The Sink records the output path of every file it publishes (Outputs):
-// the state keeps them, and the next build removes those it no longer
-// writes. It counts them by Kind, by the place layout gives each kind, so
+// The Sink records the output path of every file it publishes (Outputs),
+// but the files of kept versions, which the state keeps apart: the state
+// keeps them, and the next build removes those it no longer writes. It counts them by Kind, by the place layout gives each kind, so
 // that the summary's "documents" are ResourceSync documents only, as the
 // checker counts them.
 package sink

@@ -158,16 +158,22 @@ func (s *Sink) StageNew(rel, tmp string) {
 }
 
 // Record records output path rel as published by this build, changed or
-// not. A path is recorded once.
+// not. A path is recorded once. The files of versions (Version) are
+// counted but not listed in Outputs: the state keeps the versions, which
+// grow with every build, in a file of their own, and the build removes
+// their files itself.
 func (s *Sink) Record(rel string, changed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.recorded[rel] {
-		return
+	kind := KindOf(rel)
+	if kind != Version {
+		if s.recorded[rel] {
+			return
+		}
+		s.recorded[rel] = true
+		s.outputs = append(s.outputs, rel)
 	}
-	s.recorded[rel] = true
-	s.outputs = append(s.outputs, rel)
-	c := &s.counts[KindOf(rel)]
+	c := &s.counts[kind]
 	if !changed {
 		c.Unchanged++
 		return
@@ -179,7 +185,7 @@ func (s *Sink) Record(rel string, changed bool) {
 }
 
 // Outputs returns the output paths this build recorded, in the order it
-// recorded them.
+// recorded them, but those of versions (see Record).
 func (s *Sink) Outputs() []string { return s.outputs }
 
 // Counts returns the counts of this build's outputs by kind.

@@ -217,3 +217,27 @@ func TestCommitSyncsOnceBeforeRenaming(t *testing.T) {
 		return nil
 	})
 }
+
+// TestVersionsAreCountedNotListed: the files of versions are counted as
+// any output, and told to written, but not listed among the outputs the
+// state keeps (it keeps the versions apart); a document recorded twice is
+// listed and counted once.
+func TestVersionsAreCountedNotListed(t *testing.T) {
+	var told []string
+	s := New(t.TempDir(), func(rel string) { told = append(told, rel) })
+	memento := "resourcesync/mementos/20240301080000/a.txt"
+	s.Record(memento, true)
+	s.Record("resourcesync/timemaps/a.txt.timemap", false)
+	s.Record("resourcesync/s/resourcelist.xml", true)
+	s.Record("resourcesync/s/resourcelist.xml", true)
+	if got := strings.Join(s.Outputs(), " "); got != "resourcesync/s/resourcelist.xml" {
+		t.Errorf("outputs %q; want the Resource List alone", got)
+	}
+	c := s.Counts()
+	if c[Version] != (Counts{Written: 1, Unchanged: 1}) || c[Document] != (Counts{Written: 1}) {
+		t.Errorf("counts %+v", c)
+	}
+	if strings.Join(told, " ") != memento+" resourcesync/s/resourcelist.xml" {
+		t.Errorf("written told of %q", told)
+	}
+}

@@ -4,19 +4,25 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"iter"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/state-format4 with the current encoder")
+var update = flag.Bool("update", false, "rewrite testdata/state-format5 with the current encoder")
 
 // fullState is sampleState with archives, versions, a rewritten record,
 // a fingerprint that is the record's SHA-256 digest and a base URL: every
-// field format 4 writes.
-func fullState() *State {
+// field format 4 writes; with patched, a patched version and the base URL
+// of the resources, which format 5 adds.
+func fullState(patched bool) *State {
 	st := sampleState()
 	st.BaseURL = "https://data.example.org/"
+	if patched {
+		st.ResourceBaseURL = "https://files.example.org/"
+	}
 	st.Files.At(0).SetFingerprint(st.Files.At(0).Digests.SHA256)
 	st.Files.At(1).Rewritten = true
 	st.Archived = []Archived{
@@ -25,33 +31,36 @@ func fullState() *State {
 			Packages: []Package{{Set: "default", Path: "resourcesync/default/resourcedump/a.zip", At: 100, Length: 1234, SHA256: [32]byte{1, 2}}},
 			Docs:     []Kept{{Path: "resourcesync/default/resourcedumps/resourcedump-19700101T000140Z.xml", Size: 900, SHA256: [32]byte{7}}}},
 	}
-	st.Versions = []Record{*st.Files.At(0), *st.Files.At(0), *st.Files.At(2)}
-	st.Versions[1].Seen++
+	vs := []Record{*st.Files.At(0), *st.Files.At(0), *st.Files.At(2)}
+	vs[1].Seen++
+	vs[1].Patched = patched
+	st.SetVersions(vs)
 	return st
 }
 
-// TestFormat4Fixture: the state of fullState encodes to the bytes of
-// testdata/state-format4 (run with -update after a deliberate change of
-// the format, which also needs a new Version) and decodes back equal.
-func TestFormat4Fixture(t *testing.T) {
+// TestFormat5Fixture: the state of fullState encodes to the bytes of
+// testdata/state-format5 (run with -update after a deliberate change of
+// the format, which also needs a new Version) and decodes back equal, with
+// its versions in memory or left in the file.
+func TestFormat5Fixture(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Encode(&buf, fullState()); err != nil {
+	if err := Encode(&buf, fullState(true)); err != nil {
 		t.Fatal(err)
 	}
 	if *update {
-		if err := os.WriteFile("testdata/state-format4", buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile("testdata/state-format5", buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile("testdata/state-format4")
+	want, err := os.ReadFile("testdata/state-format5")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf.Bytes(), want) {
-		t.Error("format 4 encodes to other bytes than testdata/state-format4: a changed format needs a new Version and a migration")
+		t.Error("format 5 encodes to other bytes than testdata/state-format5: a changed format needs a new Version and a migration")
 	}
 	// A fingerprint equal to the SHA-256 digest is not stored again.
-	other := fullState()
+	other := fullState(true)
 	f := other.Files.At(0).Fingerprint()
 	f[0]++
 	other.Files.At(0).SetFingerprint(f)
@@ -66,8 +75,97 @@ func TestFormat4Fixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalStates(got, fullState()) {
-		t.Errorf("decoded %+v\nwant %+v", got, fullState())
+	if !equalStates(got, fullState(true)) {
+		t.Errorf("decoded %+v\nwant %+v", got, fullState(true))
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	if loaded.storedVersions == nil || loaded.versions.Len() != 0 {
+		t.Error("Load decoded the versions into memory; want them left in the file")
+	}
+	if !equalStates(loaded, fullState(true)) {
+		t.Errorf("loaded %+v\nwant %+v", loaded, fullState(true))
+	}
+	// Written again, the versions left in the file are copied as they are.
+	var again bytes.Buffer
+	if err := Encode(&again, loaded); err != nil || !bytes.Equal(again.Bytes(), want) {
+		t.Errorf("the loaded state encodes to other bytes (%v)", err)
+	}
+	// Moved to another state, they stay readable once the first is closed.
+	moved := &State{}
+	if err := moved.TakeVersions(loaded); err != nil {
+		t.Fatal(err)
+	}
+	loaded.Close()
+	defer moved.Close()
+	if n := count(moved.Versions()); n != 3 || loaded.NumVersions() != 0 {
+		t.Errorf("moved %d versions, %d left; want 3, 0", n, loaded.NumVersions())
+	}
+}
+
+// count counts the records of seq, failing on an error.
+func count(seq iter.Seq2[Record, error]) int {
+	n := 0
+	for _, err := range seq {
+		if err != nil {
+			panic(err)
+		}
+		n++
+	}
+	return n
+}
+
+// TestVersionsFromARecordFile: the versions a build appends to a
+// RecordFile become the state's, and are saved and loaded back.
+func TestVersionsFromARecordFile(t *testing.T) {
+	dir := t.TempDir()
+	f, err := NewRecordFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fullState(true)
+	for v := range want.Versions() {
+		f.Append(&v)
+	}
+	if err := f.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	st := fullState(true)
+	st.UseVersions(f)
+	if err := Save(dir, st); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	loaded, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	if !equalStates(loaded, want) {
+		t.Errorf("loaded %+v\nwant %+v", loaded, want)
+	}
+}
+
+// TestFormat4Migrates reads a state written in format 4, which kept the
+// versions without the length of their section and without patch marks.
+func TestFormat4Migrates(t *testing.T) {
+	data, err := os.ReadFile("testdata/state-format4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeAll(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalStates(got, fullState(false)) {
+		t.Errorf("decoded %+v\nwant %+v", got, fullState(false))
 	}
 }
 
@@ -85,7 +183,7 @@ func TestFormat3Migrates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fullState()
+	want := fullState(false)
 	migrated := func(r *Record) {
 		r.SetFingerprint(r.Digests.SHA256)
 		if r.Rewritten {
@@ -95,9 +193,12 @@ func TestFormat3Migrates(t *testing.T) {
 	for _, r := range want.Files.All() {
 		migrated(r)
 	}
-	for i := range want.Versions {
-		migrated(&want.Versions[i])
+	var vs []Record
+	for v := range want.Versions() {
+		migrated(&v)
+		vs = append(vs, v)
 	}
+	want.SetVersions(vs)
 	for i := range want.Journals["default"][1].Events {
 		ev := &want.Journals["default"][1].Events[i]
 		ev.Record.SetFingerprint(ev.Record.Digests.SHA256)
@@ -138,8 +239,8 @@ func TestOlderFormatsDecode(t *testing.T) {
 			st.Shared[1].Events[1].Record.Path != "gone" || len(st.Packages) != 2 || st.SetChanged["default"] != 250 {
 			t.Errorf("%s decoded as %+v", tc.file, st)
 		}
-		if len(st.Archived) != tc.archived || len(st.Versions) != tc.versions {
-			t.Errorf("%s: %d archived, %d versions; want %d, %d", tc.file, len(st.Archived), len(st.Versions), tc.archived, tc.versions)
+		if len(st.Archived) != tc.archived || st.NumVersions() != tc.versions {
+			t.Errorf("%s: %d archived, %d versions; want %d, %d", tc.file, len(st.Archived), st.NumVersions(), tc.archived, tc.versions)
 		}
 		if tc.packageOf != "" && (len(st.Archived[1].Packages) != 1 || st.Archived[1].Packages[0].Path != tc.packageOf) {
 			t.Errorf("%s: archived packages %+v", tc.file, st.Archived[1].Packages)
@@ -172,7 +273,7 @@ func (f failingBody) ReadAt(p []byte, off int64) (int, error) {
 // set aside and rebuild from the output.
 func TestReadErrorIsNotCorruption(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Encode(&buf, fullState()); err != nil {
+	if err := Encode(&buf, fullState(true)); err != nil {
 		t.Fatal(err)
 	}
 	_, err := decodeState(failingBody{buf.Bytes()}, int64(buf.Len()), nil)

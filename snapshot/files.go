@@ -11,12 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// storedFiles finds the file records that Load left in a state file of
-// format 4, which keeps them last. The file stays open until the State is
-// closed, so that the records read are those of the file Load verified,
-// even when a build replaces it meanwhile (a reader without the state's
-// lock, such as status).
-type storedFiles struct {
+// storedRecords finds records left in a file: the file records that Load
+// left in a state file of format 4 or later, which keeps them last, or the
+// versions of format 5 (see Versions), or those a RecordFile wrote. The
+// file stays open until the State is closed, so that the records read are
+// those of the file Load verified, even when a build replaces it meanwhile
+// (a reader without the state's lock, such as status).
+type storedRecords struct {
 	file    *os.File
 	end     int64 // the offset of the end of the records
 	size    int64 // the length of the records, in bytes
@@ -44,15 +45,20 @@ func (st *State) Records() iter.Seq2[Record, error] {
 	return st.stored.records
 }
 
-// Close closes the state file a State from Load holds open for Records.
+// Close closes the files a State holds open for Records and Versions: the
+// state file Load read, and the RecordFile of UseFiles or UseVersions.
 func (st *State) Close() error {
-	if st.stored == nil {
-		return nil
+	var err error
+	if st.stored != nil {
+		err = st.stored.file.Close()
 	}
-	return st.stored.file.Close()
+	if v := st.storedVersions; v != nil && (st.stored == nil || v.file != st.stored.file) {
+		err = errors.Join(err, v.file.Close())
+	}
+	return err
 }
 
-func (s *storedFiles) records(yield func(Record, error) bool) {
+func (s *storedRecords) records(yield func(Record, error) bool) {
 	d := newDecoder(io.NewSectionReader(s.file, s.end-s.size, s.size), s.size)
 	d.version = s.version
 	for range s.count {

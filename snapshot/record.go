@@ -34,6 +34,9 @@ type Record struct {
 	// (html_link): its Size and Digests describe the published bytes, and
 	// a later build that no longer rewrites it must read it again.
 	Rewritten bool
+	// Patched marks a kept version that a JSON Patch from the version
+	// before it was published for.
+	Patched bool
 	// Placed marks a record whose file a Tee already put in the output
 	// while the scan read it. It is never saved.
 	Placed bool

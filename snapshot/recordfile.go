@@ -8,11 +8,12 @@ import (
 	"os"
 )
 
-// RecordFile collects the file records of a state that is rebuilt rather
-// than loaded (one recovered from the published output), in walk order, as
-// they are made: into an unnamed file of a folder, encoded as a state file
-// encodes them, from which the scan reads them one at a time as it reads a
-// loaded state's. A recovering build so holds a buffer of records, not one
+// RecordFile collects records as they are made: the file records of a
+// state that is rebuilt rather than loaded (one recovered from the
+// published output), in walk order, or a build's kept versions, in
+// VersionOrder (see State.UseVersions). They go into an unnamed file of a
+// folder, encoded as a state file encodes them, from which they are read
+// one at a time as a loaded state's are. A recovering build so holds a buffer of records, not one
 // per file of the collection (about 140 bytes each with their paths: 1.4
 // GB at ten million files). Without a folder, the records are held in
 // memory.
@@ -21,7 +22,7 @@ type RecordFile struct {
 	file   *os.File
 	e      encoder
 	n      int
-	stored *storedFiles // where the records are, once Finish wrote them
+	stored *storedRecords // where the records are, once Finish wrote them
 }
 
 // NewRecordFile returns a RecordFile writing into an unnamed file of the
@@ -67,7 +68,7 @@ func (f *RecordFile) Finish() error {
 	if err != nil {
 		return fmt.Errorf("snapshot: write the file records into %s: %w", f.file.Name(), err)
 	}
-	f.stored = &storedFiles{file: f.file, end: size, size: size, count: f.n, version: Version}
+	f.stored = &storedRecords{file: f.file, end: size, size: size, count: f.n, version: Version}
 	return nil
 }
 

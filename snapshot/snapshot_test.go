@@ -83,7 +83,15 @@ func normalized(st *State) State {
 			n.Files.Append(r)
 		}
 	}
-	n.Versions, n.Outputs, n.Packages, n.Shared = nilIfEmpty(n.Versions), nilIfEmpty(n.Outputs), nilIfEmpty(n.Packages), nilIfEmpty(n.Shared)
+	var vs []Record
+	for v, err := range st.Versions() {
+		if err != nil {
+			panic(err)
+		}
+		vs = append(vs, v)
+	}
+	n.versions, n.storedVersions = RecordsOf(vs...), nil
+	n.Outputs, n.Packages, n.Shared = nilIfEmpty(n.Outputs), nilIfEmpty(n.Packages), nilIfEmpty(n.Shared)
 	n.Archived = nil
 	for _, a := range st.Archived {
 		a.Packages, a.Docs = nilIfEmpty(a.Packages), nilIfEmpty(a.Docs)
@@ -626,7 +634,7 @@ func throughRecordFile(t *testing.T, dir string, recs *Records) *RecordFile {
 // state in memory does.
 func TestRecordFileKeepsEveryRecord(t *testing.T) {
 	dir := t.TempDir()
-	st, want := fullState(), fullState()
+	st, want := fullState(true), fullState(true)
 	st.UseFiles(throughRecordFile(t, dir, &st.Files))
 	defer st.Close()
 	if st.Files.Len() != 0 || st.NumFiles() != want.NumFiles() {
@@ -650,7 +658,7 @@ func TestRecordFileKeepsEveryRecord(t *testing.T) {
 	}
 
 	// Without a folder, the records stay in memory.
-	inMemory := fullState()
+	inMemory := fullState(true)
 	rf := throughRecordFile(t, "", &inMemory.Files)
 	inMemory.Files = Records{}
 	inMemory.UseFiles(rf)

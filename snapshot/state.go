@@ -28,11 +28,15 @@ type State struct {
 	// BaseURL is the base URL of the documents the last build published
 	// ("" in a state written before format 3).
 	BaseURL string
+	// ResourceBaseURL is the base URL of the resources the last build
+	// published ("" in a state written before format 5), which the
+	// TimeMaps name.
+	ResourceBaseURL string
 	// Files are the published files in walk order, in a state made in
 	// memory; Load leaves them in the file (see Records).
 	Files Records
 	// stored finds the records of the files that Load left in the file.
-	stored *storedFiles
+	stored *storedRecords
 	// Journals holds, per set name, the set's Change List segments, oldest
 	// first. Only the last may be open (Until == 0), and only it keeps its
 	// events: a closed segment's documents are written once and kept as
@@ -53,9 +57,11 @@ type State struct {
 	// Archived are the Resource Lists and Resource Dumps kept in the
 	// archives, oldest first.
 	Archived []Archived
-	// Versions are the kept versions of the resources of sets with
-	// keep_versions, by path and, for one path, oldest first.
-	Versions []Record
+	// versions are the kept versions of the resources of sets with
+	// keep_versions (see Versions), in memory or, in storedVersions, in a
+	// file.
+	versions       Records
+	storedVersions *storedRecords
 }
 
 // Kept is a file the state folder keeps because no later build could make
@@ -125,8 +131,11 @@ const (
 	// state folder and the whole records of archived packages. Format 4
 	// fingerprints are SHA-256 (they were BLAKE3), not stored again when
 	// they equal the record's SHA-256 digest; a record's flags byte comes
-	// first, and the file records come last (see Records).
-	Version = 4
+	// first, and the file records come last (see Records). Format 5 keeps
+	// the versions with the length of their records, for Load to leave
+	// them in the file (see Versions), and marks the versions a patch was
+	// published for, and records the base URL of the resources.
+	Version = 5
 )
 
 // Errors Load returns, wrapped with the file's path.
@@ -168,7 +177,7 @@ func load(f *os.File) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeState(f, info.Size(), &storedFiles{file: f, end: info.Size() - 4})
+	return decodeState(f, info.Size(), &storedRecords{file: f, end: info.Size() - 4})
 }
 
 // Save writes st into dir atomically: a temporary file, fsync, rename, and
@@ -237,6 +246,7 @@ func Encode(w io.Writer, st *State) error {
 	e.varint(st.LastBuild)
 	e.varint(st.ScanStart)
 	e.str(st.BaseURL)
+	e.str(st.ResourceBaseURL)
 	names := slices.Sorted(maps.Keys(st.Journals))
 	e.uvarint(uint64(len(names)))
 	for _, n := range names {
@@ -263,7 +273,9 @@ func Encode(w io.Writer, st *State) error {
 		e.packages(a.Packages)
 		e.kept(a.Docs)
 	}
-	e.records(st.Versions)
+	if err := e.versionsSection(st); err != nil {
+		return err
+	}
 	// The files come last, so that Load can leave them in the file and
 	// the scan read them as it goes (see Records).
 	if err := e.files(st); err != nil {
@@ -293,14 +305,6 @@ func (e *encoder) files(st *State) error {
 		e.record(&r)
 	}
 	return nil
-}
-
-func (e *encoder) records(rs []Record) {
-	e.uvarint(uint64(len(rs)))
-	e.prev = ""
-	for i := range rs {
-		e.record(&rs[i])
-	}
 }
 
 func (e *encoder) segments(segs []Segment) {
@@ -410,6 +414,9 @@ const (
 	// The fingerprint equals the SHA-256 digest, so it is not stored
 	// twice: the file's bytes are its published bytes.
 	flagFingerprintIsSHA256
+	// A kept version has a patch published from the version before it
+	// (format 5).
+	flagPatched
 )
 
 func (r *Record) flags() byte {
@@ -419,6 +426,9 @@ func (r *Record) flags() byte {
 	}
 	if r.fingerprintIsSHA256 {
 		f |= flagFingerprintIsSHA256
+	}
+	if r.Patched {
+		f |= flagPatched
 	}
 	return f
 }
@@ -430,6 +440,7 @@ type decoder struct {
 	r       *bufio.Reader
 	mem     []byte // with inMem, what is left to read
 	inMem   bool
+	size    int64 // the bytes of the body
 	left    int64 // the bytes of the body not yet read
 	buf     []byte
 	err     error
@@ -442,18 +453,18 @@ type decoder struct {
 }
 
 func newDecoder(r io.Reader, size int64) *decoder {
-	return &decoder{r: bufio.NewReaderSize(r, 64<<10), left: size, types: map[string]unique.Handle[string]{}}
+	return &decoder{r: bufio.NewReaderSize(r, 64<<10), size: size, left: size, types: map[string]unique.Handle[string]{}}
 }
 
 // newMemDecoder returns a decoder of the bytes b, which it reads in
 // place: a spill's chunk is decoded with no copy and no call per byte.
 func newMemDecoder(b []byte) *decoder {
-	return &decoder{mem: b, inMem: true, left: int64(len(b)), types: map[string]unique.Handle[string]{}}
+	return &decoder{mem: b, inMem: true, size: int64(len(b)), left: int64(len(b)), types: map[string]unique.Handle[string]{}}
 }
 
 // decodeState reads the state file in r, of size bytes, once to verify
 // its checksum, and then decodes it (see body for stored).
-func decodeState(r io.ReaderAt, size int64, stored *storedFiles) (*State, error) {
+func decodeState(r io.ReaderAt, size int64, stored *storedRecords) (*State, error) {
 	if err := verify(r, size); err != nil {
 		return nil, err
 	}
@@ -495,12 +506,12 @@ func verify(r io.ReaderAt, size int64) error {
 // file records of a format 4 state are left in the file for Records to
 // read, and stored is filled in to find them; otherwise they are decoded
 // into Files.
-func (d *decoder) body(stored *storedFiles) (*State, error) {
+func (d *decoder) body(stored *storedRecords) (*State, error) {
 	version := d.uvarint()
 	if d.err == nil && version > Version {
 		return nil, fmt.Errorf("%w (format %d; this rsgen reads format %d)", ErrNewerVersion, version, Version)
 	}
-	st := d.state(version)
+	st := d.state(version, stored)
 	if version >= 4 {
 		if n := d.count(); stored != nil && d.err == nil {
 			stored.count, stored.version, stored.size = n, version, d.left
@@ -519,11 +530,14 @@ func (d *decoder) body(stored *storedFiles) (*State, error) {
 	return st, nil
 }
 
-func (d *decoder) state(version uint64) *State {
+func (d *decoder) state(version uint64, stored *storedRecords) *State {
 	d.version = version
 	st := &State{LastBuild: d.varint(), ScanStart: d.varint(), SetChanged: map[string]int64{}}
 	if version >= 3 {
 		st.BaseURL = d.str()
+	}
+	if version >= 5 {
+		st.ResourceBaseURL = d.str()
 	}
 	if version < 4 {
 		st.Files = d.fileRecords(d.count())
@@ -551,13 +565,19 @@ func (d *decoder) state(version uint64) *State {
 		for i := range st.Archived {
 			d.archived(&st.Archived[i])
 		}
-		st.Versions = d.records()
+	}
+	switch {
+	case version >= 5:
+		d.versionsSection(st, stored)
+	case version >= 2:
+		st.SetVersions(d.records(d.count())) // an older rsgen may not have sorted them
 	}
 	return st
 }
 
-func (d *decoder) records() []Record {
-	rs := make([]Record, d.count())
+// records decodes n records.
+func (d *decoder) records(n int) []Record {
+	rs := make([]Record, n)
 	d.prev = ""
 	for i := range rs {
 		d.record(&rs[i])
@@ -751,6 +771,20 @@ func (d *decoder) bytes(n int) []byte {
 	return b
 }
 
+// skip passes over the next n bytes, which the caller checked are left.
+func (d *decoder) skip(n int64) {
+	if d.err != nil {
+		return
+	}
+	if d.inMem {
+		d.mem = d.mem[n:]
+	} else if _, err := d.r.Discard(int(n)); err != nil {
+		d.readFailed(err)
+		return
+	}
+	d.left -= n
+}
+
 func (d *decoder) byte() byte {
 	if b := d.bytes(1); b != nil {
 		return b[0]
@@ -770,7 +804,10 @@ func (d *decoder) record(r *Record) {
 	r.Path = d.paths.join(d.prev[:shared], suffix)
 	d.prev = r.Path
 	var flags byte
-	if d.version >= 4 {
+	switch {
+	case d.version >= 5:
+		flags = d.recordFlags(flagRewritten | flagFingerprintIsSHA256 | flagPatched)
+	case d.version == 4:
 		flags = d.recordFlags(flagRewritten | flagFingerprintIsSHA256)
 	}
 	r.Size = d.varint()
@@ -787,6 +824,7 @@ func (d *decoder) record(r *Record) {
 		flags = d.recordFlags(flagRewritten)
 	}
 	r.Rewritten = flags&flagRewritten != 0
+	r.Patched = flags&flagPatched != 0
 	switch {
 	case flags&flagFingerprintIsSHA256 != 0:
 		if !r.Digests.has(rs.SHA256) {
