@@ -28,7 +28,9 @@
 // verify its checksum, decodes everything but the file records, and leaves
 // those in the file: Scan reads them one by one as the walk reaches their
 // paths, so a build never holds the previous records and the new ones
-// whole at once. The file is
+// whole at once. The kept versions (format 5) come before the files, with
+// the length of their records, and are left in the file too, for the
+// generator to merge with the scan (State.Versions). The file is
 // replaced atomically (temporary file, fsync, rename), so a killed build
 // leaves the previous snapshot in place. A truncated or altered file fails
 // its checksum and Load says so with ErrCorrupt; a file written by a newer
