@@ -156,17 +156,18 @@ func (b *versioner) mergeVersions(ctx context.Context, out *snapshot.RecordFile)
 		if i < files.Len() {
 			cur = files.At(i)
 		}
-		if prev.err != nil {
-			return fmt.Errorf("kept versions: %w", prev.err)
-		}
 		if cur == nil && !prev.ok {
-			return nil
+			return prev.failure()
 		}
 		p := prev.head.Path
 		if !prev.ok || cur != nil && layout.ComparePaths(cur.Path, p) <= 0 {
 			p = cur.Path
 		}
-		old = prev.group(p, old[:0])
+		// A resource's versions are all read before any is acted on: one
+		// missing would be taken for one no longer kept.
+		if old = prev.group(p, old[:0]); prev.err != nil {
+			return prev.failure()
+		}
 		if cur != nil && cur.Path == p {
 			i++
 		} else {
@@ -209,6 +210,14 @@ func (c *versionCursor) advance() {
 	case c.ok && last != "" && layout.ComparePaths(c.head.Path, last) < 0:
 		c.err, c.ok = errVersionsOrder, false
 	}
+}
+
+// failure returns the error that stopped the reading, if any.
+func (c *versionCursor) failure() error {
+	if c.err != nil {
+		return fmt.Errorf("kept versions: %w", c.err)
+	}
+	return nil
 }
 
 // group appends to vs the versions of the resource at p, which are next

@@ -6,6 +6,7 @@ package generator_test
 // change.
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,5 +207,48 @@ func TestIntentOfAFailedBuildWithVersions(t *testing.T) {
 	}
 	if got := s.outFile(timeMap); string(got) != string(good) {
 		t.Errorf("TimeMap %q; want %q", got, good)
+	}
+}
+
+// TestVersionsOutOfOrderFail: a state whose versions are not in walk
+// order, which no rsgen writes, fails the build with a message saying so,
+// and the output stays as it was; none of its versions is taken for one no
+// longer kept.
+func TestVersionsOutOfOrderFail(t *testing.T) {
+	s := versionedSite(t)
+	last := threeVersions(s)
+	before := readTree(t, s.Out)
+	st, err := snapshot.Load(s.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []snapshot.Record
+	for v, err := range st.Versions() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	f, err := snapshot.NewRecordFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(vs) - 1; i >= 0; i-- {
+		f.Append(&vs[i])
+	}
+	if err := f.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	st.UseVersions(f)
+	if err := snapshot.Save(s.State, st); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	_, err = generator.Build(context.Background(), s.Cfg, generator.Options{Now: last.Add(time.Hour)})
+	if err == nil || !strings.Contains(err.Error(), "kept versions: the state's versions are not in walk order") {
+		t.Fatalf("build with versions out of order: %v", err)
+	}
+	if d := diffBytes(before, readTree(t, s.Out)); len(d) > 0 {
+		t.Errorf("the failed build changed the output:\n%v", d)
 	}
 }
