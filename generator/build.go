@@ -355,12 +355,13 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 	b.sum.Sets = make([]SetSummary, len(b.sets))
 	visitors = append([]recordVisitor{b.checkReserved(), b.countInSets, b.linker.warnHeadless}, visitors...)
 	var visitErr error
+	reread := b.linker.rereadRewritten()
 	files, events, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
 		FS:         b.src,
 		Algorithms: b.algs,
 		Exclude:    b.excluder().Exclude,
 		Verify:     b.opts.Verify,
-		Reread:     func(old *snapshot.Record) bool { return old.Rewritten || b.linker.rewrites(old.Path) },
+		Reread:     func(old *snapshot.Record) bool { return reread && (old.Rewritten || b.linker.rewrites(old.Path)) },
 		Tee:        tee,
 		Notify:     b.scanNote,
 		Now:        b.now,
@@ -390,7 +391,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 		}
 		return nil, fmt.Errorf("scan %s: %w", b.cfg.Source, err)
 	}
-	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, ResourceBaseURL: b.resBase, Files: files,
+	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, ResourceBaseURL: b.resBase, HTMLLink: b.linker.tagsConfig(), Files: files,
 		SetChanged: map[string]int64{}}
 	b.summarizeSets(events)
 	s := b.sum

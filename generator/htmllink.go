@@ -2,6 +2,8 @@ package generator
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"html"
 	"io/fs"
@@ -24,9 +26,13 @@ import (
 // and hashes in the Resource List, the Change Lists and dump manifests,
 // and the bytes a dump packages. The design:
 //
-//   - The scan reads such a file on every build (snapshot.ScanOptions
-//     Reread): the inserted tag depends on the configuration, which the
-//     file's stat cannot reveal.
+//   - The inserted tag depends on the configuration, which the file's stat
+//     cannot reveal: the state records what the tags depend on
+//     (tagsConfig), and when that changed, or the output does not look
+//     like the last build's, the scan reads every such file
+//     (snapshot.ScanOptions Reread). Otherwise one whose source did not
+//     change is trusted as any file is, by the stat of its source, which
+//     its record keeps beside the published length.
 //   - The scan's single read feeds, through the tee, a writer that inserts
 //     the tag and streams the result into the output (compared with the
 //     copy already there, replaced only when it differs) and into the
@@ -75,6 +81,40 @@ func (b *linker) linkTags(p string) []byte {
 		tags = fmt.Appendf(tags, `<link rel="resourcesync" href="%s">`, html.EscapeString(u))
 	}
 	return tags
+}
+
+// tagsVersion changes when the form of the inserted tags does, so that a
+// build of a newer rsgen writes every rewritten page again.
+const tagsVersion = "1"
+
+// tagsConfig identifies what the tags linkTags inserts depend on beside a
+// page's path: html_link and copy_resources, the base URL of the
+// documents and the sets' names and selections; "" when nothing is
+// inserted. The state keeps it (snapshot.State.HTMLLink).
+func (b *linker) tagsConfig() string {
+	if !b.cfg.Publish.HTMLLink || !b.cfg.CopyResources {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%q\n", tagsVersion, b.base)
+	for _, s := range b.sets {
+		fmt.Fprintf(h, "%q %q %q %q\n", s.Name, s.prefix, s.Include, s.Exclude)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// rereadRewritten reports whether the scan must read every rewritten
+// page, whatever its stat: when the tags changed since the last build, or
+// when the output does not look like the last build's (a page whose copy
+// is missing can only be published again by the scan's read).
+func (b *linker) rereadRewritten() bool {
+	if b.prev.HTMLLink != b.tagsConfig() {
+		return true
+	}
+	for r, err := range b.prev.Records() {
+		return err != nil || !b.outputIntact(r.Path)
+	}
+	return true
 }
 
 // rewrites reports whether the resource at source path p is published

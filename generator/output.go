@@ -289,9 +289,10 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 		return nil
 	}
 	if rewritten {
-		// Only the scan's tee writes the published form, and it reads
-		// every rewritten resource.
-		return fmt.Errorf("place %s: the scan did not write its published form", dst)
+		// Only the scan's tee writes the published form, and it reads a
+		// rewritten resource only when its source changed, the tags did,
+		// or the output does not look like the last build's.
+		return fmt.Errorf("place %s: the published copy of this page is missing or altered, and its source was not read, as it did not change since the last build; build with --verify to publish it again", dst)
 	}
 	missing := errors.Is(err, os.ErrNotExist)
 	if err := o.mkdirs(filepath.Dir(dst)); err != nil {

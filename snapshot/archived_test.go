@@ -15,13 +15,16 @@ var update = flag.Bool("update", false, "rewrite testdata/state-format5 with the
 
 // fullState is sampleState with archives, versions, a rewritten record,
 // a fingerprint that is the record's SHA-256 digest and a base URL: every
-// field format 4 writes; with patched, a patched version and the base URL
-// of the resources, which format 5 adds.
+// field format 4 writes; with patched, a patched version, the size of a
+// rewritten file's source and the base URL of the resources, which format
+// 5 adds.
 func fullState(patched bool) *State {
 	st := sampleState()
 	st.BaseURL = "https://data.example.org/"
 	if patched {
 		st.ResourceBaseURL = "https://files.example.org/"
+		st.Files.At(1).source.size = 1900 // its source's, before html_link
+		st.HTMLLink = "sha256:0123"
 	}
 	st.Files.At(0).SetFingerprint(st.Files.At(0).Digests.SHA256)
 	st.Files.At(1).Rewritten = true

@@ -24,9 +24,10 @@ type Record struct {
 	// mediaType is the media type, without parameters (see Type): a
 	// handle, so that each type's name is held once, not once per record.
 	mediaType unique.Handle[string]
-	// source is the fingerprint when it is not the SHA-256 digest (see
-	// Fingerprint); shared between copies, never changed once set.
-	source *[32]byte
+	// source describes the source file when its fingerprint is not the
+	// SHA-256 digest (see Fingerprint and Stat); shared between copies,
+	// never changed once set.
+	source *sourceFile
 	// fingerprintIsSHA256 says the fingerprint is Digests.SHA256. With
 	// neither it nor source, the fingerprint is unknown (see Known).
 	fingerprintIsSHA256 bool
@@ -73,8 +74,16 @@ func (s Stat) Describes(cur Stat, scanStart int64) bool {
 	return s == cur && s.ModTime < scanStart-int64(RaceWindow)
 }
 
-// Stat returns the stat r was recorded at.
-func (r *Record) Stat() Stat { return Stat{r.Size, r.ModTime, r.Inode} }
+// Stat returns the stat r was recorded at: of a rewritten record, whose
+// Size is the published bytes', the source's size (-1 when unknown, which
+// no file matches).
+func (r *Record) Stat() Stat {
+	size := r.Size
+	if r.Rewritten && r.source != nil {
+		size = r.source.size
+	}
+	return Stat{size, r.ModTime, r.Inode}
+}
 
 // SetStat sets r's size, modification time and inode from a stat of its
 // file.
@@ -111,32 +120,54 @@ func (r *Record) Fingerprint() [32]byte {
 	case r.fingerprintIsSHA256:
 		return r.Digests.SHA256
 	case r.source != nil:
-		return *r.source
+		return r.source.fingerprint
 	}
 	return [32]byte{}
+}
+
+// sourceFile is what a record knows of its source file beside what it
+// publishes, when the two differ.
+type sourceFile struct {
+	fingerprint [32]byte
+	// size is the source file's length, when the record's Size is that of
+	// the bytes published in its place (Rewritten); -1 when unknown.
+	size int64
+}
+
+// sourceSize returns the length of a rewritten record's source file, -1
+// when unknown.
+func (r *Record) sourceSize() int64 {
+	if r.source == nil {
+		return -1
+	}
+	return r.source.size
 }
 
 // SetFingerprint sets r's fingerprint, after its digests: stored as a
 // mark when it equals the SHA-256 digest, as it does for every file
 // published as it is.
 func (r *Record) SetFingerprint(f [32]byte) {
+	size := r.sourceSize()
 	r.source, r.fingerprintIsSHA256 = nil, false
 	switch {
 	case f == [32]byte{}:
 	case r.Digests.has(rs.SHA256) && f == r.Digests.SHA256:
 		r.fingerprintIsSHA256 = true
 	default:
-		r.source = &f
+		r.source = &sourceFile{fingerprint: f, size: size}
 	}
 }
 
-// SetPublished records that r's file is published with other bytes than
-// its source's: size and digests describe them. The fingerprint stays
-// that of the source.
+// SetPublished records that r's file, whose stat r holds, is published
+// with other bytes than its source's: size and digests describe them. The
+// fingerprint and the size of the source are kept (see Stat).
 func (r *Record) SetPublished(size int64, d Digests) {
-	f := r.Fingerprint()
+	f, sourceSize := r.Fingerprint(), r.Size
 	r.Size, r.Digests, r.Rewritten = size, d, true
 	r.SetFingerprint(f)
+	if r.source != nil {
+		r.source.size = sourceSize // a sourceFile of its own, just made
+	}
 }
 
 // Lastmod returns the lastmod rsgen publishes for the record: when the

@@ -666,3 +666,30 @@ func TestRecordFileKeepsEveryRecord(t *testing.T) {
 		t.Errorf("from the record file in memory %+v\nwant %+v", normalized(inMemory), normalized(want))
 	}
 }
+
+// TestRewrittenRecordKeepsItsSourceStat: a record published with other
+// bytes than its source's (html_link) keeps the source's size for the
+// scan's stat check, through a state file and back, while its Size is the
+// published bytes'.
+func TestRewrittenRecordKeepsItsSourceStat(t *testing.T) {
+	st := sampleState()
+	r := st.Files.At(1)
+	r.Size = 100
+	var d Digests
+	d.Set(rs.SHA256, append(make([]byte, 31), 5))
+	r.SetPublished(150, d)
+	if r.Size != 150 || r.Stat().Size != 100 || !r.Rewritten {
+		t.Fatalf("published: Size %d, Stat().Size %d, Rewritten %v; want 150, 100, true", r.Size, r.Stat().Size, r.Rewritten)
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeAll(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := got.Files.At(1); g.Size != 150 || g.Stat().Size != 100 || g.Fingerprint() != r.Fingerprint() {
+		t.Errorf("decoded: Size %d, Stat().Size %d; want 150, 100", g.Size, g.Stat().Size)
+	}
+}

@@ -32,6 +32,11 @@ type State struct {
 	// published ("" in a state written before format 5), which the
 	// TimeMaps name.
 	ResourceBaseURL string
+	// HTMLLink identifies the tags that html_link inserted into the HTML
+	// pages the last build published ("" for none, and in a state written
+	// before format 5): while it stays the same, a rewritten page whose
+	// source did not change is not read again.
+	HTMLLink string
 	// Files are the published files in walk order, in a state made in
 	// memory; Load leaves them in the file (see Records).
 	Files Records
@@ -134,7 +139,8 @@ const (
 	// first, and the file records come last (see Records). Format 5 keeps
 	// the versions with the length of their records, for Load to leave
 	// them in the file (see Versions), and marks the versions a patch was
-	// published for, and records the base URL of the resources.
+	// published for, the size of a rewritten file's source, the base URL
+	// of the resources and what html_link inserted.
 	Version = 5
 )
 
@@ -247,6 +253,7 @@ func Encode(w io.Writer, st *State) error {
 	e.varint(st.ScanStart)
 	e.str(st.BaseURL)
 	e.str(st.ResourceBaseURL)
+	e.str(st.HTMLLink)
 	names := slices.Sorted(maps.Keys(st.Journals))
 	e.uvarint(uint64(len(names)))
 	for _, n := range names {
@@ -395,6 +402,9 @@ func (e *encoder) record(r *Record) {
 	if flags&flagFingerprintIsSHA256 == 0 {
 		f := r.Fingerprint()
 		e.bytes(f[:])
+		if r.Rewritten {
+			e.varint(r.sourceSize())
+		}
 	}
 	has := r.Digests.Has()
 	e.w.WriteByte(has)
@@ -537,7 +547,7 @@ func (d *decoder) state(version uint64, stored *storedRecords) *State {
 		st.BaseURL = d.str()
 	}
 	if version >= 5 {
-		st.ResourceBaseURL = d.str()
+		st.ResourceBaseURL, st.HTMLLink = d.str(), d.str()
 	}
 	if version < 4 {
 		st.Files = d.fileRecords(d.count())
@@ -814,8 +824,12 @@ func (d *decoder) record(r *Record) {
 	r.ModTime = d.varint()
 	r.Inode = d.uvarint()
 	var fingerprint [32]byte
+	sourceSize := int64(-1)
 	if flags&flagFingerprintIsSHA256 == 0 {
 		copy(fingerprint[:], d.bytes(32))
+		if d.version >= 5 && flags&flagRewritten != 0 {
+			sourceSize = d.varint()
+		}
 	}
 	r.Digests.setAll(d.byte(), func(a rs.HashAlgorithm) []byte { return d.bytes(digestSizes[a]) })
 	r.mediaType = d.mediaType(d.bytes(d.count()))
@@ -835,6 +849,9 @@ func (d *decoder) record(r *Record) {
 		migrateFingerprint(r)
 	default:
 		r.SetFingerprint(fingerprint)
+		if r.source != nil {
+			r.source.size = sourceSize
+		}
 	}
 }
 
