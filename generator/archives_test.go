@@ -57,6 +57,7 @@ func TestGoldenArchives(t *testing.T) {
 // remove old documents, and that what it removed left the state archive
 // too.
 func TestRetentionKeepsReferenced(t *testing.T) {
+	t.Parallel() // among the longest tests of the package: they overlap
 	for _, keep := range []config.Retention{{Count: 1}, {Age: 3 * time.Hour}} {
 		t.Run(fmt.Sprint(keep), func(t *testing.T) {
 			root := t.TempDir()

@@ -60,6 +60,7 @@ var (
 // the stylesheet turned each into a table with one row per entry. It
 // takes a screenshot of each, kept in $RSGEN_SCREENSHOTS when that is set.
 func TestStylesheetRendersInChromium(t *testing.T) {
+	t.Parallel() // among the longest tests of the package: they overlap
 	bin := chromiumPath(t)
 	s := newSite(t, testBaseURL, func(c *config.Config) {
 		c.Sets = []config.Set{{Name: "books", Path: "books"}}

@@ -469,7 +469,7 @@ func TestCrashKill9(t *testing.T) {
 	}
 	// The short form kills each scenario a few times; RSGEN_STRESS=1 runs
 	// the full counts.
-	share, budget, wantKills := 10, 20*time.Second, 30
+	share, budget, wantKills := 20, 20*time.Second, 15
 	if stress() {
 		share, budget, wantKills = 1, 75*time.Second, 200
 	}

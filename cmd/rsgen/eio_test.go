@@ -124,7 +124,7 @@ func TestEIOInjection(t *testing.T) {
 		total.runs, total.injections, total.failed, total.intact, total.advanced, total.saved, total.succeeded, time.Since(start).Round(time.Millisecond))
 	t.Logf("%d runs failed in the dynamic loader, %d in the Go runtime; after %d failures the next build rebuilt the state from the output",
 		total.loader, total.runtime, total.recovered)
-	if want := map[bool]int{true: 100, false: 30}[stress()]; !t.Failed() && os.Getenv("RSGEN_EIO_ONLY") == "" && total.failed < want {
+	if want := map[bool]int{true: 100, false: 20}[stress()]; !t.Failed() && os.Getenv("RSGEN_EIO_ONLY") == "" && total.failed < want {
 		t.Errorf("only %d injected runs failed; the injection does not reach rsgen's writer", total.failed)
 	}
 }
@@ -501,7 +501,7 @@ func (s *eioSite) sweep(f *eioFamily) {
 		}
 		switch {
 		case !stress() && n >= 3:
-			n *= 2 // the short form: the first calls, then ever sparser
+			n *= 3 // the short form: the first calls, then ever sparser
 		case n < 24:
 			n++
 		case n < 60:
