@@ -266,6 +266,8 @@ html_link = true
 [[set]]
 name = "default"
 describedby = "https://data.example.org/about.html"
+keep_versions = true
+patches = true
 `
 
 // eioSite is a source tree after its mutation, with the output and state
@@ -306,19 +308,21 @@ func newEIOSite(t *testing.T, bin string) *eioSite {
 	if code, _, stderr := s.run(nil, "build", "--now", eioNow0); code != 0 {
 		t.Fatalf("first build: exit %d\n%s", code, stderr)
 	}
-	// The mutation: two files created (one in a new folder), three
-	// updated (one rewritten in the published form, one with an odd name),
-	// two deleted (one emptying its folder).
+	// The mutation: two files created (one in a new folder), four
+	// updated (one rewritten in the published form, one with an odd name,
+	// one JSON file, which gets a patch from its kept version), two
+	// deleted (one emptying its folder).
 	s.write("new.txt", "new\n")
 	s.write("fresh/dir/n.txt", "fresh\n")
 	s.write("a.txt", "alpha, longer now\n")
 	s.write("page.html", "<html><head><title>p2</title></head><body>page 2</body></html>\n")
 	s.write("odd dir/ä b#c%d?e&f.txt", "odd, changed\n")
+	s.write("sub/deep/c.json", `{"c": 2}`+"\n")
 	s.remove("sub/b.txt")
 	s.remove("sub/deep/gone.txt")
 	s.want = map[string]string{
 		"new.txt": "created", "fresh/dir/n.txt": "created",
-		"a.txt": "updated", "page.html": "updated", "odd dir/ä b#c%d?e&f.txt": "updated",
+		"a.txt": "updated", "page.html": "updated", "odd dir/ä b#c%d?e&f.txt": "updated", "sub/deep/c.json": "updated",
 		"sub/b.txt": "deleted", "sub/deep/gone.txt": "deleted",
 	}
 	s.before = s.snapshot(s.out)
