@@ -27,7 +27,7 @@ import (
 //	           (kept.go)
 //	linker     rs:ln links between resources, and html_link (links.go,
 //	           htmllink.go)
-//	versioner  kept versions, TimeMaps and patches (versions.go)
+//	versioner  kept versions (versions.go), TimeMaps and patches (timemaps.go)
 //	recoverer  the state rebuilt from a published output (recover*.go)
 
 // run is one build's shared context: the configuration, the source, the
