@@ -23,7 +23,7 @@ func fullState(patched bool) *State {
 	st.BaseURL = "https://data.example.org/"
 	if patched {
 		st.ResourceBaseURL = "https://files.example.org/"
-		st.Files.At(1).source.size = 1900 // its source's, before html_link
+		st.Files.At(1).setSourceSize(1900) // its source's, before html_link
 		st.HTMLLink = "sha256:0123"
 	}
 	st.Files.At(0).SetFingerprint(st.Files.At(0).Digests.SHA256)

@@ -143,18 +143,27 @@ func (r *Record) sourceSize() int64 {
 	return r.source.size
 }
 
+// setSourceSize records the length of r's source file beside its
+// fingerprint, right after SetFingerprint gave r a sourceFile of its own.
+// A record without one (its fingerprint unknown, or its SHA-256 digest,
+// when the published bytes are the source's) has no other size to keep.
+func (r *Record) setSourceSize(n int64) {
+	if r.source != nil {
+		r.source.size = n
+	}
+}
+
 // SetFingerprint sets r's fingerprint, after its digests: stored as a
 // mark when it equals the SHA-256 digest, as it does for every file
 // published as it is.
 func (r *Record) SetFingerprint(f [32]byte) {
-	size := r.sourceSize()
 	r.source, r.fingerprintIsSHA256 = nil, false
 	switch {
 	case f == [32]byte{}:
 	case r.Digests.has(rs.SHA256) && f == r.Digests.SHA256:
 		r.fingerprintIsSHA256 = true
 	default:
-		r.source = &sourceFile{fingerprint: f, size: size}
+		r.source = &sourceFile{fingerprint: f, size: -1}
 	}
 }
 
@@ -165,9 +174,7 @@ func (r *Record) SetPublished(size int64, d Digests) {
 	f, sourceSize := r.Fingerprint(), r.Size
 	r.Size, r.Digests, r.Rewritten = size, d, true
 	r.SetFingerprint(f)
-	if r.source != nil {
-		r.source.size = sourceSize // a sourceFile of its own, just made
-	}
+	r.setSourceSize(sourceSize)
 }
 
 // Lastmod returns the lastmod rsgen publishes for the record: when the

@@ -849,9 +849,7 @@ func (d *decoder) record(r *Record) {
 		migrateFingerprint(r)
 	default:
 		r.SetFingerprint(fingerprint)
-		if r.source != nil {
-			r.source.size = sourceSize
-		}
+		r.setSourceSize(sourceSize)
 	}
 }
 
