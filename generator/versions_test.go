@@ -15,6 +15,7 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/generator"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -250,5 +251,32 @@ func TestVersionsOutOfOrderFail(t *testing.T) {
 	}
 	if d := diffBytes(before, readTree(t, s.Out)); len(d) > 0 {
 		t.Errorf("the failed build changed the output:\n%v", d)
+	}
+}
+
+// TestVersionFilesRemovedOnceCounted: the version files of a state that
+// lists them among its outputs (before format 5), when the set stops
+// keeping versions, are removed once and counted once, though both the
+// outputs list and the versions name them.
+func TestVersionFilesRemovedOnceCounted(t *testing.T) {
+	s := versionedSite(t)
+	last := threeVersions(s)
+	files := versionFiles(t, s.Out)
+	st, err := snapshot.Load(s.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Outputs = append(st.Outputs, files...)
+	if err := snapshot.Save(s.State, st); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	s.Cfg.Sets[0].KeepVersions, s.Cfg.Sets[0].Patches = false, false
+	sum := s.build(last.Add(time.Hour))
+	if got := sum.Outputs[sink.Version].Removed; got != len(files) {
+		t.Errorf("%d version files counted removed, want %d", got, len(files))
+	}
+	if left := versionFiles(t, s.Out); len(left) != 0 {
+		t.Errorf("left %v", left)
 	}
 }

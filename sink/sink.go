@@ -327,9 +327,11 @@ func (s *Sink) Discard() {
 
 // Remove deletes the output file rel, which an earlier build published and
 // this one does not, and the folders it leaves empty, and counts it. A file
-// already gone is not an error.
+// already gone is not an error, and is not counted: a file two lists name
+// (a state's outputs, before format 5, and its versions) is removed once.
 func (s *Sink) Remove(rel string) error {
-	if err := s.RemoveFile(rel); err != nil {
+	removed, err := s.remove(rel)
+	if err != nil || !removed {
 		return err
 	}
 	s.mu.Lock()
@@ -341,16 +343,24 @@ func (s *Sink) Remove(rel string) error {
 // RemoveFile deletes the output file rel and the folders it leaves empty,
 // without counting it (resources are counted by their placer).
 func (s *Sink) RemoveFile(rel string) error {
+	_, err := s.remove(rel)
+	return err
+}
+
+// remove deletes the output file rel and the folders it leaves empty, and
+// reports whether the file was there.
+func (s *Sink) remove(rel string) (bool, error) {
 	p := s.Path(rel)
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", p, err)
+	err := os.Remove(p)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("remove %s: %w", p, err)
 	}
 	for dir := filepath.Dir(p); dir != s.dir && len(dir) > len(s.dir); dir = filepath.Dir(dir) {
 		if os.Remove(dir) != nil {
 			break // not empty, or gone
 		}
 	}
-	return nil
+	return err == nil, nil
 }
 
 // WriteBytes writes a small generated file at output path rel, atomically

@@ -241,3 +241,35 @@ func TestVersionsAreCountedNotListed(t *testing.T) {
 		t.Errorf("written told of %q", told)
 	}
 }
+
+// TestRemoveCountsWhatItRemoved: a removed file is counted once, however
+// often it is named; one already gone is not counted, and its empty folder
+// goes.
+func TestRemoveCountsWhatItRemoved(t *testing.T) {
+	out := t.TempDir()
+	s := New(out, nil)
+	rel := "resourcesync/mementos/20240301080000/a.txt"
+	os.MkdirAll(filepath.Dir(s.Path(rel)), 0o755)
+	if err := os.WriteFile(s.Path(rel), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.Remove(rel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Counts()[Version].Removed; got != 1 {
+		t.Errorf("removed %d, want 1", got)
+	}
+	gone := "resourcesync/mementos/20240301090000/b.txt"
+	os.MkdirAll(filepath.Dir(s.Path(gone)), 0o755)
+	if err := s.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "resourcesync")); err == nil {
+		t.Error("the empty folders stay")
+	}
+	if got := s.Counts()[Version].Removed; got != 1 {
+		t.Errorf("removed %d after a file already gone, want 1", got)
+	}
+}
