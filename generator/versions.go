@@ -245,9 +245,7 @@ func (b *versioner) keepResource(p string, old []snapshot.Record, cur *snapshot.
 			if err := b.writeMemento(cur); err != nil {
 				return err
 			}
-			v := *cur
-			v.Patched = false
-			vs = slices.Insert(vs, k, v)
+			vs = slices.Insert(vs, k, *cur)
 			changed = true
 		}
 	}
@@ -337,9 +335,7 @@ func (b *versioner) noteVersionFile(rel string) {
 	}
 	sub := strings.TrimPrefix(rel, layout.DocumentsDir+"/")
 	top, _, _ := strings.Cut(sub, "/")
-	if !b.used[top] {
-		b.used[top] = true
-	}
+	b.used[top] = true
 }
 
 // obsoleteVersionFile reports whether the version file rel, which an
