@@ -25,11 +25,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -419,11 +421,14 @@ func (b *archiver) pruneSnapshot(a *snapshot.Archived) {
 }
 
 // pruneArchive deletes from the state archive the documents that left
-// their archives. It runs after the state is saved: until then the
-// previous state, which lists them, is the one in force.
+// their archives, and the folders they leave empty (a set that stops
+// keeping versions left one per version time and source folder). It runs
+// after the state is saved: until then the previous state, which lists
+// them, is the one in force.
 func (b *archiver) pruneArchive() error {
+	root := filepath.Join(b.cfg.State, snapshot.ArchiveDir)
 	for _, rel := range b.arch.prune {
-		if err := os.Remove(b.keeper.archivePath(rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if _, err := sink.RemoveInFolder(root, b.keeper.archivePath(rel)); err != nil {
 			return fmt.Errorf("prune archive: %w", err)
 		}
 	}

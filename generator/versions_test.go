@@ -91,6 +91,9 @@ func TestVersionsLeaveWithKeepVersions(t *testing.T) {
 	if files := versionFiles(t, filepath.Join(s.State, snapshot.ArchiveDir)); len(files) != 0 {
 		t.Errorf("without kept versions the state archive still holds %v", files)
 	}
+	if _, err := os.Stat(filepath.Join(s.State, snapshot.ArchiveDir, "resourcesync", "mementos")); err == nil {
+		t.Error("without kept versions the state archive keeps the empty folders of the mementos")
+	}
 }
 
 // TestVersionFilesRepaired: the files of versions carried over from the

@@ -350,12 +350,19 @@ func (s *Sink) RemoveFile(rel string) error {
 // remove deletes the output file rel and the folders it leaves empty, and
 // reports whether the file was there.
 func (s *Sink) remove(rel string) (bool, error) {
-	p := s.Path(rel)
-	err := os.Remove(p)
+	return RemoveInFolder(s.dir, s.Path(rel))
+}
+
+// RemoveInFolder deletes the file at path, which lies in the folder root,
+// and the folders between them that it leaves empty (those of a file
+// already gone too), and reports whether the file was there. A file
+// already gone is not an error.
+func RemoveInFolder(root, path string) (bool, error) {
+	err := os.Remove(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, fmt.Errorf("remove %s: %w", p, err)
+		return false, fmt.Errorf("remove %s: %w", path, err)
 	}
-	for dir := filepath.Dir(p); dir != s.dir && len(dir) > len(s.dir); dir = filepath.Dir(dir) {
+	for dir := filepath.Dir(path); dir != root && len(dir) > len(root); dir = filepath.Dir(dir) {
 		if os.Remove(dir) != nil {
 			break // not empty, or gone
 		}
