@@ -43,6 +43,21 @@ func versionFiles(t *testing.T, dir string) []string {
 	return files
 }
 
+// editState loads the site's state, lets edit change it, and saves it, as
+// an older rsgen, or a failure, may have left it.
+func (s *site) editState(edit func(st *snapshot.State)) {
+	s.t.Helper()
+	st, err := snapshot.Load(s.State)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer st.Close()
+	edit(st)
+	if err := snapshot.Save(s.State, st); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
 // threeVersions builds versionedSite three times, a.json and b.txt
 // changed before each, and returns the time of the last build.
 func threeVersions(s *site) time.Time {
@@ -147,15 +162,9 @@ func TestVersionFilesAnOlderStateListed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.Out, filepath.FromSlash(stray)), []byte("gone"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := snapshot.Load(s.State)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Outputs = append(st.Outputs, stray, "resourcesync/timemaps/b.txt.timemap")
-	if err := snapshot.Save(s.State, st); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	s.editState(func(st *snapshot.State) {
+		st.Outputs = append(st.Outputs, stray, "resourcesync/timemaps/b.txt.timemap")
+	})
 	timeMap := filepath.Join(s.Out, "resourcesync", "timemaps", "a.json.timemap")
 	good, err := os.ReadFile(timeMap)
 	if err != nil {
@@ -222,33 +231,27 @@ func TestVersionsOutOfOrderFail(t *testing.T) {
 	s := versionedSite(t)
 	last := threeVersions(s)
 	before := readTree(t, s.Out)
-	st, err := snapshot.Load(s.State)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vs []snapshot.Record
-	for v, err := range st.Versions() {
+	s.editState(func(st *snapshot.State) {
+		var vs []snapshot.Record
+		for v, err := range st.Versions() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs = append(vs, v)
+		}
+		f, err := snapshot.NewRecordFile(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs = append(vs, v)
-	}
-	f, err := snapshot.NewRecordFile(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := len(vs) - 1; i >= 0; i-- {
-		f.Append(&vs[i])
-	}
-	if err := f.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	st.UseVersions(f)
-	if err := snapshot.Save(s.State, st); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	_, err = generator.Build(context.Background(), s.Cfg, generator.Options{Now: last.Add(time.Hour)})
+		for i := len(vs) - 1; i >= 0; i-- {
+			f.Append(&vs[i])
+		}
+		if err := f.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		st.UseVersions(f)
+	})
+	_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: last.Add(time.Hour)})
 	if err == nil || !strings.Contains(err.Error(), "kept versions: the state's versions are not in walk order") {
 		t.Fatalf("build with versions out of order: %v", err)
 	}
@@ -265,15 +268,7 @@ func TestVersionFilesRemovedOnceCounted(t *testing.T) {
 	s := versionedSite(t)
 	last := threeVersions(s)
 	files := versionFiles(t, s.Out)
-	st, err := snapshot.Load(s.State)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Outputs = append(st.Outputs, files...)
-	if err := snapshot.Save(s.State, st); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	s.editState(func(st *snapshot.State) { st.Outputs = append(st.Outputs, files...) })
 	s.Cfg.Sets[0].KeepVersions, s.Cfg.Sets[0].Patches = false, false
 	sum := s.build(last.Add(time.Hour))
 	if got := sum.Outputs[sink.Version].Removed; got != len(files) {
