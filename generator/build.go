@@ -274,6 +274,23 @@ func (b *run) spillDir() string {
 	return b.cfg.State
 }
 
+// spillFile makes the file a list of paths spills into: an unnamed file
+// of the state folder (see spillDir).
+func (b *run) spillFile() (chunked.File, error) {
+	dir := b.spillDir()
+	if dir == "" {
+		return nil, errors.New("no state folder yet")
+	}
+	return snapshot.UnnamedFile(dir)
+}
+
+// pathList returns an empty list of paths that moves its full blocks into
+// a file of the state folder (spillFile), so that a build holds a block of
+// it however long it grows; without a state folder, it stays in memory.
+func (b *run) pathList() chunked.Strings {
+	return chunked.Strings{Spill: b.spillFile, BlockSize: spillBlockSize}
+}
+
 // newRecordFile returns where records the build makes go, what says
 // which: an unnamed file of the state folder (see snapshot.RecordFile), so
 // that a build holds a buffer of them, not all (at a million files, the
@@ -556,7 +573,7 @@ func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 	if err := b.writeHosting(); err != nil {
 		return nil, err
 	}
-	if err := b.intentOf().Save(b.cfg.State); err != nil {
+	if err := b.saveIntent(); err != nil {
 		return nil, err
 	}
 	if err := b.sink.Commit(); err != nil {

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/rsgen/rsgen/layout"
@@ -16,28 +15,37 @@ import (
 // publish itself, however it got its state (the old one, or one rebuilt
 // from the output that no longer lists a deleted resource).
 
-// intentOf returns the record of this build: the staged documents no
+// saveIntent writes the record of this build: the staged documents no
 // earlier build published, the resources it deletes, and what the record
 // of a failed earlier build (b.intent) still names.
-func (b *builder) intentOf() snapshot.Intent {
-	rec := snapshot.Intent{Added: slices.Clone(b.intent.Added), Deleted: slices.Clone(b.intent.Deleted)}
+func (b *builder) saveIntent() error {
 	prev := make(map[string]bool, len(b.prev.Outputs))
 	for _, p := range b.prev.Outputs {
 		prev[p] = true
 	}
-	for _, rel := range b.sink.Staged() {
-		if !prev[rel] && strings.HasPrefix(rel, layout.DocumentsDir+"/") {
-			rec.Added = append(rec.Added, rel)
+	return snapshot.SaveIntent(b.cfg.State, func(w *snapshot.IntentWriter) error {
+		for _, p := range b.intent.Added {
+			w.Add(p)
 		}
-	}
-	if b.cfg.CopyResources {
+		for _, p := range b.intent.Deleted {
+			w.Delete(p)
+		}
+		err := b.sink.Staged(func(rel string) error {
+			if !prev[rel] && strings.HasPrefix(rel, layout.DocumentsDir+"/") {
+				w.Add(rel)
+			}
+			return nil
+		})
+		if err != nil || !b.cfg.CopyResources {
+			return err
+		}
 		for _, ev := range b.sum.Events {
 			if ev.Change == snapshot.Deleted {
-				rec.Deleted = append(rec.Deleted, ev.Record.Path)
+				w.Delete(ev.Record.Path)
 			}
 		}
-	}
-	return rec
+		return nil
+	})
 }
 
 // writes reports whether this build publishes the output file p. written

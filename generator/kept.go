@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
@@ -28,7 +29,10 @@ import (
 // keeper keeps in the state folder what no later build could make again.
 type keeper struct {
 	*run
-	toKeep []string // output paths to keep once published
+	// toKeep lists the output paths to keep once published: a first
+	// build that keeps versions keeps one per resource, so the list
+	// spills (pathList).
+	toKeep chunked.Strings
 }
 
 // archivePath returns the file, in the state archive, of output path rel.
@@ -126,7 +130,10 @@ func (b *keeper) publishKept(rel string, want sums) (got sums, ok, changed bool,
 // build published (a package, a version), once it is in place: see
 // keepCommitted.
 func (b *keeper) keepPublished(rel string) {
-	b.toKeep = append(b.toKeep, rel)
+	if b.toKeep.Len() == 0 {
+		b.toKeep = b.pathList()
+	}
+	b.toKeep.Append(rel)
 }
 
 // keepCommitted links into the state archive the files keepPublished
@@ -134,7 +141,8 @@ func (b *keeper) keepPublished(rel string) {
 // before it leaves them to the next build, which restores the state's copy
 // from the output's (publishKept).
 func (b *keeper) keepCommitted() error {
-	for _, rel := range b.toKeep {
+	defer b.toKeep.Close()
+	for rel := range b.toKeep.All() {
 		if _, err := os.Stat(b.archivePath(rel)); err == nil {
 			continue
 		}
@@ -142,7 +150,9 @@ func (b *keeper) keepCommitted() error {
 			return err
 		}
 	}
-	b.toKeep = nil
+	if err := b.toKeep.Err(); err != nil {
+		return fmt.Errorf("keep the files this build published in the state folder: %w", err)
+	}
 	return nil
 }
 

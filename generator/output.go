@@ -56,16 +56,15 @@ func (b *builder) openOutput() (*output, error) {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	o.link = sameDevice(b.cfg.Source, o.dir)
-	if dir := b.spillDir(); dir != "" {
-		o.added.BlockSize = addedBlockSize
-		o.added.Spill = func() (chunked.File, error) { return snapshot.UnnamedFile(dir) }
-	}
+	o.added = b.pathList()
+	b.sink.SpillInto(b.spillFile, spillBlockSize)
 	return o, nil
 }
 
-// addedBlockSize is the size of the blocks of output.added; the tests make
-// it small, so that every build spills the list.
-var addedBlockSize = 0
+// spillBlockSize is the size of the blocks of the lists of paths a build
+// spills (output.added, the sink's staged files), 64 KiB when 0; the tests
+// make it small, so that every build spills them.
+var spillBlockSize = 0
 
 func sameDevice(a, b string) bool {
 	ia, errA := os.Stat(a)

@@ -233,6 +233,7 @@ func (c *versionCursor) group(p string, vs []snapshot.Record) []snapshot.Record 
 // previous build, and cur's, its record in this build, if it has one. It
 // publishes them, its TimeMap and its patches, and appends them to out.
 func (b *versioner) keepResource(p string, old []snapshot.Record, cur *snapshot.Record, out *snapshot.RecordFile) error {
+	b.sink.ForgetVersions() // those of the resource before
 	keep, patches := b.versioned(p)
 	vs, err := b.carryVersions(old, keep)
 	if err != nil {

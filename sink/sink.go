@@ -1,15 +1,14 @@
 package sink
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 	"golang.org/x/sys/unix"
 )
@@ -37,21 +36,38 @@ type Sink struct {
 	mu          sync.Mutex
 	syncedAlone int  // files synced on their own as they were written (see syncNow)
 	deferred    bool // a file was written to be synced at Commit
-	staged      []staged
-	stagedAt    map[string]string // dst -> its staged temporary file
-	outputs     []string
-	recorded    map[string]bool
-	counts      [NumKinds]Counts
+	// staged holds the files waiting to be renamed into place, by step of
+	// publication; spill, when set, gives its lists a file to spill into.
+	staged         [layout.NumSteps]stagedFiles
+	spill          func() (chunked.File, error)
+	spillBlockSize int
+	// stagedAt maps a staged file's place to its temporary file, for
+	// Current: of every file but the versions'; versionsAt, of the version
+	// files staged since ForgetVersions.
+	stagedAt, versionsAt map[string]string
+	outputs              []string
+	recorded             map[string]bool
+	counts               [NumKinds]Counts
 }
-
-// staged is a file written in full as a temporary file beside its place in
-// the output, waiting to be renamed there.
-type staged struct{ tmp, dst string }
 
 // New returns the Sink of the output folder dir. written, when set, is
 // told the output path of every file the build writes or replaces.
 func New(dir string, written func(rel string)) *Sink {
-	return &Sink{dir: dir, written: written, syncFS: syncOutput, stagedAt: map[string]string{}, recorded: map[string]bool{}}
+	return &Sink{dir: dir, written: written, syncFS: syncOutput, stagedAt: map[string]string{},
+		versionsAt: map[string]string{}, recorded: map[string]bool{}}
+}
+
+// SpillInto makes the lists of staged files move their full blocks, of
+// blockSize bytes (0: 64 KiB), into files of spill's (unnamed files of the
+// state folder), so that a build holds a block of each, however many files
+// it stages; without, they stay in memory.
+func (s *Sink) SpillInto(spill func() (chunked.File, error), blockSize int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.spill, s.spillBlockSize = spill, blockSize
+	for i := range s.staged {
+		s.staged[i].setSpill(spill, blockSize)
+	}
 }
 
 // Path returns the file of output path rel.
@@ -195,37 +211,67 @@ func (s *Sink) Counts() [NumKinds]Counts {
 	return s.counts
 }
 
-// Stage holds the temporary file tmp until Commit renames it to dst. The
-// documents of a build are all written before any is renamed into place,
-// so a build that fails while it writes them (a full disk, an I/O error)
-// leaves every published file as it was, and no file of its own.
+// Stage holds the temporary file tmp, which lies beside dst, until Commit
+// renames it to dst. The documents of a build are all written before any
+// is renamed into place, so a build that fails while it writes them (a
+// full disk, an I/O error) leaves every published file as it was, and no
+// file of its own.
 func (s *Sink) Stage(tmp, dst string) {
+	rel := s.Rel(dst)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.staged = append(s.staged, staged{tmp, dst})
-	s.stagedAt[dst] = tmp
+	s.staged[layout.PublishStep(rel)].add(rel, filepath.Base(tmp))
+	if KindOf(rel) == Version {
+		s.versionsAt[dst] = tmp
+	} else {
+		s.stagedAt[dst] = tmp
+	}
 }
 
 // Current returns the file that holds what this build publishes at dst:
-// its staged replacement, if any, else dst.
+// its staged replacement, if any, else dst. Of a version file, it knows
+// the replacements staged since ForgetVersions only.
 func (s *Sink) Current(dst string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if tmp, ok := s.stagedAt[dst]; ok {
 		return tmp
 	}
+	if tmp, ok := s.versionsAt[dst]; ok {
+		return tmp
+	}
 	return dst
 }
 
-// Staged returns the output paths of the staged files.
-func (s *Sink) Staged() []string {
+// ForgetVersions lets Current forget where the version files staged so
+// far are. A build reads a version file back only while it works on that
+// version's resource (a patch reads two mementos), and a first build that
+// keeps versions stages two files per resource, too many to hold a map
+// of: the versions are kept one resource at a time, and this is called
+// between two.
+func (s *Sink) ForgetVersions() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rels := make([]string, len(s.staged))
-	for i, st := range s.staged {
-		rels[i] = s.Rel(st.dst)
+	clear(s.versionsAt)
+}
+
+// Staged calls each with the output path of every staged file, in the
+// order of publication, and returns the first error, each's or of reading
+// the list of staged files back.
+func (s *Sink) Staged(each func(rel string) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.staged {
+		for rel := range s.staged[i].all() {
+			if err := each(rel); err != nil {
+				return err
+			}
+		}
+		if err := s.staged[i].err(); err != nil {
+			return fmt.Errorf("the files this build staged: %w", err)
+		}
 	}
-	return rels
+	return nil
 }
 
 // syncEach is how many files a build syncs one by one as it writes them.
@@ -272,17 +318,21 @@ func (s *Sink) Commit() error {
 	if err := s.syncStaged(); err != nil {
 		return fmt.Errorf("sync the output folder %s: %w", s.dir, err)
 	}
-	slices.SortStableFunc(s.staged, func(x, y staged) int {
-		return cmp.Compare(layout.PublishStep(s.Rel(x.dst)), layout.PublishStep(s.Rel(y.dst)))
-	})
-	for len(s.staged) > 0 {
-		st := s.staged[0]
-		if err := os.Rename(st.tmp, st.dst); err != nil {
-			return fmt.Errorf("write %s: %w", st.dst, err)
+	for i := range s.staged {
+		l := &s.staged[i]
+		for rel, tmp := range l.all() {
+			dst := s.Path(rel)
+			if err := os.Rename(filepath.Join(filepath.Dir(dst), tmp), dst); err != nil {
+				return fmt.Errorf("write %s: %w", dst, err)
+			}
 		}
-		s.staged = s.staged[1:]
-		delete(s.stagedAt, st.dst)
+		if err := l.err(); err != nil {
+			return fmt.Errorf("the files this build staged: %w", err)
+		}
+		l.reset(s.spill, s.spillBlockSize)
 	}
+	clear(s.stagedAt)
+	clear(s.versionsAt)
 	return nil
 }
 
@@ -314,15 +364,22 @@ func (s *Sink) closeOutDir() {
 }
 
 // Discard removes the staged files not renamed into place: after a failed
-// build.
+// build. Those of a step that a failed Commit renamed are gone already.
+// When the list of staged files cannot be read back, the files it did not
+// yield stay, named as rsgen's temporary files, which hosts are told not
+// to serve.
 func (s *Sink) Discard() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closeOutDir()
-	for _, st := range s.staged {
-		os.Remove(st.tmp)
+	for i := range s.staged {
+		for rel, tmp := range s.staged[i].all() {
+			os.Remove(filepath.Join(filepath.Dir(s.Path(rel)), tmp))
+		}
+		s.staged[i].reset(s.spill, s.spillBlockSize)
 	}
-	s.staged, s.stagedAt = nil, map[string]string{}
+	clear(s.stagedAt)
+	clear(s.versionsAt)
 }
 
 // Remove deletes the output file rel, which an earlier build published and

@@ -1,15 +1,18 @@
 package sink
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -60,8 +63,8 @@ func TestUnchangedFileIsNotRewritten(t *testing.T) {
 	if err := s.WriteBytes(rel, []byte("one")); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Staged()) != 0 {
-		t.Errorf("the same bytes were staged: %v", s.Staged())
+	if staged := stagedPaths(t, s); len(staged) != 0 {
+		t.Errorf("the same bytes were staged: %v", staged)
 	}
 	after, _ := os.Stat(s.Path(rel))
 	if !os.SameFile(before, after) {
@@ -272,4 +275,109 @@ func TestRemoveCountsWhatItRemoved(t *testing.T) {
 	if got := s.Counts()[Version].Removed; got != 1 {
 		t.Errorf("removed %d after a file already gone, want 1", got)
 	}
+}
+
+// stagedPaths returns the output paths of s's staged files.
+func stagedPaths(t *testing.T, s *Sink) []string {
+	t.Helper()
+	var rels []string
+	if err := s.Staged(func(rel string) error { rels = append(rels, rel); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return rels
+}
+
+// TestStagedFilesSpill: with lists of staged files that spill into a file
+// past blocks of 16 bytes, every staged file is still listed in the order
+// of publication, found by Current (a version file only until
+// ForgetVersions), and renamed into place by Commit, or removed by
+// Discard; a list that cannot be read back fails Commit and publishes
+// nothing of its step.
+func TestStagedFilesSpill(t *testing.T) {
+	var spills []*os.File
+	spill := func() (chunked.File, error) {
+		f, err := os.CreateTemp(t.TempDir(), "spill")
+		spills = append(spills, f)
+		return f, err
+	}
+	stage := func(s *Sink) (rels []string) {
+		t.Helper()
+		for i := range 40 {
+			rel := fmt.Sprintf("resourcesync/mementos/20260101000000/dir %02d/f%03d.txt", i/10, i)
+			if i%4 == 0 {
+				rel = fmt.Sprintf("resourcesync/s%d/resourcelist.xml", i)
+			}
+			if err := s.WriteNew(rel, func(w io.Writer) error { _, err := io.WriteString(w, rel); return err }); err != nil {
+				t.Fatal(err)
+			}
+			rels = append(rels, rel)
+		}
+		return rels
+	}
+	byStep := func(rels []string) []string {
+		rels = slices.Clone(rels)
+		slices.SortStableFunc(rels, func(x, y string) int { return cmp.Compare(layout.PublishStep(x), layout.PublishStep(y)) })
+		return rels
+	}
+
+	out := t.TempDir()
+	s := New(out, nil)
+	s.SpillInto(spill, 16)
+	rels := stage(s)
+	if got := stagedPaths(t, s); !slices.Equal(got, byStep(rels)) {
+		t.Fatalf("staged %q, want %q", got, byStep(rels))
+	}
+	if len(spills) == 0 {
+		t.Fatal("the lists of staged files did not spill")
+	}
+	memento, list := s.Path(rels[1]), s.Path(rels[0])
+	if s.Current(memento) == memento || s.Current(list) == list {
+		t.Error("Current does not find a staged file")
+	}
+	s.ForgetVersions()
+	if s.Current(memento) != memento || s.Current(list) == list {
+		t.Error("ForgetVersions forgot other than the version files")
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range rels {
+		if got, err := os.ReadFile(s.Path(rel)); err != nil || string(got) != rel {
+			t.Errorf("%s holds %q (%v) after Commit", rel, got, err)
+		}
+	}
+	if left := stagedPaths(t, s); len(left) != 0 || s.Current(list) != list {
+		t.Errorf("after Commit, %d files are still staged", len(left))
+	}
+
+	t.Run("discard", func(t *testing.T) {
+		out := t.TempDir()
+		s := New(out, nil)
+		s.SpillInto(spill, 16)
+		stage(s)
+		s.Discard()
+		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				t.Errorf("Discard left %s", p)
+			}
+			return nil
+		})
+	})
+
+	t.Run("unreadable", func(t *testing.T) {
+		out := t.TempDir()
+		s := New(out, nil)
+		s.SpillInto(spill, 16)
+		rels := stage(s)
+		for _, f := range spills[len(spills)-4:] {
+			f.Truncate(1) // the lists of the last steps staged lose their spilled blocks
+		}
+		if err := s.Commit(); err == nil || !strings.Contains(err.Error(), "the files this build staged") {
+			t.Fatalf("Commit with lists it cannot read back: %v", err)
+		}
+		if _, err := os.Stat(s.Path(rels[0])); err == nil {
+			t.Error("a list was published from a list of staged files that could not be read back")
+		}
+		s.Discard()
+	})
 }

@@ -52,22 +52,49 @@ func LoadIntent(dir string) (Intent, error) {
 	return in, nil
 }
 
-// Save writes the record into the state folder dir, atomically: one quoted
-// path per line, so that any name fits. An empty Intent writes nothing.
-func (in Intent) Save(dir string) error {
-	if len(in.Added) == 0 && len(in.Deleted) == 0 {
+// IntentWriter writes a publishing record one path at a time, so that a
+// build that adds many files (a first build that keeps versions adds two
+// per resource) does not hold their paths: see SaveIntent.
+type IntentWriter struct {
+	w *bufio.Writer
+	n int
+}
+
+// Add records an output file the build adds.
+func (w *IntentWriter) Add(path string) { w.line('+', path) }
+
+// Delete records a resource the build deletes.
+func (w *IntentWriter) Delete(path string) { w.line('-', path) }
+
+// line writes one quoted path per line, so that any name fits.
+func (w *IntentWriter) line(op byte, path string) {
+	w.w.WriteByte(op)
+	w.w.WriteByte(' ')
+	w.w.WriteString(strconv.Quote(path))
+	w.w.WriteByte('\n')
+	w.n++
+}
+
+// errEmptyIntent stops the write of a record that names nothing.
+var errEmptyIntent = errors.New("empty publishing record")
+
+// SaveIntent writes the record that write makes into the state folder dir,
+// atomically. A record that names nothing writes no file.
+func SaveIntent(dir string, write func(*IntentWriter) error) error {
+	err := writeAtomic(dir, PublishingFile, func(f io.Writer) error {
+		w := &IntentWriter{w: bufio.NewWriter(f)}
+		if err := write(w); err != nil {
+			return err
+		}
+		if w.n == 0 {
+			return errEmptyIntent
+		}
+		return w.w.Flush()
+	})
+	if errors.Is(err, errEmptyIntent) {
 		return nil
 	}
-	return writeAtomic(dir, PublishingFile, func(f io.Writer) error {
-		w := bufio.NewWriter(f)
-		for _, p := range in.Added {
-			fmt.Fprintf(w, "+ %q\n", p)
-		}
-		for _, p := range in.Deleted {
-			fmt.Fprintf(w, "- %q\n", p)
-		}
-		return w.Flush()
-	})
+	return err
 }
 
 // ClearIntent removes the record from the state folder dir once the state

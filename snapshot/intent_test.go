@@ -13,7 +13,18 @@ import (
 func TestIntentRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	in := Intent{Added: []string{"resourcesync/s/a.xml", "odd \"name\"\nwith a newline"}, Deleted: []string{"gone.txt"}}
-	if err := in.Save(dir); err != nil {
+	save := func(in Intent) error {
+		return SaveIntent(dir, func(w *IntentWriter) error {
+			for _, p := range in.Added {
+				w.Add(p)
+			}
+			for _, p := range in.Deleted {
+				w.Delete(p)
+			}
+			return nil
+		})
+	}
+	if err := save(in); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, PublishingFile)
@@ -30,7 +41,7 @@ func TestIntentRoundTrip(t *testing.T) {
 	if got, _ := LoadIntent(dir); len(got.Added)+len(got.Deleted) != 0 {
 		t.Errorf("after ClearIntent: %+v", got)
 	}
-	if err := (Intent{}).Save(dir); err != nil {
+	if err := save(Intent{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
