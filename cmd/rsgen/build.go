@@ -90,6 +90,7 @@ func runBuild(ctx context.Context, cio cliIO, values any, _ []string) int {
 		return exitCodeOf(err)
 	}
 	p := progressFor(cio, f.quiet)
+	p.listWritten = f.jsonOut
 	opts.Notify = p.notify
 	start := time.Now()
 	sum, err := generator.Build(ctx, cfg, opts)

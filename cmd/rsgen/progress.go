@@ -51,10 +51,14 @@ type progress struct {
 	unsized  int       // files to read whose size is learnt by reading them
 	read     int       // files read
 	readB    int64     // their bytes
-	written  []string  // output paths written
-	walked   bool      // every file is found: the totals are final
-	warnings []noteJSON
-	quiet    bool // --quiet: no informational notes, no warnings
+	nWritten int       // output files written
+	// written lists their paths when listWritten asks (build --json):
+	// a first build that keeps versions writes two files per resource.
+	written     []string
+	listWritten bool
+	walked      bool // every file is found: the totals are final
+	warnings    []noteJSON
+	quiet       bool // --quiet: no informational notes, no warnings
 }
 
 // progressFor chooses how a command shows progress: not at all with
@@ -104,7 +108,10 @@ func (p *progress) notify(n generator.Note) {
 		p.read++
 		p.readB += n.Bytes
 	case generator.NoteWritten:
-		p.written = append(p.written, n.Path)
+		p.nWritten++
+		if p.listWritten {
+			p.written = append(p.written, n.Path)
+		}
 	case generator.NoteWarning:
 		p.warnings = append(p.warnings, noteJSON{Code: n.Code, Path: n.Path, Message: n.Msg})
 		return
@@ -238,8 +245,8 @@ func (p *progress) status(now time.Time) string {
 			fmt.Fprintf(&b, ", %s left", time.Duration(left*float64(time.Second)).Round(time.Second))
 		}
 	}
-	if len(p.written) > 0 {
-		fmt.Fprintf(&b, "; %s written", plural(len(p.written), "file"))
+	if p.nWritten > 0 {
+		fmt.Fprintf(&b, "; %s written", plural(p.nWritten, "file"))
 	}
 	return b.String()
 }
