@@ -1,6 +1,7 @@
 package generator_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -571,4 +572,52 @@ func TestFirstBuildListsItsEventsWhenAsked(t *testing.T) {
 			t.Errorf("ListEvents %v: the next build's events %q, per set %+v; want %q", list, got, sum.Sets, want)
 		}
 	}
+}
+
+// TestColdCopyPlacesAsItReads: with the source on another file system than
+// the output, a resource new to the state is copied into its place as the
+// scan reads it, as a hard link would be, not kept as a pending copy until
+// every file is read (a cold build held one per resource: 76 MB for
+// 100,000 files where linking held 38); a rebuild replaces a changed
+// resource only once its documents are written.
+func TestColdCopyPlacesAsItReads(t *testing.T) {
+	other := otherDeviceDir(t)
+	if other == "" {
+		t.Skip("no second file system for the source (set RSGEN_OTHER_FS)")
+	}
+	s := newSite(t, testBaseURL, func(c *config.Config) { c.Source = filepath.Join(other, "src") })
+	for i := range 20 {
+		s.write(fmt.Sprintf("d%d/f%02d.txt", i%3, i), fmt.Sprint("file ", i))
+	}
+	var placed, notYet []string // resources in place, or not, when the scan had read them
+	notify := func(n generator.Note) {
+		if n.Kind != generator.NoteHashed {
+			return
+		}
+		data, err := os.ReadFile(filepath.Join(s.Out, filepath.FromSlash(n.Path)))
+		src, _ := os.ReadFile(s.src(n.Path))
+		if err == nil && bytes.Equal(data, src) {
+			placed = append(placed, n.Path)
+		} else {
+			notYet = append(notYet, n.Path)
+		}
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: now, Notify: notify}); err != nil {
+		t.Fatal(err)
+	}
+	if len(notYet) > 0 || len(placed) != 20 {
+		t.Errorf("a cold build that copies had %d of 20 resources in place once read; not %q", len(placed), notYet)
+	}
+	generator.CheckPublished(t, s.Cfg)
+
+	s.write("d1/f01.txt", "changed")
+	placed, notYet = nil, nil
+	if _, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: now.Add(time.Hour), Notify: notify}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(notYet, "d1/f01.txt") {
+		t.Error("a rebuild replaced a changed resource as it read it, before its documents were written")
+	}
+	generator.CheckPublished(t, s.Cfg)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
+	"golang.org/x/sys/unix"
 )
 
 // output is the output folder: it places resources in it and removes what
@@ -138,6 +139,9 @@ func (o *output) tee() snapshot.Tee {
 			if err := sink.Stamp(tmp, r.ModTime); err != nil {
 				os.Remove(tmp)
 				return err
+			}
+			if isNew && o.placeFresh(r, tmp, dst) {
+				return nil
 			}
 			o.pending.Store(r.Path, tmp)
 			o.copies.Add(1)
@@ -360,6 +364,21 @@ func (o *output) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) 
 	if src.LinkTo(dst) != nil {
 		return false
 	}
+	o.placedNew(r.Path)
+	return true
+}
+
+// placeFresh renames the new copy tmp of a resource new to the state to
+// dst, where nothing should be, as linkFresh links it: at once, so that a
+// cold build that copies (the source and the output on two file systems)
+// does not hold a pending copy per resource until placeAll. It reports
+// false, leaving the copy pending, when anything is there or the file
+// system cannot rename without replacing.
+func (o *output) placeFresh(r *snapshot.Record, tmp, dst string) bool {
+	if unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE) != nil {
+		return false
+	}
+	r.Placed = true
 	o.placedNew(r.Path)
 	return true
 }
