@@ -579,7 +579,8 @@ func TestFirstBuildListsItsEventsWhenAsked(t *testing.T) {
 // scan reads it, as a hard link would be, not kept as a pending copy until
 // every file is read (a cold build held one per resource: 76 MB for
 // 100,000 files where linking held 38); a rebuild replaces a changed
-// resource only once its documents are written.
+// resource only once its documents are written; and a copy the scan finds
+// equal gets the source's mtime, not a new copy.
 func TestColdCopyPlacesAsItReads(t *testing.T) {
 	other := otherDeviceDir(t)
 	if other == "" {
@@ -620,4 +621,21 @@ func TestColdCopyPlacesAsItReads(t *testing.T) {
 		t.Error("a rebuild replaced a changed resource as it read it, before its documents were written")
 	}
 	generator.CheckPublished(t, s.Cfg)
+
+	// A copy with the source's bytes but another mtime is restamped by
+	// --verify, which reads it, not copied again.
+	copied := filepath.Join(s.Out, "d2", "f02.txt")
+	stale := now.Add(-time.Hour)
+	if err := os.Chtimes(copied, stale, stale); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(copied)
+	if _, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: now.Add(2 * time.Hour), Verify: true}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(copied)
+	src, _ := os.Stat(s.src("d2/f02.txt"))
+	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(src.ModTime()) {
+		t.Errorf("--verify left the copy with mtime %v (the source's %v), or replaced it", after.ModTime(), src.ModTime())
+	}
 }

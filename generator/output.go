@@ -31,7 +31,6 @@ type output struct {
 	dirs    sync.Map       // folders known to exist
 	pending sync.Map       // source path -> temporary copy made by the scan
 	copies  atomic.Int64   // how many copies the scan made (stored in pending)
-	equal   sync.Map       // source paths whose copy the scan found equal
 	mu      sync.Mutex
 	// added lists, by source path, the resources this build placed where
 	// nothing was published, until keepAdded: a failed build removes them.
@@ -133,8 +132,7 @@ func (o *output) tee() snapshot.Tee {
 				return err
 			}
 			if tmp == "" {
-				o.equal.Store(r.Path, true) // placeAll only restamps its mtime
-				return nil
+				return o.restamp(r, dst)
 			}
 			if err := sink.Stamp(tmp, r.ModTime); err != nil {
 				os.Remove(tmp)
@@ -151,10 +149,22 @@ func (o *output) tee() snapshot.Tee {
 	}
 }
 
-// verified reports whether the scan read r and found its copy equal.
-func (o *output) verified(r *snapshot.Record) bool {
-	_, ok := o.equal.LoadAndDelete(r.Path)
-	return ok
+// restamp places r, whose copy at dst the scan found equal to the bytes
+// it publishes, by giving the copy r's mtime if it has another, by which
+// later builds recognise it as current. It is done as the scan reads r, not
+// noted for placeAll: a --verify build reads every file, and that note was
+// a path per resource (30 MB for 100,000 files copied).
+func (o *output) restamp(r *snapshot.Record, dst string) error {
+	info, err := os.Lstat(dst)
+	if err == nil && info.ModTime().UnixNano() != r.ModTime {
+		t := time.Unix(0, r.ModTime)
+		err = os.Chtimes(dst, t, t)
+	}
+	if err != nil {
+		return fmt.Errorf("place %s: %w", dst, err)
+	}
+	r.Placed = true
+	return nil
 }
 
 // discard removes the copies still pending and the resources added by a
@@ -282,16 +292,7 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 	if err == nil && o.current(info, r) {
 		return nil
 	}
-	rewritten := o.rewrites(r.Path)
-	if err == nil && (!o.link || rewritten) && o.verified(r) {
-		// The scan's read found the copy equal: only its mtime is stale.
-		t := time.Unix(0, r.ModTime)
-		if err := os.Chtimes(dst, t, t); err != nil {
-			return fmt.Errorf("place %s: %w", dst, err)
-		}
-		return nil
-	}
-	if rewritten {
+	if o.rewrites(r.Path) {
 		// Only the scan's tee writes the published form, and it reads a
 		// rewritten resource only when its source changed, the tags did,
 		// or the output does not look like the last build's.
