@@ -70,8 +70,18 @@ func TestTiny(t *testing.T) {
 	}
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "report.json")
+	args := []string{"--tiny", "--runs", "1", "--history", "2", "--dir", dir, "--json", jsonPath}
+	// The copied step needs a second file system: /dev/shm where it is one.
+	copiedOut := ""
+	if same, err := sameFileSystem("/dev/shm", dir); err == nil && !same {
+		if copiedOut, err = os.MkdirTemp("/dev/shm", "bench-test-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(copiedOut) })
+		args = append(args, "--copied-out", copiedOut)
+	}
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--tiny", "--runs", "1", "--history", "2", "--dir", dir, "--json", jsonPath}, &stdout, &stderr); code != 0 {
+	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
 	}
 	t.Logf("\n%s", &stdout)
@@ -117,6 +127,16 @@ func TestTiny(t *testing.T) {
 	for _, p := range []string{"history-out", "history-state", "history.toml"} {
 		if _, err := os.Stat(filepath.Join(dir, "tree-tiny", p)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("the history step left %s (%v)", p, err)
+		}
+	}
+	if copiedOut != "" {
+		if c := tr.Copied; c == nil || c.Cold.Seconds <= 0 || c.Cold.PeakRSS <= 0 || c.Verify.Seconds <= 0 || c.Verify.PeakRSS <= 0 {
+			t.Errorf("copied: %+v, want a cold build and a --verify rebuild", c)
+		}
+		left, _ := os.ReadDir(copiedOut)
+		_, err := os.Stat(filepath.Join(dir, "tree-tiny", "copied-state"))
+		if len(left) > 0 || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the copied step left %d files in %s, or its state (%v)", len(left), copiedOut, err)
 		}
 	}
 

@@ -48,6 +48,7 @@ type options struct {
 	trees   []treeSpec
 	runs    int
 	history int
+	copied  string // --copied-out
 	json    string
 }
 
@@ -69,6 +70,11 @@ flags:
                  archives on, and N times more with 1%% changed before each,
                  and report how the peak RSS grows with the past events
                  (default 0: not measured)
+  --copied-out DIR
+                 then build each tree into a folder of DIR, which must be on
+                 another file system than --dir (/dev/shm), where rsgen copies
+                 the resources instead of hard-linking them: a cold build and
+                 a --verify rebuild (default: not measured)
   --json FILE    also write the results as JSON into FILE
 `
 
@@ -89,6 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cFiles, "c-files", cFiles, "")
 	fs.IntVar(&o.runs, "runs", 1, "")
 	fs.IntVar(&o.history, "history", 0, "")
+	fs.StringVar(&o.copied, "copied-out", "", "")
 	fs.StringVar(&o.json, "json", "", "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {

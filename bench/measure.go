@@ -44,7 +44,7 @@ func measure(o options, logf func(string, ...any)) (*report, error) {
 		if err != nil {
 			return nil, err
 		}
-		tr, err := measureTree(t, rsgen, o.runs, o.history, logf)
+		tr, err := measureTree(t, rsgen, o, logf)
 		if err != nil {
 			return nil, fmt.Errorf("tree %s: %w", spec.Name, err)
 		}
@@ -64,10 +64,12 @@ const (
 
 var stepNames = []string{stepCold, stepNoChange, stepTouch, stepChange}
 
-// measureTree measures the floors and rsgen on t, runs times each, then
-// the history step with history rebuilds (none when 0), and puts the tree
-// back as generated.
-func measureTree(t *tree, rsgen *launcher, runs, history int, logf func(string, ...any)) (*treeResult, error) {
+// measureTree measures the floors and rsgen on t, o.runs times each, then
+// the history step with o.history rebuilds (none when 0) and the copied
+// step (when o.copied names a folder), and puts the tree back as
+// generated.
+func measureTree(t *tree, rsgen *launcher, o options, logf func(string, ...any)) (*treeResult, error) {
+	runs, history := o.runs, o.history
 	tr := &treeResult{Spec: t.spec, Bytes: t.bytes, Folders: t.folders}
 	steps := map[string]*stepResult{}
 	for _, name := range stepNames {
@@ -147,6 +149,13 @@ func measureTree(t *tree, rsgen *launcher, runs, history int, logf func(string, 
 			return nil, err
 		}
 		tr.History = h
+	}
+	if o.copied != "" {
+		c, err := measureCopied(t, rsgen, o.copied, logf)
+		if err != nil {
+			return nil, err
+		}
+		tr.Copied = c
 	}
 	logf("tree %s: restoring the edited files", t.spec.Name)
 	if err := t.restore(runs + history); err != nil {

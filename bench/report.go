@@ -49,6 +49,8 @@ type treeResult struct {
 	Steps             []*stepResult `json:"steps"`
 	// History is the history step (--history), or nil.
 	History *historyResult `json:"history,omitempty"`
+	// Copied is the copied step (--copied-out), or nil.
+	Copied *copiedResult `json:"copied,omitempty"`
 }
 
 // sampled is a time measured once per run.
@@ -196,6 +198,10 @@ func (r *report) writeTable(w io.Writer) {
 			first, last := h.Builds[0], h.Builds[len(h.Builds)-1]
 			fmt.Fprintf(w, "history (kept versions, Change Dumps, archives): cold %.2fs %.0f MiB; after %d rebuilds of 1%%: %.2fs %.0f MiB; %.0f bytes per past event\n",
 				first.Seconds, mib(first.PeakRSS), len(h.Builds)-1, last.Seconds, mib(last.PeakRSS), h.BytesPerPastEvent)
+		}
+		if c := tr.Copied; c != nil {
+			fmt.Fprintf(w, "copied (the output on another file system): cold %.2fs %.0f MiB; --verify %.2fs %.0f MiB\n",
+				c.Cold.Seconds, mib(c.Cold.PeakRSS), c.Verify.Seconds, mib(c.Verify.PeakRSS))
 		}
 	}
 }
