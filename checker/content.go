@@ -11,9 +11,14 @@ import (
 // verifyContent reads every resource the Source lists and compares it with
 // the listing: length, hash and, over HTTP, type.
 func (w *walker) verifyContent(ctx context.Context) {
-	want := map[string]listing{}
+	var want map[string]listing
 	for _, s := range w.sets {
-		for loc, l := range s.expected() {
+		expected := s.takeExpected()
+		if want == nil {
+			want = expected
+			continue
+		}
+		for loc, l := range expected {
 			want[loc] = l
 		}
 	}
@@ -60,17 +65,17 @@ func (w *walker) verify(ctx context.Context, loc string, l listing) {
 		w.report(l.pos, "content-missing", "%s answered HTTP %d", loc, res.Status)
 		return
 	}
-	if l.md == nil {
+	if l.fix == nil {
 		return
 	}
-	ds, _ := parseHash(l.md.Attrs["hash"])
+	ds, _ := parseHash(l.fix.hash)
 	n, sums, err := digestsOf(res.Body, ds)
 	if err != nil {
 		w.fetchFailed(loc, l.pos, fmt.Errorf("read %s: %w", loc, err))
 		return
 	}
-	w.checkFixity(l.pos, l.md.Attrs, n, sums, "content-length", "content-hash", loc)
-	if typ, ok := l.md.Attr("type"); ok && res.File == "" && mediaType(res.ContentType) != typ {
+	w.checkFixity(l.pos, map[string]string{"length": l.fix.length, "hash": l.fix.hash}, n, sums, "content-length", "content-hash", loc)
+	if typ := l.fix.typ; l.fix.hasType && res.File == "" && mediaType(res.ContentType) != typ {
 		w.report(l.pos, "content-type", "%s is served as %q; type says %q", loc, res.ContentType, typ)
 	}
 }
