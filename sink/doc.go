@@ -9,7 +9,11 @@
 // build is written, Commit renames the staged files into place in the
 // order of publication (layout.PublishStep), so that no published document
 // ever links to a file that is not there yet, and a build that fails
-// before leaves the published output as it was.
+// before leaves the published output as it was. The staged files are
+// held as lists of compressed paths that spill into files of the state
+// folder (SpillInto), so that a build that stages a file or two per
+// resource (the first build that keeps versions) holds blocks, not a path
+// per file.
 //
 // The Sink records the output path of every file it publishes (Outputs),
 // but the files of kept versions, which the state keeps apart: the state
