@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rsgen/rsgen/config"
-	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -39,40 +39,9 @@ func (b *builder) prepare(interrupted bool) error {
 // are never published, see excluder), and the state's lock guarantees that
 // no other build is writing them now.
 func (b *builder) removeStaleTemps() error {
-	err := filepath.WalkDir(b.cfg.Out, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), layout.TempPrefix) {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("remove temporary files of an earlier build: %w", err)
-	}
-	err = filepath.WalkDir(b.cfg.State, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		name := d.Name()
-		// .state-*.tmp: the temporary state files of earlier versions.
-		if !d.IsDir() && (strings.HasPrefix(name, layout.TempPrefix) || strings.HasPrefix(name, ".state-") && strings.HasSuffix(name, ".tmp")) {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	// .state-*.tmp: the temporary state files of earlier versions.
+	oldState := func(name string) bool { return strings.HasPrefix(name, ".state-") && strings.HasSuffix(name, ".tmp") }
+	if err := errors.Join(sink.RemoveTemps(b.cfg.Out, nil), sink.RemoveTemps(b.cfg.State, oldState)); err != nil {
 		return fmt.Errorf("remove temporary files of an earlier build: %w", err)
 	}
 	return nil

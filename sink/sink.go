@@ -365,18 +365,23 @@ func (s *Sink) closeOutDir() {
 
 // Discard removes the staged files not renamed into place: after a failed
 // build. Those of a step that a failed Commit renamed are gone already.
-// When the list of staged files cannot be read back, the files it did not
-// yield stay, named as rsgen's temporary files, which hosts are told not
-// to serve.
+// When the list of staged files cannot be read back, it removes every
+// temporary file of the output folder instead (RemoveTemps): the build
+// holds the state's lock, so they are all its own or a killed build's.
 func (s *Sink) Discard() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closeOutDir()
+	unread := false
 	for i := range s.staged {
 		for rel, tmp := range s.staged[i].all() {
 			os.Remove(filepath.Join(filepath.Dir(s.Path(rel)), tmp))
 		}
+		unread = unread || s.staged[i].err() != nil
 		s.staged[i].reset(s.spill, s.spillBlockSize)
+	}
+	if unread {
+		RemoveTemps(s.dir, nil)
 	}
 	clear(s.stagedAt)
 	clear(s.versionsAt)

@@ -292,7 +292,7 @@ func stagedPaths(t *testing.T, s *Sink) []string {
 // of publication, found by Current (a version file only until
 // ForgetVersions), and renamed into place by Commit, or removed by
 // Discard; a list that cannot be read back fails Commit and publishes
-// nothing of its step.
+// nothing of its step, and Discard then removes every temporary file.
 func TestStagedFilesSpill(t *testing.T) {
 	var spills []*os.File
 	spill := func() (chunked.File, error) {
@@ -379,5 +379,11 @@ func TestStagedFilesSpill(t *testing.T) {
 			t.Error("a list was published from a list of staged files that could not be read back")
 		}
 		s.Discard()
+		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				t.Errorf("Discard, unable to read its lists back, left %s", p)
+			}
+			return nil
+		})
 	})
 }

@@ -1,10 +1,13 @@
 package sink
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
@@ -104,4 +107,28 @@ func Keep(src, dst string) error {
 		return fmt.Errorf("keep %s: %w", dst, err)
 	}
 	return nil
+}
+
+// RemoveTemps deletes the files under dir named as temporary files
+// (layout.TempPrefix), or that more, when set, matches: those of a killed
+// build, or those a failed build could not list (see Discard). Only rsgen
+// creates such names, and the caller holds the state's lock, so no other
+// build is writing them. A folder that does not exist holds none.
+func RemoveTemps(dir string, more func(name string) bool) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() || !strings.HasPrefix(name, layout.TempPrefix) && (more == nil || !more(name)) {
+			return nil
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
 }
