@@ -74,7 +74,7 @@ func (w *walker) verify(ctx context.Context, loc string, l listing) {
 		w.fetchFailed(loc, l.pos, fmt.Errorf("read %s: %w", loc, err))
 		return
 	}
-	w.checkFixity(l.pos, map[string]string{"length": l.fix.length, "hash": l.fix.hash}, n, sums, "content-length", "content-hash", loc)
+	w.checkFixity(l.pos, l.fix, n, sums, "content-length", "content-hash", loc)
 	if typ := l.fix.typ; l.fix.hasType && res.File == "" && mediaType(res.ContentType) != typ {
 		w.report(l.pos, "content-type", "%s is served as %q; type says %q", loc, res.ContentType, typ)
 	}

@@ -45,7 +45,7 @@ func (w *packageChecker) checkPackage(ctx context.Context, d *Document, e *Entry
 	}
 	defer p.close()
 	if e.MD != nil {
-		w.checkFixity(at(d, e.MD.Line), e.MD.Attrs, p.size, p.sums, "package-length", "package-hash", "the package")
+		w.checkFixity(at(d, e.MD.Line), fixityOf(e.MD.Attrs), p.size, p.sums, "package-length", "package-hash", "the package")
 	}
 	zr, err := zip.OpenReader(p.path)
 	if err != nil {
@@ -132,14 +132,28 @@ func (w *packageChecker) loadPackage(ctx context.Context, u string, md *MD, from
 	return p
 }
 
-// checkFixity compares a length and hash attribute with what was read.
-func (w *tally) checkFixity(pos where, attrs map[string]string, n int64, sums map[string][]byte, lengthRule, hashRule, what string) {
-	if v, ok := attrs["length"]; ok {
-		if want, err := strconv.ParseInt(v, 10, 64); err == nil && want != n {
-			w.report(pos, lengthRule, "%s has %d bytes; length says %d", what, n, want)
-		}
+// fixity is what an rs:md says of a file's bytes: its length and hash
+// attributes ("" when absent), and its type. A Resource List's entries
+// keep it for the content check instead of their whole rs:md.
+type fixity struct {
+	length, hash string
+	typ          string
+	hasType      bool
+}
+
+// fixityOf returns the fixity of an rs:md's attributes.
+func fixityOf(attrs map[string]string) *fixity {
+	f := &fixity{length: attrs["length"], hash: attrs["hash"]}
+	f.typ, f.hasType = attrs["type"]
+	return f
+}
+
+// checkFixity compares the length and hash want gives with what was read.
+func (w *tally) checkFixity(pos where, want *fixity, n int64, sums map[string][]byte, lengthRule, hashRule, what string) {
+	if size, err := strconv.ParseInt(want.length, 10, 64); err == nil && size != n {
+		w.report(pos, lengthRule, "%s has %d bytes; length says %d", what, n, size)
 	}
-	ds, _ := parseHash(attrs["hash"])
+	ds, _ := parseHash(want.hash)
 	for _, d := range ds {
 		if got, ok := sums[d.alg]; ok && d.sum != nil && !bytes.Equal(got, d.sum) {
 			w.report(pos, hashRule, "%s has %s %x; hash says %s", what, d.alg, got, d.value)
@@ -252,7 +266,7 @@ func (w *packageChecker) checkBitstream(ctx context.Context, files map[string]*z
 		w.fetchFailed(name, pos, err)
 		return
 	}
-	w.checkFixity(pos, attrs, n, sums, "zip-length", "zip-hash", fmt.Sprintf("bitstream %s", path))
+	w.checkFixity(pos, fixityOf(attrs), n, sums, "zip-length", "zip-hash", fmt.Sprintf("bitstream %s", path))
 }
 
 // checkContents compares the manifest copy a contents link leads to with

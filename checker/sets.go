@@ -34,20 +34,12 @@ type listing struct {
 	fix *fixity // nil without an rs:md, or without a content check
 }
 
-// fixity is what an entry's rs:md says that the content check compares.
-type fixity struct {
-	length, hash string
-	typ          string
-	hasType      bool
-}
-
 // listingOf returns the listing of entry e of d, with its fixity when the
 // set keeps it.
 func (s *resourceSet) listingOf(d *Document, e *Entry) listing {
 	l := listing{pos: at(d, e.Line)}
 	if s.fixity && e.MD != nil {
-		l.fix = &fixity{length: e.MD.Attrs["length"], hash: e.MD.Attrs["hash"]}
-		l.fix.typ, l.fix.hasType = e.MD.Attr("type")
+		l.fix = fixityOf(e.MD.Attrs)
 	}
 	return l
 }
