@@ -130,9 +130,6 @@ func (b *keeper) publishKept(rel string, want sums) (got sums, ok, changed bool,
 // build published (a package, a version), once it is in place: see
 // keepCommitted.
 func (b *keeper) keepPublished(rel string) {
-	if b.toKeep.Len() == 0 {
-		b.toKeep = b.pathList()
-	}
 	b.toKeep.Append(rel)
 }
 

@@ -138,7 +138,7 @@ func (o *output) tee() snapshot.Tee {
 				os.Remove(tmp)
 				return err
 			}
-			if isNew && o.placeFresh(r, tmp, dst) {
+			if r.Placed = isNew && o.placeFresh(r, tmp, dst); r.Placed {
 				return nil
 			}
 			o.pending.Store(r.Path, tmp)
@@ -379,7 +379,6 @@ func (o *output) placeFresh(r *snapshot.Record, tmp, dst string) bool {
 	if unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE) != nil {
 		return false
 	}
-	r.Placed = true
 	o.placedNew(r.Path)
 	return true
 }

@@ -67,7 +67,7 @@ func newParts(r *run) *builder {
 	r.journals = &journals{run: r}
 	r.dumper = &dumper{run: r, carried: map[string][]carriedPackage{}}
 	r.archiver = &archiver{run: r}
-	r.keeper = &keeper{run: r}
+	r.keeper = &keeper{run: r, toKeep: r.pathList()}
 	r.linker = &linker{run: r}
 	r.versioner = &versioner{run: r}
 	r.recoverer = &recoverer{run: r}
