@@ -372,6 +372,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 	b.sum.Sets = make([]SetSummary, len(b.sets))
 	visitors = append([]recordVisitor{b.checkReserved(), b.countInSets, b.linker.warnHeadless}, visitors...)
 	var visitErr error
+	b.intact = b.outputIntact()
 	reread := b.linker.rereadRewritten()
 	files, events, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
 		FS:         b.src,
@@ -625,7 +626,6 @@ const (
 type placements struct {
 	b        *builder
 	checkAll bool                    // --verify, or a recovered state: of stays empty
-	intact   bool                    // the output looks like the last build's, found at the first record
 	of       chunked.List[placement] // a byte per record, in chunks: no copy as it grows
 }
 
@@ -638,16 +638,13 @@ func (p *placements) visit(i int, cur *snapshot.Record) error {
 	if p.checkAll {
 		return nil
 	}
-	if i == 0 {
-		p.intact = p.b.outputIntact(cur.Path)
-	}
 	place := placeCheck
 	switch {
 	case cur.Placed:
 		place = placeDone
 	case cur.Change == snapshot.Created:
 		place = placeNew
-	case p.intact && cur.Unchanged:
+	case p.b.intact && cur.Unchanged:
 		place = placeKept
 	}
 	p.of.Append(place)
@@ -663,17 +660,29 @@ func (p *placements) list() *chunked.List[placement] {
 }
 
 // outputIntact reports whether the output looks like the last build's:
-// there was one, and its Source Description and first resource are there.
-func (b *run) outputIntact(first string) bool {
+// there was one, and its Source Description and the first resource it
+// published are there. The parts that trust the output without a stat
+// per file (placements, rewritten pages, kept versions) share one answer,
+// taken before the scan places anything (b.intact): each judged at a file
+// of its own, a page whose copy was lost went unread by the scan, which
+// judged the output at the last build's first file, still there, and was
+// checked by placements, which judged it at this build's, the page: the
+// build failed where it could have read the page.
+func (b *run) outputIntact() bool {
 	if b.prev.LastBuild == 0 {
 		return false
 	}
-	for _, rel := range []string{layout.SourceDescription, first} {
-		if _, err := os.Lstat(b.sink.Path(rel)); err != nil {
+	if _, err := os.Lstat(b.sink.Path(layout.SourceDescription)); err != nil {
+		return false
+	}
+	for r, err := range b.prev.Records() {
+		if err != nil {
 			return false
 		}
+		_, err := os.Lstat(b.sink.Path(r.Path))
+		return err == nil
 	}
-	return true
+	return false
 }
 
 // recordSetChanges carries over, per set, the time of the last build that

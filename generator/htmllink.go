@@ -108,13 +108,7 @@ func (b *linker) tagsConfig() string {
 // when the output does not look like the last build's (a page whose copy
 // is missing can only be published again by the scan's read).
 func (b *linker) rereadRewritten() bool {
-	if b.prev.HTMLLink != b.tagsConfig() {
-		return true
-	}
-	for r, err := range b.prev.Records() {
-		return err != nil || !b.outputIntact(r.Path)
-	}
-	return true
+	return b.prev.HTMLLink != b.tagsConfig() || !b.intact
 }
 
 // rewrites reports whether the resource at source path p is published

@@ -47,6 +47,7 @@ type run struct {
 	sum     *Summary
 	sink    *sink.Sink      // every file this build writes to the output goes through it
 	intent  snapshot.Intent // what a failed build was publishing (intent.go)
+	intact  bool            // the output looks like the last build's (outputIntact), judged before the scan
 
 	lister    *lister
 	journals  *journals

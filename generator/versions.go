@@ -128,7 +128,7 @@ func (b *versioner) setRecheck() {
 // build's (its Source Description, first resource or first kept version is
 // missing: a fresh or wiped output folder).
 func (b *versioner) outputTrusted() bool {
-	if b.recheck || b.next.Files.Len() == 0 || !b.outputIntact(b.next.Files.At(0).Path) {
+	if b.recheck || !b.intact {
 		return false
 	}
 	for v, err := range b.prev.Versions() {
