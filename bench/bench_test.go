@@ -308,12 +308,18 @@ func writeHeapProfile(b *testing.B, dir, treeName string) {
 }
 
 // TestUsageErrors: flags the harness cannot honour exit 2 with the usage,
-// before it generates or measures anything.
+// before it generates or measures anything; so does a --copied-out on the
+// file system of --dir, where rsgen would link, not copy.
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"--history", "-1"}, {"--runs", "0"}, {"--trees", "d"}, {"extra"}} {
+	sameFS := t.TempDir()
+	for _, args := range [][]string{{"--history", "-1"}, {"--runs", "0"}, {"--trees", "d"}, {"extra"}, {"--copied-out", sameFS}} {
 		var stdout, stderr bytes.Buffer
-		if code := run(append(args, "--dir", t.TempDir()), &stdout, &stderr); code != 2 || stderr.Len() == 0 {
+		dir := t.TempDir()
+		if code := run(append(args, "--dir", dir), &stdout, &stderr); code != 2 || stderr.Len() == 0 {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", args, code, stderr.String())
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			t.Errorf("%q: the harness wrote into --dir before it refused", args)
 		}
 	}
 }

@@ -23,16 +23,24 @@ type copiedResult struct {
 	Verify historyBuild `json:"verify"`
 }
 
-// measureCopied runs the copied step of t with the output in a new folder
-// of dir, which must be on another file system than t's, and removes its
-// output and state afterwards.
-func measureCopied(t *tree, rsgen *launcher, dir string, logf func(string, ...any)) (*copiedResult, error) {
-	if same, err := sameFileSystem(dir, t.root); err != nil || same {
-		if err == nil {
-			err = fmt.Errorf("%s is on the file system of %s: rsgen would link, not copy", dir, t.root)
-		}
-		return nil, fmt.Errorf("--copied-out: %w", err)
+// checkCopiedOut reports why dir cannot take the copied step's outputs for
+// trees under work: it must be a folder on another file system, or rsgen
+// would link, not copy. The harness asks before it measures anything.
+func checkCopiedOut(dir, work string) error {
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
 	}
+	same, err := sameFileSystem(dir, work)
+	if err == nil && same {
+		err = fmt.Errorf("%s is on the file system of %s: rsgen would link, not copy", dir, work)
+	}
+	return err
+}
+
+// measureCopied runs the copied step of t with the output in a new folder
+// of dir (see checkCopiedOut), and removes its output and state
+// afterwards.
+func measureCopied(t *tree, rsgen *launcher, dir string, logf func(string, ...any)) (*copiedResult, error) {
 	out, err := os.MkdirTemp(dir, "rsgen-bench-copied-")
 	if err != nil {
 		return nil, err

@@ -107,6 +107,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if o.copied != "" {
+		if err := checkCopiedOut(o.copied, o.dir); err != nil {
+			fmt.Fprintf(stderr, "bench: --copied-out: %v\n", err)
+			return 2
+		}
+	}
 	if tiny {
 		o.trees = []treeSpec{treeTiny}
 	} else {
