@@ -639,3 +639,31 @@ func TestColdCopyPlacesAsItReads(t *testing.T) {
 		t.Errorf("--verify left the copy with mtime %v (the source's %v), or replaced it", after.ModTime(), src.ModTime())
 	}
 }
+
+// TestColdCopyReplacesWhatIsInTheWay: a copy that cannot be renamed into
+// its place as the scan reads it, because something is there (a foreign
+// file, in an output adopted with Force), stays pending and replaces it
+// once the documents are written, as a link does.
+func TestColdCopyReplacesWhatIsInTheWay(t *testing.T) {
+	other := otherDeviceDir(t)
+	if other == "" {
+		t.Skip("no second file system for the source (set RSGEN_OTHER_FS)")
+	}
+	s := newSite(t, testBaseURL, func(c *config.Config) { c.Source = filepath.Join(other, "src") })
+	s.write("a.txt", "a")
+	s.write("b/c.txt", "c")
+	if err := os.MkdirAll(s.Out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Out, "a.txt"), []byte("not from the source"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: now, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(s.Out, "a.txt")); err != nil || string(data) != "a" {
+		t.Errorf("out/a.txt holds %q (%v), want the source's bytes", data, err)
+	}
+	generator.CheckPublished(t, s.Cfg)
+}
