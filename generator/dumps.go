@@ -281,15 +281,27 @@ func (b *dumper) openBitstream(e *zippkg.Entry, scanned scannedStats) (io.ReadCl
 	if !ok {
 		return f, nil
 	}
-	got, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !want.Describes(snapshot.StatOf(got), b.next.ScanStart) {
+	if _, same, err := isScanned(f, want, b.next.ScanStart); err != nil || !same {
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
 		return f, nil
 	}
 	return zippkg.Vouched(&vouchedFile{File: f, path: e.Path, scanned: want, scanStart: b.next.ScanStart}), nil
+}
+
+// isScanned reports whether the open file f still is the one whose stat,
+// want, the scan that started at scanStart took with its digests
+// (Record.Describes), and returns its stat: such a file's bytes are the
+// ones the scan hashed, and need not be hashed again.
+func isScanned(f fs.File, want snapshot.Stat, scanStart int64) (snapshot.Stat, bool, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return snapshot.Stat{}, false, err
+	}
+	got := snapshot.StatOf(info)
+	return got, want.Describes(got, scanStart), nil
 }
 
 // scannedStats holds, by manifest path, the stat of each bitstream's
@@ -309,16 +321,16 @@ type vouchedFile struct {
 }
 
 func (f *vouchedFile) Close() error {
-	info, err := f.File.Stat()
+	got, same, err := isScanned(f.File, f.scanned, f.scanStart)
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
 	}
-	got, want := snapshot.StatOf(info), f.scanned
+	want := f.scanned
 	switch {
-	case want.Describes(got, f.scanStart):
+	case same:
 		return nil
 	case got.Size != want.Size:
 		return &zippkg.ChangedError{Path: f.path, What: "length", Want: fmt.Sprint(want.Size), Got: fmt.Sprint(got.Size)}

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"slices"
@@ -348,33 +349,57 @@ func (b *versioner) obsoleteVersionFile(rel string) bool {
 
 // writeMemento copies the current version of r to its time-specific URI,
 // staged (see stage), checking the bytes against what the documents say
-// of the version: the published form of a rewritten resource (html_link),
-// else the source's bytes, which the scan fingerprinted.
+// of the version (copyVersion).
 func (b *versioner) writeMemento(r *snapshot.Record) error {
 	rel := layout.Memento(unixTime(r.Seen), r.Path)
-	var in io.ReadCloser
+	if err := b.sink.WriteNew(rel, func(w io.Writer) error { return b.copyVersion(w, r) }); err != nil {
+		return fmt.Errorf("keep version %s: %w", b.sink.Path(rel), err)
+	}
+	b.noteVersionFile(rel)
+	b.keeper.keepPublished(rel) // it cannot be made again
+	return nil
+}
+
+// copyVersion copies the current version of r into w: the published form
+// of a rewritten resource (html_link), else its source file. A source file
+// still the one the scan hashed (isScanned) is copied without being hashed
+// again, as packaging copies it, and its stat is checked once more after
+// the copy; any other file is hashed and compared with r's length and
+// SHA-256. Either way, bytes other than the scanned ones fail the build.
+func (b *versioner) copyVersion(w io.Writer, r *snapshot.Record) error {
+	changed := fmt.Errorf("%s changed since it was scanned; build again", r.Path)
+	var in fs.File
 	var err error
 	if r.Rewritten {
 		in, err = os.Open(b.sink.Current(b.sink.Path(r.Path)))
 	} else {
 		in, err = b.src.Open(r.Path)
 	}
-	if err == nil {
-		defer in.Close()
-		err = b.sink.WriteNew(rel, func(w io.Writer) error {
-			got, err := copyMeasured(w, in)
-			if err == nil && !versionSums(r).match(got) {
-				err = fmt.Errorf("%s changed since it was scanned; build again", r.Path)
-			}
-			return err
-		})
-	}
 	if err != nil {
-		return fmt.Errorf("keep version %s: %w", b.sink.Path(rel), err)
+		return err
 	}
-	b.noteVersionFile(rel)
-	b.keeper.keepPublished(rel) // it cannot be made again
-	return nil
+	defer in.Close()
+	same := false
+	if !r.Rewritten {
+		if _, same, err = isScanned(in, r.Stat(), b.next.ScanStart); err != nil {
+			return err
+		}
+	}
+	if same {
+		n, err := io.Copy(w, in)
+		if err != nil {
+			return err
+		}
+		if _, still, err := isScanned(in, r.Stat(), b.next.ScanStart); err != nil || !still || n != r.Size {
+			return errors.Join(err, changed)
+		}
+		return nil
+	}
+	got, err := copyMeasured(w, in)
+	if err == nil && !versionSums(r).match(got) {
+		err = changed
+	}
+	return err
 }
 
 // versionSums returns what identifies the bytes of a kept version: its

@@ -278,3 +278,49 @@ func TestVersionFilesRemovedOnceCounted(t *testing.T) {
 		t.Errorf("left %v", left)
 	}
 }
+
+// TestVersionOfAFileChangedAfterItsScanFails: a new version whose source
+// is rewritten (same length) between the scan and its memento's copy
+// fails the build, naming the file, and publishes nothing of it; the next
+// build keeps the new bytes. A file written just before the build is
+// hashed again as it is copied; an older one, whose stat the scan trusts,
+// is copied without being hashed, on the strength of that stat, which the
+// rewrite moves.
+func TestVersionOfAFileChangedAfterItsScanFails(t *testing.T) {
+	for _, age := range []time.Duration{0, time.Hour} {
+		t.Run(age.String(), func(t *testing.T) {
+			s := versionedSite(t)
+			s.write("a.json", `{"v": 1}`)
+			s.write("b.txt", "bbbb")
+			if age != 0 {
+				old := time.Now().Add(-age)
+				for _, p := range []string{"a.json", "b.txt"} {
+					if err := os.Chtimes(s.src(p), old, old); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			rewritten := false
+			_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: now, Notify: func(n generator.Note) {
+				// The viewer is written before the versions are kept.
+				if n.Kind == generator.NoteWritten && !rewritten {
+					rewritten = true
+					if err := os.WriteFile(s.src("b.txt"), []byte("BBBB"), 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+			}})
+			if err == nil || !strings.Contains(err.Error(), "b.txt changed since it was scanned") {
+				t.Fatalf("build: %v; want a failure naming b.txt as changed since it was scanned", err)
+			}
+			if files := versionFiles(t, s.Out); len(files) > 0 {
+				t.Errorf("the failed build published %q", files)
+			}
+			s.build(now.Add(time.Hour))
+			if got := string(s.outFile("resourcesync/mementos/20260101010000/b.txt")); got != "BBBB" {
+				t.Errorf("the next build's memento of b.txt holds %q, want BBBB", got)
+			}
+		})
+	}
+}
