@@ -49,8 +49,9 @@ func sampleState() *State {
 	}
 }
 
-func TestStateRoundTrip(t *testing.T) {
-	st := sampleState()
+// roundTrip encodes st and decodes it again, whole.
+func roundTrip(t *testing.T, st *State) *State {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := Encode(&buf, st); err != nil {
 		t.Fatal(err)
@@ -59,6 +60,12 @@ func TestStateRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return got
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	st := sampleState()
+	got := roundTrip(t, st)
 	if !equalStates(got, st) {
 		t.Errorf("decoded %+v\nwant %+v", got, st)
 	}
@@ -681,14 +688,7 @@ func TestRewrittenRecordKeepsItsSourceStat(t *testing.T) {
 	if r.Size != 150 || r.Stat().Size != 100 || !r.Rewritten {
 		t.Fatalf("published: Size %d, Stat().Size %d, Rewritten %v; want 150, 100, true", r.Size, r.Stat().Size, r.Rewritten)
 	}
-	var buf bytes.Buffer
-	if err := Encode(&buf, st); err != nil {
-		t.Fatal(err)
-	}
-	got, err := decodeAll(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := roundTrip(t, st)
 	if g := got.Files.At(1); g.Size != 150 || g.Stat().Size != 100 || g.Fingerprint() != r.Fingerprint() {
 		t.Errorf("decoded: Size %d, Stat().Size %d; want 150, 100", g.Size, g.Stat().Size)
 	}
