@@ -309,10 +309,16 @@ func writeHeapProfile(b *testing.B, dir, treeName string) {
 
 // TestUsageErrors: flags the harness cannot honour exit 2 with the usage,
 // before it generates or measures anything; so does a --copied-out on the
-// file system of --dir, where rsgen would link, not copy.
+// file system of --dir, where rsgen would link, not copy, and an --rsgen
+// that is not an executable file.
 func TestUsageErrors(t *testing.T) {
 	sameFS := t.TempDir()
-	for _, args := range [][]string{{"--history", "-1"}, {"--runs", "0"}, {"--trees", "d"}, {"extra"}, {"--copied-out", sameFS}} {
+	notExecutable := filepath.Join(t.TempDir(), "rsgen")
+	if err := os.WriteFile(notExecutable, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--history", "-1"}, {"--runs", "0"}, {"--trees", "d"}, {"extra"}, {"--copied-out", sameFS},
+		{"--rsgen", filepath.Join(sameFS, "missing")}, {"--rsgen", notExecutable}, {"--rsgen", sameFS}} {
 		var stdout, stderr bytes.Buffer
 		dir := t.TempDir()
 		if code := run(append(args, "--dir", dir), &stdout, &stderr); code != 2 || stderr.Len() == 0 {
@@ -321,5 +327,22 @@ func TestUsageErrors(t *testing.T) {
 		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 			t.Errorf("%q: the harness wrote into --dir before it refused", args)
 		}
+	}
+}
+
+// TestGivenBinaryIsMeasured: with --rsgen the harness measures that
+// binary, by its absolute path, and compiles nothing into --dir.
+func TestGivenBinaryIsMeasured(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	bin, err := rsgenBinary(options{rsgen: "old-rsgen", dir: filepath.Join(dir, "work")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "old-rsgen"); bin != want {
+		t.Errorf("measured %s, want %s", bin, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "work")); !os.IsNotExist(err) {
+		t.Errorf("the harness compiled into --dir (%v)", err)
 	}
 }

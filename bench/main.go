@@ -50,6 +50,7 @@ type options struct {
 	history int
 	copied  string // --copied-out
 	json    string
+	rsgen   string // --rsgen: a binary to measure instead of this module's
 }
 
 const usage = `usage: go run ./bench [flags]
@@ -75,6 +76,9 @@ flags:
                  another file system than --dir (/dev/shm), where rsgen copies
                  the resources instead of hard-linking them: a cold build and
                  a --verify rebuild (default: not measured)
+  --rsgen BIN    measure this rsgen binary instead of compiling this
+                 module's (an older commit's, say, for a before and after on
+                 one machine, against the same floors and trees)
   --json FILE    also write the results as JSON into FILE
 `
 
@@ -97,6 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.history, "history", 0, "")
 	fs.StringVar(&o.copied, "copied-out", "", "")
 	fs.StringVar(&o.json, "json", "", "")
+	fs.StringVar(&o.rsgen, "rsgen", "", "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -110,6 +115,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.copied != "" {
 		if err := checkCopiedOut(o.copied, o.dir); err != nil {
 			fmt.Fprintf(stderr, "bench: --copied-out: %v\n", err)
+			return 2
+		}
+	}
+	if o.rsgen != "" {
+		if err := checkBinary(o.rsgen); err != nil {
+			fmt.Fprintf(stderr, "bench: --rsgen: %v\n", err)
 			return 2
 		}
 	}

@@ -18,7 +18,7 @@ func measure(o options, logf func(string, ...any)) (*report, error) {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, err
 	}
-	bin, err := buildRsgen(o.dir)
+	bin, err := rsgenBinary(o)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,28 @@ import (
 // benchBaseURL is the base URL of every benchmark build.
 const benchBaseURL = "https://bench.example.org/"
 
+// rsgenBinary returns the binary to measure: --rsgen's, made absolute,
+// or else this module's, compiled into o.dir.
+func rsgenBinary(o options) (string, error) {
+	if o.rsgen != "" {
+		return filepath.Abs(o.rsgen)
+	}
+	return buildRsgen(o.dir)
+}
+
+// checkBinary reports why bin cannot be run as rsgen: it must be an
+// executable regular file.
+func checkBinary(bin string) error {
+	info, err := os.Stat(bin)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", bin)
+	}
+	return nil
+}
+
 // buildRsgen compiles rsgen from this module into dir and returns the
 // binary's path.
 func buildRsgen(dir string) (string, error) {
