@@ -9,73 +9,85 @@ import (
 )
 
 // verifyContent reads every resource the Source lists and compares it with
-// the listing: length, hash and, over HTTP, type.
+// the listing: length, hash and, over HTTP, type. A resource in several
+// sets is read once, against the last set that lists it.
 func (w *walker) verifyContent(ctx context.Context) {
-	var want map[string]listing
-	for _, s := range w.sets {
-		expected := s.takeExpected()
-		if want == nil {
-			want = expected
-			continue
-		}
-		for loc, l := range expected {
-			want[loc] = l
-		}
+	type job struct {
+		loc string
+		pos where
+		fix *fixity
 	}
-	jobs := make(chan string)
+	jobs := make(chan job)
 	var wg sync.WaitGroup
 	for range w.opts.Concurrency {
 		wg.Go(func() {
-			for loc := range jobs {
-				w.verify(ctx, loc, want[loc])
+			for j := range jobs {
+				w.verify(ctx, j.loc, j.pos, j.fix)
 			}
 		})
 	}
-	for _, loc := range sortedKeys(want) {
-		if ctx.Err() != nil {
-			break
-		}
-		jobs <- loc
+	late := make([]map[locKey]int, len(w.sets))
+	for i, s := range w.sets {
+		late[i] = s.lateChanges()
+	}
+	for i, s := range w.sets {
+		s.eachExpected(late[i], func(loc string, k locKey, pos where, fix *fixity) {
+			if ctx.Err() != nil || expectedLater(w.sets[i+1:], late[i+1:], k) {
+				return
+			}
+			jobs <- job{loc: loc, pos: pos, fix: fix}
+		})
 	}
 	close(jobs)
 	wg.Wait()
 }
 
+// expectedLater reports whether one of sets expects the resource of
+// digest k.
+func expectedLater(sets []*resourceSet, late []map[locKey]int, k locKey) bool {
+	for i, s := range sets {
+		if s.expects(late[i], k) {
+			return true
+		}
+	}
+	return false
+}
+
 // verify reads one resource and compares it with its listing.
-func (w *walker) verify(ctx context.Context, loc string, l listing) {
+func (w *walker) verify(ctx context.Context, loc string, pos where, fix *fixity) {
 	f := w.fetcherFor(loc)
 	if f == nil {
-		w.skip(loc, l.pos)
+		w.skip(loc, pos)
 		return
 	}
 	res, err := f.Fetch(ctx, loc)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		w.report(l.pos, "content-missing", "%s does not exist", loc)
+		w.report(pos, "content-missing", "%s does not exist", loc)
 		return
 	case errors.Is(err, ErrNotRegular):
-		w.report(l.pos, "content-missing", "%s cannot be read: %v", loc, err)
+		w.report(pos, "content-missing", "%s cannot be read: %v", loc, err)
 		return
 	case err != nil:
-		w.fetchFailed(loc, l.pos, err)
+		w.fetchFailed(loc, pos, err)
 		return
 	}
 	defer res.Body.Close()
 	if res.Status != http.StatusOK {
-		w.report(l.pos, "content-missing", "%s answered HTTP %d", loc, res.Status)
+		w.report(pos, "content-missing", "%s answered HTTP %d", loc, res.Status)
 		return
 	}
-	if l.fix == nil {
+	if fix == nil {
 		return
 	}
-	ds, _ := parseHash(l.fix.hash)
+	ds, _ := parseHash(fix.hash)
 	n, sums, err := digestsOf(res.Body, ds)
 	if err != nil {
-		w.fetchFailed(loc, l.pos, fmt.Errorf("read %s: %w", loc, err))
+		w.fetchFailed(loc, pos, fmt.Errorf("read %s: %w", loc, err))
 		return
 	}
-	w.checkFixity(l.pos, l.fix, n, sums, "content-length", "content-hash", loc)
-	if typ := l.fix.typ; l.fix.hasType && res.File == "" && mediaType(res.ContentType) != typ {
-		w.report(l.pos, "content-type", "%s is served as %q; type says %q", loc, res.ContentType, typ)
+	w.checkFixity(pos, fix, n, sums, "content-length", "content-hash", loc)
+	if typ := fix.typ; fix.hasType && res.File == "" && mediaType(res.ContentType) != typ {
+		w.report(pos, "content-type", "%s is served as %q; type says %q", loc, res.ContentType, typ)
 	}
 }

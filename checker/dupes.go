@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"crypto/sha256"
 	"fmt"
 )
 
@@ -48,8 +47,7 @@ func (x *locIndex) add(w *walker, d *Document) {
 		if e.Loc == "" {
 			continue
 		}
-		sum := sha256.Sum256([]byte(e.Loc))
-		key := locKey(sum[:16])
+		key := keyOf(e.Loc)
 		first, seen := x.first[key]
 		switch {
 		case !seen:

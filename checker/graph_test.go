@@ -70,6 +70,9 @@ var siteCases = []struct {
 	{"content-missing", true, []edit{{file: "res/b.txt"}}},
 	{"content-length", true, []edit{{"resourcelist-1.xml", `length="5"`, `length="50"`}}},
 	{"content-hash", true, []edit{{"res/a.txt", "alpha", "alpHa"}}},
+	// A change after the Resource List's at says what the resource is now.
+	{"content-length", true, []edit{{"changelist.xml", `<rs:md change="created" datetime="2025-12-01T11:00:00Z"/>`,
+		`<rs:md change="updated" datetime="2026-01-02T00:00:00Z" length="50"/>`}}},
 }
 
 // editSite applies edits to the archive of the valid site and writes the

@@ -12,61 +12,53 @@ import (
 type resourceSet struct {
 	capList string
 	// fixity says whether the listings keep what the content check
-	// compares (Options.VerifyContent).
+	// compares (Options.VerifyContent). Only those attributes are kept,
+	// not an entry's rs:md: a check of a million resources held each
+	// one's map of attributes, 314 MB of a peak of 1.25 GB.
 	fixity bool
-	// listed holds the Resource List's entries by loc.
-	listed  map[string]listing
+	// listed holds the Resource List's entries.
+	listed  locTable
 	hasList bool
 	listAt  *time.Time // the Resource List's at, when known
-	// dumped holds the Resource Dump manifests' locs.
-	dumped     map[string]where
+	// dumped holds the Resource Dump manifests' entries.
+	dumped     locTable
 	hasDump    bool
 	dumpBroken bool // a package could not be read: dumped is incomplete
 	changes    []changeEvent
 }
 
-// listing is an entry of a Resource List or Change List: where it is and,
-// for the content check, what it says of the resource's bytes. Only those
-// attributes are kept, not the entry's rs:md: a check of a million
-// resources held each one's map of attributes, 314 MB of a peak of 1.25 GB.
-type listing struct {
-	pos where
-	fix *fixity // nil without an rs:md, or without a content check
-}
-
-// listingOf returns the listing of entry e of d, with its fixity when the
-// set keeps it.
-func (s *resourceSet) listingOf(d *Document, e *Entry) listing {
-	l := listing{pos: at(d, e.Line)}
+// fixityOf returns the fixity of entry e when the set keeps it.
+func (s *resourceSet) fixityOf(e *Entry) *fixity {
 	if s.fixity && e.MD != nil {
-		l.fix = fixityOf(e.MD.Attrs)
+		return fixityOf(e.MD.Attrs)
 	}
-	return l
+	return nil
 }
 
+// changeEvent is an entry of a Change List.
 type changeEvent struct {
-	listing
 	loc    string
+	pos    where
+	fix    *fixity
 	change string
 	at     *time.Time
 }
 
 func (s *resourceSet) addResourceList(d *Document) {
 	s.hasList = true
-	if s.listed == nil {
-		s.listed = map[string]listing{}
-	}
 	if dt, err := parseDateTime(d.MD.Attrs["at"], false); err == nil && (s.listAt == nil || dt.t.Before(*s.listAt)) {
 		s.listAt = &dt.t
 	}
+	s.listed.addDocument(d)
 	for i := range d.Entries {
-		s.listed[d.Entries[i].Loc] = s.listingOf(d, &d.Entries[i])
+		e := &d.Entries[i]
+		s.listed.add(e.Loc, e.Line, s.fixityOf(e))
 	}
 }
 
 func (s *resourceSet) addChangeList(d *Document) {
 	for i, e := range d.Entries {
-		ev := changeEvent{listing: s.listingOf(d, &d.Entries[i]), loc: e.Loc}
+		ev := changeEvent{loc: e.Loc, pos: at(d, e.Line), fix: s.fixityOf(&d.Entries[i])}
 		ev.change, _ = e.MD.Attr("change")
 		v, _ := e.MD.Attr("datetime")
 		if dt, err := parseDateTime(v, false); err == nil {
@@ -77,11 +69,9 @@ func (s *resourceSet) addChangeList(d *Document) {
 }
 
 func (s *resourceSet) addDumped(d *Document) {
-	if s.dumped == nil {
-		s.dumped = map[string]where{}
-	}
+	s.dumped.addDocument(d)
 	for _, e := range d.Entries {
-		s.dumped[e.Loc] = at(d, e.Line)
+		s.dumped.add(e.Loc, e.Line, nil)
 	}
 }
 
@@ -100,16 +90,16 @@ func (s *resourceSet) lastChanges() map[string]changeEvent {
 func (s *resourceSet) compare() []Finding {
 	var out []Finding
 	if s.hasList && s.hasDump && !s.dumpBroken {
-		for _, loc := range sortedKeys(s.listed) {
-			if _, ok := s.dumped[loc]; !ok {
-				out = append(out, finding(s.listed[loc].pos, "set-dump-missing", "%s is in the Resource List but in no Resource Dump package", loc))
+		s.listed.each(func(loc string, k locKey, e entry) {
+			if _, ok := s.dumped.findKey(k); !ok {
+				out = append(out, finding(s.listed.where(e), "set-dump-missing", "%s is in the Resource List but in no Resource Dump package", loc))
 			}
-		}
-		for _, loc := range sortedKeys(s.dumped) {
-			if _, ok := s.listed[loc]; !ok {
-				out = append(out, finding(s.dumped[loc], "set-dump-extra", "%s is in a Resource Dump package but not in the Resource List", loc))
+		})
+		s.dumped.each(func(loc string, k locKey, e entry) {
+			if _, ok := s.listed.findKey(k); !ok {
+				out = append(out, finding(s.dumped.where(e), "set-dump-extra", "%s is in a Resource Dump package but not in the Resource List", loc))
 			}
-		}
+		})
 	}
 	if !s.hasList || s.listAt == nil {
 		return out
@@ -120,10 +110,10 @@ func (s *resourceSet) compare() []Finding {
 		if ev.at == nil || ev.at.After(*s.listAt) {
 			continue
 		}
-		l, listed := s.listed[loc]
+		l, listed := s.listed.find(loc)
 		switch {
 		case ev.change == rs.ChangeDeleted && listed:
-			out = append(out, finding(l.pos, "set-deleted-listed", "%s is listed although the Change List deletes it at %s, before the Resource List's at", loc, ev.at.Format(rs.TimeLayout)))
+			out = append(out, finding(s.listed.where(l), "set-deleted-listed", "%s is listed although the Change List deletes it at %s, before the Resource List's at", loc, ev.at.Format(rs.TimeLayout)))
 		case ev.change != rs.ChangeDeleted && !listed:
 			out = append(out, finding(ev.pos, "set-change-unknown", "%s changed before the Resource List's at but is not in it", loc))
 		}
@@ -131,27 +121,44 @@ func (s *resourceSet) compare() []Finding {
 	return out
 }
 
-// takeExpected returns what each resource should be, as the Resource List
-// says and later changes update it. Deleted resources are left out. It is
-// made of listed, which it takes (compare must have run): a copy was one
-// more map of every resource.
-func (s *resourceSet) takeExpected() map[string]listing {
-	out := s.listed
-	s.listed = nil
-	if out == nil {
-		out = map[string]listing{}
-	}
-	for _, ev := range s.changes {
+// lateChanges returns, for each resource a change after the Resource
+// List's at (every change, when the list has none) makes other than the
+// list says, the index of its last such change.
+func (s *resourceSet) lateChanges() map[locKey]int {
+	late := map[locKey]int{}
+	for i, ev := range s.changes {
 		if s.listAt != nil && (ev.at == nil || !ev.at.After(*s.listAt)) {
 			continue
 		}
-		if ev.change == rs.ChangeDeleted {
-			delete(out, ev.loc)
-		} else {
-			out[ev.loc] = ev.listing
+		late[keyOf(ev.loc)] = i
+	}
+	return late
+}
+
+// eachExpected calls fn with what each resource should be, as the
+// Resource List says and later changes update it: its loc, where that is
+// said and the fixity said. Deleted resources are left out.
+func (s *resourceSet) eachExpected(late map[locKey]int, fn func(loc string, k locKey, pos where, fix *fixity)) {
+	s.listed.each(func(loc string, k locKey, e entry) {
+		if _, changed := late[k]; !changed {
+			fn(loc, k, s.listed.where(e), e.fix)
+		}
+	})
+	for k, i := range late {
+		if ev := &s.changes[i]; ev.change != rs.ChangeDeleted {
+			fn(ev.loc, k, ev.pos, ev.fix)
 		}
 	}
-	return out
+}
+
+// expects reports whether the resource of digest k exists, as the
+// Resource List says and the late changes update it.
+func (s *resourceSet) expects(late map[locKey]int, k locKey) bool {
+	if i, changed := late[k]; changed {
+		return s.changes[i].change != rs.ChangeDeleted
+	}
+	_, listed := s.listed.findKey(k)
+	return listed
 }
 
 func sortedKeys[V any](m map[string]V) []string {
