@@ -3,6 +3,7 @@ package checker
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -77,8 +78,30 @@ func TestArchivedDumpPackages(t *testing.T) {
 		wantRules(t, check(t, dir, true), "document-missing")
 		wantRules(t, check(t, dir, false)) // packages of archived dumps are read with --verify-content only
 	})
+	t.Run("a resource in two packages", func(t *testing.T) {
+		edits := append(append([]edit(nil), archivedDump...),
+			edit{"resourcedump-old.xml", "</urlset>", "  <url>\n    <loc>http://example.org/resourcedump-old-2.zip</loc>\n    <rs:md type=\"application/zip\" length=\"{{len:resourcedump-old-2.zip}}\"/>\n  </url>\n</urlset>"},
+			edit{"resourcedump-old-2.zip!/manifest.xml", "", archivedManifest(t)},
+			edit{"resourcedump-old-2.zip!/res/a.txt", "", "alpha\n"})
+		rep := check(t, buildSite(t, editSite(t, edits)), true)
+		wantRules(t, rep, "loc-duplicate")
+		if f := rep.Findings[0]; !strings.HasSuffix(f.File, "resourcedump-old-2.zip!/manifest.xml") {
+			t.Errorf("finding %s; want it in the second package's manifest", f)
+		}
+	})
 	t.Run("bitstream altered", func(t *testing.T) {
 		edits := append(append([]edit(nil), archivedDump...), edit{"resourcedump-old-1.zip!/res/a.txt", "alpha", "alpHa"})
 		wantRules(t, check(t, buildSite(t, editSite(t, edits)), true), "zip-hash")
 	})
+}
+
+// archivedManifest is the manifest of the archived dump's package.
+func archivedManifest(t *testing.T) string {
+	for _, e := range archivedDump {
+		if e.file == "resourcedump-old-1.zip!/manifest.xml" {
+			return e.new
+		}
+	}
+	t.Fatal("archivedDump has no manifest")
+	return ""
 }

@@ -6,16 +6,18 @@ import (
 	"github.com/rsgen/rsgen/internal/chunked"
 )
 
-// locTable is what a set keeps of the resources one of its capabilities
-// lists (its Resource List, the manifests of its Resource Dump), to
-// compare the capabilities and, with --verify-content, to read every
-// resource once the walk is over. A million resources are common, so it
-// keeps each loc once, prefix-compressed in the order the documents list
-// them (a few bytes each in walk order), and finds a resource by a
-// 128-bit digest of its loc (locKey, as locIndex does) rather than by the
-// loc itself: a map keyed by the locs held each one's string, its header
+// locTable holds the resources of one snapshot spread over documents (a
+// Resource List and its parts, the manifests of a Resource Dump's
+// packages): to find one listed twice (addSnapshot), and, for a set's
+// current snapshots, to compare its capabilities and, with
+// --verify-content, to read every resource once the walk is over. A
+// million resources are common, so it keeps each loc once,
+// prefix-compressed in the order the documents list them (a few bytes
+// each in walk order), and finds a resource by a 128-bit digest of its
+// loc rather than by the loc itself, which may be 2,048 bytes or more: a map keyed by the locs held each one's string, its header
 // and a copy of where it was, and a check of a million resources peaked
-// at 602 MB (about 300 MB with this table).
+// at 602 MB (220 MB with this table, which also finds a resource listed
+// twice in a snapshot, where a second map of digests did).
 type locTable struct {
 	docs    []docName           // the documents the entries are in
 	index   map[locKey]int32    // a loc's digest → its last entry
@@ -33,26 +35,43 @@ type entry struct {
 	fix *fixity // nil without an rs:md, or without a content check
 }
 
-// keyOf returns the digest a locTable and a locIndex find loc by.
+// keyOf returns the digest a locTable finds loc by.
 func keyOf(loc string) locKey {
 	sum := sha256.Sum256([]byte(loc))
 	return locKey(sum[:16])
 }
 
-// addDocument notes that the entries added next are d's.
-func (t *locTable) addDocument(d *Document) {
+// locKey is a 128-bit digest of a loc.
+type locKey [16]byte
+
+// locPos is where an entry is: a document of the table and a line.
+type locPos struct {
+	doc  int32 // index into docs
+	line int32
+}
+
+// addDocument notes that the entries added next are d's, and returns
+// the number their positions give it.
+func (t *locTable) addDocument(d *Document) int32 {
 	if t.index == nil {
 		t.index = map[locKey]int32{}
 	}
 	t.docs = append(t.docs, docName{url: d.URL, file: d.File})
+	return int32(len(t.docs) - 1)
 }
 
 // add adds an entry of the last document added, at line, with its
-// fixity. A loc added again is found at its latest entry from then on.
-func (t *locTable) add(loc string, line int, fix *fixity) {
+// fixity, and returns the entry at which the table had loc until then,
+// if it had. A loc added again is found at its latest entry from then on.
+func (t *locTable) add(loc string, line int, fix *fixity) (earlier entry, repeated bool) {
+	k := keyOf(loc)
+	if seq, ok := t.index[k]; ok {
+		earlier, repeated = *t.entries.At(int(seq)), true
+	}
 	seq := t.entries.Append(entry{pos: locPos{doc: int32(len(t.docs) - 1), line: int32(line)}, fix: fix})
 	t.locs.Append(loc)
-	t.index[keyOf(loc)] = int32(seq)
+	t.index[k] = int32(seq)
+	return earlier, repeated
 }
 
 // find returns the latest entry of loc.

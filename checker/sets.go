@@ -44,15 +44,12 @@ type changeEvent struct {
 	at     *time.Time
 }
 
-func (s *resourceSet) addResourceList(d *Document) {
+// noteList notes that the set has a Resource List, of which d is a
+// document, and the earliest at of its documents.
+func (s *resourceSet) noteList(d *Document) {
 	s.hasList = true
 	if dt, err := parseDateTime(d.MD.Attrs["at"], false); err == nil && (s.listAt == nil || dt.t.Before(*s.listAt)) {
 		s.listAt = &dt.t
-	}
-	s.listed.addDocument(d)
-	for i := range d.Entries {
-		e := &d.Entries[i]
-		s.listed.add(e.Loc, e.Line, s.fixityOf(e))
 	}
 }
 
@@ -65,13 +62,6 @@ func (s *resourceSet) addChangeList(d *Document) {
 			ev.at = &dt.t
 		}
 		s.changes = append(s.changes, ev)
-	}
-}
-
-func (s *resourceSet) addDumped(d *Document) {
-	s.dumped.addDocument(d)
-	for _, e := range d.Entries {
-		s.dumped.add(e.Loc, e.Line, nil)
 	}
 }
 

@@ -250,26 +250,12 @@ func (w *walker) walkCapabilityList(ctx context.Context, cl *Document) {
 // walkCapability hands a capability document, or each part when it is an
 // index, to leaf.
 func (w *walker) walkCapability(ctx context.Context, d *Document, capList string, set *resourceSet) {
-	locs := snapshotLocs(d)
-	leaf := func(p *Document) { w.leaf(ctx, p, capList, set, locs) }
+	leaf := func(p *Document) { w.leaf(ctx, p, capList, set) }
 	if d.Index {
 		w.walkParts(ctx, d, capList, leaf)
 	} else {
 		leaf(d)
 	}
-}
-
-// snapshotLocs returns the index that finds a resource listed twice in
-// the snapshot d begins, when d spreads it over several documents: the
-// parts of a Resource List Index, the packages of a Resource Dump.
-func snapshotLocs(d *Document) *locIndex {
-	switch capability := d.Capability(); {
-	case capability == rs.CapResourceList && d.Index:
-		return newLocIndex("Resource List")
-	case capability == rs.CapResourceDump:
-		return newLocIndex("Resource Dump")
-	}
-	return nil
 }
 
 // followArchives follows the rel="archives" link of a capability
@@ -388,41 +374,41 @@ func sameTime(a, b string) bool {
 	return ta.t.Equal(tb.t)
 }
 
-// leaf handles a capability document that is not an index. locs, when
-// not nil, collects the resources of the snapshot d belongs to.
-func (w *walker) leaf(ctx context.Context, d *Document, capList string, set *resourceSet, locs *locIndex) {
+// leaf handles a capability document of set that is not an index.
+func (w *walker) leaf(ctx context.Context, d *Document, capList string, set *resourceSet) {
 	switch d.Capability() {
 	case rs.CapResourceList:
-		set.addResourceList(d)
-		locs.add(w, d)
+		set.noteList(d)
+		w.addSnapshot(&set.listed, "Resource List", d, set.fixityOf)
 	case rs.CapChangeList:
 		set.addChangeList(d)
-	case rs.CapResourceDump, rs.CapChangeDump:
-		w.walkPackages(ctx, d, capList, set, locs)
+	case rs.CapResourceDump:
+		set.hasDump = true
+		if !w.walkPackages(ctx, d, capList, &set.dumped) {
+			set.dumpBroken = true
+		}
+	case rs.CapChangeDump:
+		w.walkPackages(ctx, d, capList, nil)
 	case rs.CapResourceListArchive, rs.CapResourceDumpArchive, rs.CapChangeListArchive, rs.CapChangeDumpArchive:
 		w.walkArchived(ctx, d, capList)
 	}
 }
 
-// walkPackages checks the packages of the dump d. set, when not nil, is
-// the resource set whose current Resource Dump d is.
-func (w *walker) walkPackages(ctx context.Context, d *Document, capList string, set *resourceSet, locs *locIndex) {
-	resourceDump := d.Capability() == rs.CapResourceDump
-	if resourceDump && set != nil {
-		set.hasDump = true
-	}
+// walkPackages checks the packages of the dump d, and adds the entries of
+// the manifests to dumped unless it is nil (a Change Dump's). It reports
+// whether every package could be read.
+func (w *walker) walkPackages(ctx context.Context, d *Document, capList string, dumped *locTable) bool {
+	whole := true
 	for i := range d.Entries {
 		m := (&packageChecker{w}).checkPackage(ctx, d, &d.Entries[i], capList)
-		if !resourceDump {
-			continue
-		}
-		locs.add(w, m)
-		if set != nil && m == nil {
-			set.dumpBroken = true
-		} else if set != nil {
-			set.addDumped(m)
+		switch {
+		case m == nil:
+			whole = false
+		case dumped != nil:
+			w.addSnapshot(dumped, "Resource Dump", m, noFixity)
 		}
 	}
+	return whole
 }
 
 // walkArchived visits the documents an archive lists. Archived documents
@@ -441,13 +427,16 @@ func (w *walker) walkArchived(ctx context.Context, arch *Document, capList strin
 			w.checkUp(a, capList)
 		}
 		w.checkChildTimes(arch, e, a)
-		locs := snapshotLocs(a)
+		var snapshot *locTable // a's resources, to find one listed twice
+		if archived == rs.CapResourceList || archived == rs.CapResourceDump {
+			snapshot = &locTable{}
+		}
 		leaf := func(p *Document) {
 			switch {
 			case archived == rs.CapResourceList:
-				locs.add(w, p)
+				w.addSnapshot(snapshot, "Resource List", p, noFixity)
 			case kinds[archived].dump && w.opts.VerifyContent:
-				w.walkPackages(ctx, p, capList, nil, locs)
+				w.walkPackages(ctx, p, capList, snapshot)
 			}
 		}
 		if a.Index {
