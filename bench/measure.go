@@ -29,6 +29,9 @@ func measure(o options, logf func(string, ...any)) (*report, error) {
 	defer rsgen.close()
 	rep := &report{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.GOMAXPROCS(0),
 		GoVersion: runtime.Version(), Runs: o.runs, WarmCache: true}
+	if o.rsgen != "" {
+		rep.RsgenBinary = bin
+	}
 	var baseline []float64
 	for range o.runs {
 		r, err := rsgen.run("version")

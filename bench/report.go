@@ -25,8 +25,9 @@ type report struct {
 	CPUs         int           `json:"cpus"`
 	GoVersion    string        `json:"go_version"`
 	RsgenVersion string        `json:"rsgen_version"`
-	Runs         int           `json:"runs"`       // each figure is the median of this many
-	WarmCache    bool          `json:"warm_cache"` // always: the page cache is never dropped
+	RsgenBinary  string        `json:"rsgen_binary,omitempty"` // --rsgen's, when given
+	Runs         int           `json:"runs"`                   // each figure is the median of this many
+	WarmCache    bool          `json:"warm_cache"`             // always: the page cache is never dropped
 	BaselineRSS  int64         `json:"baseline_rss_bytes"`
 	Trees        []*treeResult `json:"trees"`
 }
@@ -169,6 +170,9 @@ func median(xs []float64) float64 {
 func (r *report) writeTable(w io.Writer) {
 	fmt.Fprintf(w, "%s, %s %s/%s, %d CPUs; median of %d runs; warm page cache\n",
 		r.RsgenVersion, r.GoVersion, r.GOOS, r.GOARCH, r.CPUs, r.Runs)
+	if r.RsgenBinary != "" {
+		fmt.Fprintf(w, "measured binary: %s\n", r.RsgenBinary)
+	}
 	fmt.Fprintf(w, "baseline RSS (rsgen version): %.1f MiB\n", mib(r.BaselineRSS))
 	for _, tr := range r.Trees {
 		fmt.Fprintf(w, "\ntree %s: %d files, %.0f MB in %d folders; %d files edited for each 1%% rebuild\n",
