@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"iter"
 	"sync"
 )
 
@@ -9,10 +10,11 @@ import (
 // requests are bound by latency, not bandwidth, for small files.
 const uploadJobs = 16
 
-// parallel calls fn with every item, uploadJobs at a time. The first error
+// parallel calls fn with every item, uploadJobs at a time, reading items
+// only as calls free up, so that they may be streamed from a file. The first error
 // cancels the calls in flight, and no further call starts; parallel
 // returns that error once every call has returned.
-func parallel[T any](ctx context.Context, items []T, fn func(context.Context, T) error) error {
+func parallel[T any](ctx context.Context, items iter.Seq[T], fn func(context.Context, T) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	work := make(chan T)
@@ -21,7 +23,7 @@ func parallel[T any](ctx context.Context, items []T, fn func(context.Context, T)
 		once  sync.Once
 		first error
 	)
-	for range min(uploadJobs, len(items)) {
+	for range uploadJobs {
 		wg.Go(func() {
 			for it := range work {
 				if ctx.Err() != nil {
@@ -34,7 +36,7 @@ func parallel[T any](ctx context.Context, items []T, fn func(context.Context, T)
 		})
 	}
 feed:
-	for _, it := range items {
+	for it := range items {
 		select {
 		case work <- it:
 		case <-ctx.Done():

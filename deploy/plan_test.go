@@ -134,7 +134,7 @@ func TestParallelStopsAtFirstError(t *testing.T) {
 		items[i] = i
 	}
 	var calls atomic.Int64
-	err := parallel(context.Background(), items, func(ctx context.Context, i int) error {
+	err := parallel(context.Background(), slices.Values(items), func(ctx context.Context, i int) error {
 		calls.Add(1)
 		if i == 3 {
 			return os.ErrInvalid

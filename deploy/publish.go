@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -136,7 +137,7 @@ func (d *deployer) resume(ctx context.Context, p *plan) error {
 	}
 	var mu sync.Mutex
 	landed := map[*task]bool{}
-	err := parallel(ctx, check, func(ctx context.Context, t *task) error {
+	err := parallel(ctx, slices.Values(check), func(ctx context.Context, t *task) error {
 		got, err := d.store.Stat(ctx, t.obj.Key)
 		if errors.Is(err, ErrNotExist) {
 			return nil
@@ -199,7 +200,7 @@ func (d *deployer) runStep(ctx context.Context, step layout.Step, tasks []*task)
 			len(cyclic), step, strings.Join(cyclic, ", "))})
 	}
 	for _, w := range ws {
-		err := parallel(ctx, w, func(ctx context.Context, t *task) error { return d.write(ctx, step, t) })
+		err := parallel(ctx, slices.Values(w), func(ctx context.Context, t *task) error { return d.write(ctx, step, t) })
 		if err != nil {
 			return err
 		}
