@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,27 +46,9 @@ type scanResult struct {
 func scanOutput(ctx context.Context, root *os.Root, publishes func(string) bool, cache *hashCache, notify func(Event)) (*scanResult, error) {
 	res := &scanResult{}
 	var toHash []*localFile
-	err := fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("scan the output: %w", err)
-		}
+	err := walkOutput(root, func(rel string, d fs.DirEntry) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
-		}
-		if rel == "." {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), layout.TempPrefix) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if rel == MetaDir {
-			return fmt.Errorf("the output holds %s, the name of the deploy's own folder on the target: rename it", rel)
-		}
-		if d.IsDir() {
-			return nil
 		}
 		if !publishes(rel) {
 			return nil
@@ -98,6 +81,75 @@ func scanOutput(ctx context.Context, root *os.Root, publishes func(string) bool,
 		res.hashedBytes += f.size
 	}
 	return res, nil
+}
+
+// walkOutput calls visit with every entry of the output folder but its
+// folders, in the byte order of their paths, the order of the manifest
+// and of the hash cache, so that they can be read in step. Within a
+// folder the entries are sorted by name, a folder's name followed by the
+// slash its files' paths have after it: "a-b" < "a.b" < "a/b" < "a0". It
+// never follows a symbolic link, leaves out the build's temporary files
+// (and folders), and refuses an output holding MetaDir.
+func walkOutput(root *os.Root, visit func(rel string, d fs.DirEntry) error) error {
+	return walkFolder(root, ".", visit)
+}
+
+func walkFolder(root *os.Root, dir string, visit func(rel string, d fs.DirEntry) error) error {
+	entries, err := readFolder(root, dir)
+	if err != nil {
+		return fmt.Errorf("scan the output: %w", err)
+	}
+	for _, e := range entries {
+		rel := e.Name()
+		if dir != "." {
+			rel = dir + "/" + rel
+		}
+		switch {
+		case rel == MetaDir:
+			return fmt.Errorf("the output holds %s, the name of the deploy's own folder on the target: rename it", rel)
+		case e.IsDir():
+			err = walkFolder(root, rel, visit)
+		default:
+			err = visit(rel, e.DirEntry)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortedEntry is an entry of a folder with the name it sorts by.
+type sortedEntry struct {
+	fs.DirEntry
+	key string // the name, and a slash for a folder
+}
+
+// readFolder returns the entries of the folder dir but the build's
+// temporary files, sorted as walkOutput says.
+func readFolder(root *os.Root, dir string) ([]sortedEntry, error) {
+	f, err := root.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	list, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]sortedEntry, 0, len(list))
+	for _, d := range list {
+		if strings.HasPrefix(d.Name(), layout.TempPrefix) {
+			continue
+		}
+		e := sortedEntry{DirEntry: d, key: d.Name()}
+		if d.IsDir() {
+			e.key += "/"
+		}
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b sortedEntry) int { return strings.Compare(a.key, b.key) })
+	return entries, nil
 }
 
 // setStat records the stat that decides whether f must be read again.

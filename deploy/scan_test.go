@@ -2,8 +2,10 @@ package deploy
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +83,42 @@ func TestScanLeavesOut(t *testing.T) {
 	os.MkdirAll(filepath.Join(out, MetaDir), 0o755)
 	if _, err := scanOutput(context.Background(), openRoot(t, out), s3.Publishes, loadHashCache(""), func(Event) {}); err == nil {
 		t.Error("an output holding the deploy's own folder was scanned")
+	}
+}
+
+// TestWalkOutputByteOrder: the walk yields the paths in byte order, the
+// order of the manifest and of the hash cache, which fs.WalkDir's order
+// (by name within a folder) is not: "a/b" sorts after "a-b" and "a.b", as
+// '/' comes after '-' and '.', but before "a0".
+func TestWalkOutputByteOrder(t *testing.T) {
+	out := t.TempDir()
+	for _, f := range []string{"a-b", "a/b", "a/b-c/d", "a/b.c", "a.b", "a0", "b/c", "b-c", layout.TempPrefix + "x/y"} {
+		p := filepath.Join(out, filepath.FromSlash(f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(f), 0o644)
+	}
+	var walked, lexical []string
+	err := walkOutput(openRoot(t, out), func(rel string, d fs.DirEntry) error {
+		walked = append(walked, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a-b", "a.b", "a/b", "a/b-c/d", "a/b.c", "a0", "b-c", "b/c"}
+	if !slices.Equal(walked, want) {
+		t.Errorf("walked %q; want %q", walked, want)
+	}
+	if !slices.IsSorted(walked) {
+		t.Errorf("walked %q: not in byte order", walked)
+	}
+	fs.WalkDir(os.DirFS(out), ".", func(rel string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(rel, layout.TempPrefix) {
+			lexical = append(lexical, rel)
+		}
+		return nil
+	})
+	if slices.IsSorted(lexical) {
+		t.Errorf("fs.WalkDir walked %q in byte order too: the test tests nothing", lexical)
 	}
 }
