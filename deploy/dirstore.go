@@ -206,48 +206,52 @@ func metaTag(info fs.FileInfo) string {
 	return fmt.Sprintf("%d-%d-%d", info.Size(), info.ModTime().UnixNano(), ino)
 }
 
-func (d *DirStore) ReadMeta(_ context.Context, name, etag string) ([]byte, string, error) {
+func (d *DirStore) ReadMeta(_ context.Context, name, etag string, w io.Writer) (string, error) {
 	d.reqs.get.Add(1)
 	rel := path.Join(MetaDir, name)
 	root, err := d.open(false)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	if root == nil {
-		return nil, "", fmt.Errorf("%s: %w", rel, ErrNotExist)
+		return "", fmt.Errorf("%s: %w", rel, ErrNotExist)
 	}
 	f, err := openRegular(root, rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("%s: %w", rel, ErrNotExist)
+		return "", fmt.Errorf("%s: %w", rel, ErrNotExist)
 	}
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", rel, err)
+		return "", fmt.Errorf("read %s: %w", rel, err)
 	}
 	tag := metaTag(info)
 	if tag == etag {
-		return nil, tag, ErrNotModified
+		return tag, ErrNotModified
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", rel, err)
+	if _, err := io.Copy(w, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", rel, err)
 	}
-	return data, tag, nil
+	return tag, nil
 }
 
-func (d *DirStore) WriteMeta(_ context.Context, name string, data []byte) (string, error) {
+func (d *DirStore) WriteMeta(_ context.Context, name string, body io.ReaderAt, size int64) (string, error) {
 	d.reqs.put.Add(1)
 	rel := path.Join(MetaDir, name)
 	root, err := d.open(true)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(data)
-	tmp, err := writeTemp(root, MetaDir, bytes.NewReader(data), &Object{Size: int64(len(data)), SHA256: sum})
+	obj := &Object{Size: size}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(body, 0, size)); err != nil {
+		return "", fmt.Errorf("write %s: %w", rel, err)
+	}
+	h.Sum(obj.SHA256[:0])
+	tmp, err := writeTemp(root, MetaDir, io.NewSectionReader(body, 0, size+1), obj)
 	if err == nil {
 		if err = root.Rename(tmp, rel); err != nil {
 			root.Remove(tmp)

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,9 @@ func (d *deployer) readManifest(ctx context.Context) error {
 		}
 		tag = strings.TrimSpace(string(data))
 	}
-	data, newTag, err := d.store.ReadMeta(ctx, manifestName, tag)
+	var body bytes.Buffer
+	newTag, err := d.store.ReadMeta(ctx, manifestName, tag, &body)
+	data := body.Bytes()
 	switch {
 	case errors.Is(err, ErrNotModified):
 		data = cached
@@ -64,7 +67,7 @@ func (d *deployer) cacheManifest(data []byte, tag string) {
 // saveManifest writes m to the store and the cache.
 func (d *deployer) saveManifest(ctx context.Context, m *manifest) error {
 	data := m.encode()
-	tag, err := d.store.WriteMeta(ctx, manifestName, data)
+	tag, err := d.store.WriteMeta(ctx, manifestName, bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -257,7 +256,7 @@ func (s *S3Store) Delete(ctx context.Context, keys []string) error {
 
 func (s *S3Store) metaKey(name string) *string { return s.key(MetaDir + "/" + name) }
 
-func (s *S3Store) ReadMeta(ctx context.Context, name, etag string) ([]byte, string, error) {
+func (s *S3Store) ReadMeta(ctx context.Context, name, etag string, w io.Writer) (string, error) {
 	in := &s3.GetObjectInput{Bucket: &s.bucket, Key: s.metaKey(name)}
 	if etag != "" {
 		in.IfNoneMatch = aws.String(etag)
@@ -265,24 +264,23 @@ func (s *S3Store) ReadMeta(ctx context.Context, name, etag string) ([]byte, stri
 	out, err := s.client.GetObject(ctx, in)
 	switch httpStatus(err) {
 	case http.StatusNotModified:
-		return nil, etag, ErrNotModified
+		return etag, ErrNotModified
 	case http.StatusNotFound:
-		return nil, "", fmt.Errorf("%s/%s: %w", MetaDir, name, ErrNotExist)
+		return "", fmt.Errorf("%s/%s: %w", MetaDir, name, ErrNotExist)
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("read %s/%s: %w", MetaDir, name, err)
+		return "", fmt.Errorf("read %s/%s: %w", MetaDir, name, err)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(out.Body)
-	if err != nil {
-		return nil, "", fmt.Errorf("read %s/%s: %w", MetaDir, name, err)
+	if _, err := io.Copy(w, out.Body); err != nil {
+		return "", fmt.Errorf("read %s/%s: %w", MetaDir, name, err)
 	}
-	return data, aws.ToString(out.ETag), nil
+	return aws.ToString(out.ETag), nil
 }
 
-func (s *S3Store) WriteMeta(ctx context.Context, name string, data []byte) (string, error) {
-	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: s.metaKey(name), Body: bytes.NewReader(data),
-		ContentLength: aws.Int64(int64(len(data))), ContentType: aws.String("application/gzip"), CacheControl: aws.String("no-store")})
+func (s *S3Store) WriteMeta(ctx context.Context, name string, body io.ReaderAt, size int64) (string, error) {
+	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: s.metaKey(name), Body: io.NewSectionReader(body, 0, size),
+		ContentLength: aws.Int64(size), ContentType: aws.String("application/gzip"), CacheControl: aws.String("no-store")})
 	if err != nil {
 		return "", fmt.Errorf("write %s/%s: %w", MetaDir, name, err)
 	}

@@ -56,13 +56,15 @@ type Store interface {
 	// Delete removes the objects at keys; a key with no object is no
 	// error.
 	Delete(ctx context.Context, keys []string) error
-	// ReadMeta returns the deploy's own file name (the manifest) and its
-	// entity tag, or ErrNotModified when its tag is still etag, or an
-	// error wrapping ErrNotExist.
-	ReadMeta(ctx context.Context, name, etag string) (data []byte, newETag string, err error)
-	// WriteMeta replaces the deploy's own file name and returns its new
-	// entity tag.
-	WriteMeta(ctx context.Context, name string, data []byte) (etag string, err error)
+	// ReadMeta copies the deploy's own file name (the manifest) to w and
+	// returns its entity tag, or ErrNotModified when its tag is still
+	// etag, or an error wrapping ErrNotExist. A failure may leave part of
+	// the file written to w.
+	ReadMeta(ctx context.Context, name, etag string, w io.Writer) (newETag string, err error)
+	// WriteMeta replaces the deploy's own file name with the size bytes
+	// of body and returns its new entity tag. The file is streamed, never
+	// held: a manifest of millions of keys is hundreds of megabytes.
+	WriteMeta(ctx context.Context, name string, body io.ReaderAt, size int64) (etag string, err error)
 	// Lock takes the store's deploy lock for holder, so that two deploys
 	// never interleave: it fails with a *LockedError while another deploy
 	// holds it. The caller holds the local lock of this store in its state
