@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
@@ -147,7 +148,7 @@ type deployer struct {
 	dir    string   // the deploy's folder for this store in the state folder
 	out    *os.Root // the output folder
 
-	files  []*localFile
+	files  string // the file list of the output as the scan read it, in dir
 	policy HeaderPolicy
 
 	manifest *manifest
@@ -161,13 +162,21 @@ func (d *deployer) run(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
-	if err := d.readOutput(ctx); err != nil {
+	removeLeftovers(d.dir)
+	err = d.readOutput(ctx)
+	if d.files != "" {
+		defer os.Remove(d.files)
+	}
+	if err != nil {
 		return err
 	}
 	if err := d.readManifest(ctx); err != nil {
 		return err
 	}
-	p := d.plan()
+	p, err := d.plan()
+	if err != nil {
+		return err
+	}
 	if d.opts.DryRun {
 		d.sum.Requests = d.store.Requests().sub(d.before).add(estimate(p, d.manifest))
 		return d.checkDeletes(p)
@@ -233,9 +242,23 @@ func storeID(s Store) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// readOutput reads the output folder: its files, their SHA-256 (through
-// the hash cache) and the header policy. It checks that no build
-// published anything meanwhile.
+// removeLeftovers removes the temporary files that a deploy killed
+// meanwhile left in dir, the deploy's folder for a store, which the
+// caller has locked: the scan's file list, a plan's folder, a manifest
+// being read.
+func removeLeftovers(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), layout.TempPrefix) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// readOutput reads the output folder into a file list in the deploy's
+// folder (d.files): its files and their SHA-256 (through the hash cache),
+// and makes the header policy. It checks that no build published anything
+// meanwhile.
 func (d *deployer) readOutput(ctx context.Context) error {
 	start := time.Now()
 	mark, err := completeBuild(d.opts.Out, d.opts.State)
@@ -246,27 +269,20 @@ func (d *deployer) readOutput(ctx context.Context) error {
 		return fmt.Errorf("output folder: %w", err)
 	}
 	cachePath := filepath.Join(d.opts.State, snapshot.DeployDir, "hashes")
-	cache := loadHashCache(cachePath)
-	scanStart := time.Now().UnixNano()
-	res, err := scanOutput(ctx, d.out, d.store.Publishes, cache, d.opts.Notify)
+	res, err := d.scan(ctx, cachePath)
 	if err != nil {
 		return err
 	}
 	if again, err := completeBuild(d.opts.Out, d.opts.State); err != nil || again != mark {
 		return errors.New("a build published into the output while the deploy read it: deploy again")
 	}
-	if err := saveHashCache(cachePath, scanStart, res.files); err != nil {
+	if err := d.keepAsHashCache(cachePath); err != nil {
 		d.opts.Notify(Event{Kind: EventWarning, Msg: "cannot save the hash cache (the next deploy reads every file again): " + err.Error()})
 	}
-	d.files = res.files
-	d.sum.Files, d.sum.Hashed, d.sum.HashedBytes = len(res.files), res.hashed, res.hashedBytes
+	d.sum.Files, d.sum.Hashed, d.sum.HashedBytes = res.files, res.hashed, res.hashedBytes
 	d.policy = d.opts.Policy
 	if d.policy == nil {
-		rels := make([]string, len(res.files))
-		for i, f := range res.files {
-			rels[i] = f.rel
-		}
-		if d.policy, err = OutputPolicy(d.out, rels, d.opts.BaseURL, d.opts.Sets, d.opts.ShortCache); err != nil {
+		if d.policy, err = d.outputPolicy(); err != nil {
 			return err
 		}
 	}
@@ -274,11 +290,92 @@ func (d *deployer) readOutput(ctx context.Context) error {
 	return nil
 }
 
+// scan writes the file list of the output to d.files, through the hash
+// cache at cachePath.
+func (d *deployer) scan(ctx context.Context, cachePath string) (*scanResult, error) {
+	cache := loadHashCache(cachePath)
+	defer cache.close()
+	f, err := os.CreateTemp(d.dir, layout.TempPrefix+"files-*")
+	if err != nil {
+		return nil, fmt.Errorf("state folder: %w", err)
+	}
+	d.files = f.Name()
+	list := newFileListWriter(f, time.Now().UnixNano())
+	res, err := scanOutput(ctx, d.out, d.store.Publishes, cache, d.opts.Notify, list)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	err = list.close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", d.files, err)
+	}
+	return res, nil
+}
+
+// keepAsHashCache makes the scan's file list the hash cache at cachePath,
+// by a link: the list stays the deploy's to read, whatever deploy (to
+// another store) replaces the cache next.
+func (d *deployer) keepAsHashCache(cachePath string) error {
+	tmp := filepath.Join(filepath.Dir(cachePath), layout.TempPrefix+"hashes-"+randomHex(8))
+	if err := os.Link(d.files, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, cachePath); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// outputPolicy makes rsgen's header policy (OutputPolicy) from the file
+// list.
+func (d *deployer) outputPolicy() (HeaderPolicy, error) {
+	list, f, err := openFileList(d.files)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var readErr error
+	policy, err := OutputPolicy(d.out, list.paths(&readErr), d.opts.BaseURL, d.opts.Sets, d.opts.ShortCache)
+	if err == nil && readErr != nil {
+		err = fmt.Errorf("read %s: %w", d.files, readErr)
+	}
+	return policy, err
+}
+
 // plan diffs the output against the manifest and counts the plan.
-func (d *deployer) plan() *plan {
-	p := makePlan(d.files, d.policy, d.manifest, d.store.KeepsHeaders(), d.opts.Now(), d.opts.Grace)
+func (d *deployer) plan() (*plan, error) {
+	files, err := d.readFiles()
+	if err != nil {
+		return nil, err
+	}
+	p := makePlan(files, d.policy, d.manifest, d.store.KeepsHeaders(), d.opts.Now(), d.opts.Grace)
 	d.count(p)
-	return p
+	return p, nil
+}
+
+// readFiles reads the file list back.
+func (d *deployer) readFiles() ([]*localFile, error) {
+	list, f, err := openFileList(d.files)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var files []*localFile
+	for {
+		lf, err := list.next()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", d.files, err)
+		}
+		if lf == nil {
+			return files, nil
+		}
+		files = append(files, lf)
+	}
 }
 
 // count puts the plan's numbers into the summary.

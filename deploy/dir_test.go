@@ -6,11 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rsgen/rsgen/checker"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // webRoot returns the files of a web root (output paths and SHA-256),
@@ -119,7 +121,7 @@ func TestFileChangedUnderDeploy(t *testing.T) {
 	}
 	defer store.Close()
 	opts := s.options(store)
-	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), nil, s.cfg.BaseURL, opts.Sets, opts.ShortCache)
+	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), slices.Values([]string(nil)), s.cfg.BaseURL, opts.Sets, opts.ShortCache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,5 +167,36 @@ func TestTamperedManifest(t *testing.T) {
 	}
 	if _, err := os.Stat(victim); err != nil {
 		t.Errorf("a file outside the web root was deleted: %v", err)
+	}
+}
+
+// TestDeployLeavesNoTemporaryFiles: a deploy removes its file list and
+// its plan's files from its folder of the state folder, and the leftovers
+// of a deploy killed meanwhile, which could be hundreds of megabytes.
+func TestDeployLeavesNoTemporaryFiles(t *testing.T) {
+	s := tinySite(t, "https://data.example.org/", 3)
+	store, err := OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	run(t, s.options(store))
+	dir := filepath.Join(s.cfg.State, snapshot.DeployDir, storeID(store))
+	left := filepath.Join(dir, layout.TempPrefix+"plan-killed")
+	if err := os.MkdirAll(left, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(left, "writes-0"), []byte("left by a killed deploy"), 0o644)
+	s.write(t, "docs/file-000.txt", "changed\n")
+	s.build(t)
+	run(t, s.options(store))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), layout.TempPrefix) {
+			t.Errorf("%s left in the state folder", e.Name())
+		}
 	}
 }

@@ -8,114 +8,214 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rsgen/rsgen/layout"
 )
 
-// hashCache remembers the SHA-256 of every output file with the stat it
-// had when it was read (size, mtime, inode), so that the next deploy reads
-// only the files whose stat changed, as a build trusts an unchanged stat.
-// It lives in the state folder (deploy/hashes) and serves every target.
+// The files of the output, as a scan found them, are a file list: one
+// line per file, sorted by output path in byte order, with the SHA-256
+// and the stat the file had when it was read ("SHA-256 SIZE MTIME INODE
+// PATH"), after a line with the format and the time the scan started,
+// gzip-compressed. A scan streams it into the deploy's folder, and the
+// plan reads it back in step with the manifest, so that neither is held
+// in memory. The last complete scan's list is also the hash cache
+// (deploy/hashes), which serves every target.
+
+// hashCacheMagic starts a file list, with its format version.
+const hashCacheMagic = "rsgen-deploy-hashes 1"
+
+// fileListWriter writes a file list; files must come in increasing order
+// of their paths.
+type fileListWriter struct {
+	zw   *gzip.Writer
+	bw   *bufio.Writer
+	last string
+	line []byte
+	n    int
+}
+
+func newFileListWriter(w io.Writer, scanStart int64) *fileListWriter {
+	zw := gzip.NewWriter(w)
+	l := &fileListWriter{zw: zw, bw: bufio.NewWriterSize(zw, 64<<10)}
+	fmt.Fprintf(l.bw, "%s %d\n", hashCacheMagic, scanStart)
+	return l
+}
+
+func (l *fileListWriter) add(f *localFile) error {
+	if l.n > 0 && f.rel <= l.last {
+		return fmt.Errorf("file list: %q after %q: out of order", f.rel, l.last)
+	}
+	l.last, l.n = f.rel, l.n+1
+	b := hex.AppendEncode(l.line[:0], f.sum[:])
+	b = append(strconv.AppendInt(append(b, ' '), f.size, 10), ' ')
+	b = append(strconv.AppendInt(b, f.mtime, 10), ' ')
+	b = append(strconv.AppendUint(b, f.ino, 10), ' ')
+	b = append(strconv.AppendQuote(b, f.rel), '\n')
+	l.line = b
+	_, err := l.bw.Write(b)
+	return err
+}
+
+func (l *fileListWriter) close() error {
+	if err := l.bw.Flush(); err != nil {
+		return err
+	}
+	return l.zw.Close()
+}
+
+// fileListReader reads a file list, and checks its order.
+type fileListReader struct {
+	scanStart int64
+	zr        *gzip.Reader
+	sc        *bufio.Scanner
+	last      string
+	n         int
+}
+
+func readFileList(r io.Reader) (*fileListReader, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	if !sc.Scan() {
+		return nil, errors.New("empty")
+	}
+	rest, ok := strings.CutPrefix(sc.Text(), hashCacheMagic+" ")
+	if !ok {
+		return nil, errors.New("not a file list of this version")
+	}
+	l := &fileListReader{zr: zr, sc: sc}
+	if l.scanStart, err = strconv.ParseInt(rest, 10, 64); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// next returns the next file, or nil after the last.
+func (l *fileListReader) next() (*localFile, error) {
+	if !l.sc.Scan() {
+		if err := l.sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, l.zr.Close()
+	}
+	f := &localFile{}
+	fl := fields{line: l.sc.Text()}
+	f.sum = fl.sum()
+	f.size, f.mtime, f.ino = fl.int(), fl.int(), uint64(fl.int())
+	f.rel = fl.path()
+	if fl.err != nil {
+		return nil, fl.err
+	}
+	if l.n > 0 && f.rel <= l.last {
+		return nil, fmt.Errorf("%q after %q: out of order", f.rel, l.last)
+	}
+	l.last, l.n = f.rel, l.n+1
+	return f, nil
+}
+
+// paths calls yield with the path of every file; it stops at the first
+// error, which it returns through errp.
+func (l *fileListReader) paths(errp *error) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for {
+			f, err := l.next()
+			if err != nil {
+				*errp = err
+			}
+			if f == nil || !yield(f.rel) {
+				return
+			}
+		}
+	}
+}
+
+// openFileList opens the file list at path for reading.
+func openFileList(path string) (*fileListReader, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := readFileList(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return l, f, nil
+}
+
+// hashCache is the file list of the last complete scan, read in step with
+// the output's walk (both are in the byte order of the paths), so that the
+// next scan reads only the files whose stat changed, as a build trusts an
+// unchanged stat.
 type hashCache struct {
+	list *fileListReader // nil once read to its end, or found unreadable
+	file io.Closer       // nil when there is no cache
 	// scanStart is when the scan that recorded the entries started
 	// (Unix nanoseconds): a file modified at or after it may have changed
 	// after it was read, within its mtime's resolution, and is read again
 	// (git's "racy" case).
 	scanStart int64
-	entries   map[string]cachedHash
+	head      *localFile // the next entry of list
 }
 
-type cachedHash struct {
-	size, mtime int64
-	ino         uint64
-	sum         [32]byte
+// loadHashCache opens the cache at path. A missing or unreadable cache is
+// an empty one: it only saves reading files again.
+func loadHashCache(path string) *hashCache {
+	list, f, err := openFileList(path)
+	if err != nil {
+		return &hashCache{}
+	}
+	c := &hashCache{list: list, file: f, scanStart: list.scanStart}
+	c.advance()
+	return c
 }
 
-// hashCacheMagic starts the cache file, with its format version.
-const hashCacheMagic = "rsgen-deploy-hashes 1"
+func (c *hashCache) close() {
+	if c.file != nil {
+		c.file.Close()
+	}
+}
+
+// advance reads the next entry; an unreadable one ends the cache.
+func (c *hashCache) advance() {
+	if c.list == nil {
+		return
+	}
+	var err error
+	if c.head, err = c.list.next(); c.head == nil || err != nil {
+		c.list, c.head = nil, nil
+	}
+}
 
 // lookup returns the cached SHA-256 of f, when its stat says it has not
-// changed since it was read.
+// changed since it was read. Files must be looked up in increasing order
+// of their paths.
 func (c *hashCache) lookup(f *localFile) ([32]byte, bool) {
-	e, ok := c.entries[f.rel]
-	if !ok || e.size != f.size || e.mtime != f.mtime || e.ino != f.ino || f.mtime >= c.scanStart {
+	for c.head != nil && c.head.rel < f.rel {
+		c.advance()
+	}
+	e := c.head
+	if e == nil || e.rel != f.rel || e.size != f.size || e.mtime != f.mtime || e.ino != f.ino || f.mtime >= c.scanStart {
 		return [32]byte{}, false
 	}
 	return e.sum, true
 }
 
-// loadHashCache reads the cache at path. A missing or unreadable cache is
-// an empty one: it only saves reading files again.
-func loadHashCache(path string) *hashCache {
-	c := &hashCache{entries: map[string]cachedHash{}}
-	f, err := os.Open(path)
-	if err != nil {
-		return c
+// readFileIfExists returns the file's bytes, or nil when there is none.
+func readFileIfExists(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	defer f.Close()
-	if err := c.decode(f); err != nil {
-		return &hashCache{entries: map[string]cachedHash{}}
-	}
-	return c
-}
-
-func (c *hashCache) decode(r io.Reader) error {
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return err
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	if !sc.Scan() {
-		return errors.New("empty")
-	}
-	rest, ok := strings.CutPrefix(sc.Text(), hashCacheMagic+" ")
-	if !ok {
-		return errors.New("not a hash cache of this version")
-	}
-	if c.scanStart, err = strconv.ParseInt(rest, 10, 64); err != nil {
-		return err
-	}
-	for sc.Scan() {
-		var e cachedHash
-		var f fields
-		f.line = sc.Text()
-		e.sum = f.sum()
-		e.size, e.mtime, e.ino = f.int(), f.int(), uint64(f.int())
-		rel := f.path()
-		if f.err != nil {
-			return f.err
-		}
-		c.entries[rel] = e
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return zr.Close()
-}
-
-// saveHashCache replaces the cache at path with the files of a scan that
-// started at scanStart.
-func saveHashCache(path string, scanStart int64, files []*localFile) error {
-	sorted := slices.Clone(files)
-	slices.SortFunc(sorted, func(a, b *localFile) int { return strings.Compare(a.rel, b.rel) })
-	return writeAtomic(path, func(w io.Writer) error {
-		zw := gzip.NewWriter(w)
-		bw := bufio.NewWriter(zw)
-		fmt.Fprintf(bw, "%s %d\n", hashCacheMagic, scanStart)
-		for _, f := range sorted {
-			fmt.Fprintf(bw, "%x %d %d %d %s\n", f.sum, f.size, f.mtime, f.ino, strconv.Quote(f.rel))
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return zw.Close()
-	})
+	return data, err
 }
 
 // writeAtomic replaces the file at path with what fill writes, so that a
@@ -140,15 +240,6 @@ func writeAtomic(path string, fill func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-// readFileIfExists returns the file's bytes, or nil when there is none.
-func readFileIfExists(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return data, err
 }
 
 // fields reads the space-separated fields of one line of the deploy's

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"strings"
 	"time"
@@ -42,29 +43,32 @@ type HeaderPolicy func(rel string) Headers
 // document is the open one, which hosting.CacheOf needs, is read from its
 // head (it has no until).
 //
-// It reads the heads of the segment documents, and the Resource Lists
-// when some file needs them, once, here.
-func OutputPolicy(root *os.Root, rels []string, base string, sets []string, shortCache time.Duration) (HeaderPolicy, error) {
+// It reads rels once, keeping none of them but the open segment
+// documents; then it reads the heads of the segment documents, and the
+// Resource Lists when some file needs them, once, here.
+func OutputPolicy(root *os.Root, rels iter.Seq[string], base string, sets []string, shortCache time.Duration) (HeaderPolicy, error) {
 	open := map[string]bool{}
-	var untyped []string
-	for _, rel := range rels {
+	untyped := false
+	for rel := range rels {
 		switch {
 		case layout.PublishStep(rel) == layout.StepImmutable && layout.ContentType(rel) == layout.TypeXML:
 			isOpen, err := openSegment(root, rel)
 			if err != nil {
 				return nil, err
 			}
-			open[rel] = isOpen
-		case layout.ContentType(rel) == "":
-			untyped = append(untyped, rel)
-			if p, ok := resourceOfMemento(rel); ok {
-				untyped = append(untyped, p)
+			if isOpen {
+				open[rel] = true
 			}
+		case layout.ContentType(rel) == "":
+			untyped = true
 		}
 	}
-	listed, err := listedTypes(root, untyped, base, sets)
-	if err != nil {
-		return nil, err
+	listed := map[string]string{}
+	if untyped {
+		var err error
+		if listed, err = listedTypes(root, base, sets); err != nil {
+			return nil, err
+		}
 	}
 	return func(rel string) Headers {
 		h := Headers{ContentType: layout.ContentType(rel)}
@@ -112,22 +116,24 @@ func openSegment(root *os.Root, rel string) (bool, error) {
 }
 
 // listedTypes returns the media types the Resource Lists of sets publish
-// for the output paths untyped: the type of an entry's resource, and the
-// type of its links (its mementos). It reads nothing when untyped is
-// empty, as it is for most trees.
-func listedTypes(root *os.Root, untyped []string, base string, sets []string) (map[string]string, error) {
+// for the output paths whose names say nothing (layout.ContentType): the
+// type of an entry's resource, and the type of its links (its mementos).
+// Only those are kept, with the types shared: the others' come from their
+// names.
+func listedTypes(root *os.Root, base string, sets []string) (map[string]string, error) {
 	types := map[string]string{}
-	if len(untyped) == 0 {
-		return types, nil
-	}
-	want := make(map[string]bool, len(untyped))
-	for _, rel := range untyped {
-		want[rel] = true
-	}
+	shared := map[string]string{}
 	note := func(u, typ string) {
-		if rel, ok := layout.PathFromURL(base, u); ok && typ != "" && want[rel] {
-			types[rel] = typ
+		rel, ok := layout.PathFromURL(base, u)
+		if !ok || typ == "" || layout.ContentType(rel) != "" {
+			return
 		}
+		if s, ok := shared[typ]; ok {
+			typ = s
+		} else {
+			shared[typ] = typ
+		}
+		types[rel] = typ
 	}
 	for _, set := range sets {
 		err := readList(root, layout.ResourceList(set), base, true, func(e *rs.Entry) {

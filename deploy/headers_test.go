@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestOutputPolicy(t *testing.T) {
 	for rel := range files {
 		rels = append(rels, rel)
 	}
-	policy, err := OutputPolicy(root, rels, s.cfg.BaseURL, []string{"default"}, 5*time.Minute)
+	policy, err := OutputPolicy(root, slices.Values(rels), s.cfg.BaseURL, []string{"default"}, 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestPolicyAgreesWithTheHostingFiles(t *testing.T) {
 	for rel := range files {
 		rels = append(rels, rel)
 	}
-	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), rels, s.cfg.BaseURL, s.options(&DirStore{}).Sets, s.cfg.Publish.ShortCache.Duration)
+	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), slices.Values(rels), s.cfg.BaseURL, s.options(&DirStore{}).Sets, s.cfg.Publish.ShortCache.Duration)
 	if err != nil {
 		t.Fatal(err)
 	}

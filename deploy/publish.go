@@ -99,7 +99,10 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 		return err
 	}
 	if d.etag != tag {
-		p = d.plan()
+		var err error
+		if p, err = d.plan(); err != nil {
+			return err
+		}
 		if err := d.checkDeletes(p); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,7 +120,7 @@ func TestS3PrefixAndReheader(t *testing.T) {
 	checkDestination(t, s.cfg.BaseURL+layout.SourceDescription)
 
 	opts := s.options(store)
-	base, err := OutputPolicy(openRoot(t, s.cfg.Out), keysOf(final), s.cfg.BaseURL, opts.Sets, opts.ShortCache)
+	base, err := OutputPolicy(openRoot(t, s.cfg.Out), slices.Values(keysOf(final)), s.cfg.BaseURL, opts.Sets, opts.ShortCache)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,21 +31,88 @@ func (f *localFile) object(policy HeaderPolicy) Object {
 	return Object{Key: f.rel, Size: f.size, SHA256: f.sum, Headers: policy(f.rel)}
 }
 
-// scanResult is what scanOutput found.
+// scanResult counts what scanOutput found.
 type scanResult struct {
-	files       []*localFile
-	hashed      int   // files read, their stat being new or changed
+	files       int   // files the store publishes
+	hashed      int   // of them, read because their stat was new or changed
 	hashedBytes int64 // their bytes
 }
 
+// scanBatch is how many files the walk hands to the hashing at a time: the
+// files of a batch are hashed in parallel while the walk lists the next,
+// and written to the file list in order.
+const scanBatch = 1024
+
+// scanned is a batch of the walk: files in order, and those of them whose
+// SHA-256 the cache did not give.
+type scanned struct {
+	files, toHash []*localFile
+}
+
 // scanOutput lists the regular files of the output folder that store
-// publishes, and gets the SHA-256 of each: from cache when its stat did not
-// change, else by reading it. The build's temporary files are left out;
+// publishes, in the byte order of their paths, and writes each with its
+// SHA-256 to list: the SHA-256 from cache when its stat did not change,
+// else by reading the file. The build's temporary files are left out;
 // other files that are not regular (symbolic links, pipes) are left out
 // with a warning, and nothing is followed out of the folder.
-func scanOutput(ctx context.Context, root *os.Root, publishes func(string) bool, cache *hashCache, notify func(Event)) (*scanResult, error) {
+func scanOutput(ctx context.Context, root *os.Root, publishes func(string) bool, cache *hashCache, notify func(Event), list *fileListWriter) (*scanResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan scanned, 1)
+	var walkErr error
+	go func() {
+		defer close(batches)
+		walkErr = listOutput(ctx, root, publishes, cache, notify, batches)
+	}()
 	res := &scanResult{}
-	var toHash []*localFile
+	var err error
+	for b := range batches {
+		if err == nil {
+			if err = res.add(ctx, root, b, list); err != nil {
+				cancel() // the walk stops at its next file
+			}
+		}
+	}
+	if err == nil {
+		err = walkErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// add hashes the files of b that need it and writes b to list.
+func (res *scanResult) add(ctx context.Context, root *os.Root, b scanned, list *fileListWriter) error {
+	if err := hashAll(ctx, root, b.toHash); err != nil {
+		return err
+	}
+	for _, f := range b.toHash {
+		res.hashed++
+		res.hashedBytes += f.size
+	}
+	for _, f := range b.files {
+		if err := list.add(f); err != nil {
+			return fmt.Errorf("scan the output: %w", err)
+		}
+	}
+	res.files += len(b.files)
+	return nil
+}
+
+// listOutput walks the output and sends its files to batches, with their
+// SHA-256 when the cache has it.
+func listOutput(ctx context.Context, root *os.Root, publishes func(string) bool, cache *hashCache, notify func(Event), batches chan<- scanned) error {
+	var b scanned
+	send := func() error {
+		select {
+		case batches <- b:
+			b = scanned{}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	err := walkOutput(root, func(rel string, d fs.DirEntry) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -65,22 +132,18 @@ func scanOutput(ctx context.Context, root *os.Root, publishes func(string) bool,
 		f.setStat(info)
 		var ok bool
 		if f.sum, ok = cache.lookup(f); !ok {
-			toHash = append(toHash, f)
+			b.toHash = append(b.toHash, f)
 		}
-		res.files = append(res.files, f)
+		b.files = append(b.files, f)
+		if len(b.files) == scanBatch {
+			return send()
+		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	if err == nil && len(b.files) > 0 {
+		err = send()
 	}
-	if err := hashAll(ctx, root, toHash); err != nil {
-		return nil, err
-	}
-	res.hashed = len(toHash)
-	for _, f := range toHash {
-		res.hashedBytes += f.size
-	}
-	return res, nil
+	return err
 }
 
 // walkOutput calls visit with every entry of the output folder but its

@@ -13,6 +13,52 @@ import (
 	"github.com/rsgen/rsgen/layout"
 )
 
+// scanFiles scans root through the hash cache at cachePath, and returns
+// what the scan counted and the files it listed; unless cachePath is "",
+// the list then replaces the cache, as a deploy's does.
+func scanFiles(t *testing.T, root *os.Root, publishes func(string) bool, cachePath string, notify func(Event)) (*scanResult, []*localFile, error) {
+	t.Helper()
+	cache := loadHashCache(cachePath)
+	defer cache.close()
+	list := filepath.Join(t.TempDir(), "files")
+	f, err := os.Create(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newFileListWriter(f, time.Now().UnixNano())
+	res, err := scanOutput(context.Background(), root, publishes, cache, notify, w)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, closer, err := openFileList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	var files []*localFile
+	for {
+		lf, err := r.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lf == nil {
+			break
+		}
+		files = append(files, lf)
+	}
+	if cachePath != "" {
+		if err := os.Rename(list, cachePath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res, files, nil
+}
+
 // TestScanTrustsUnchangedStat: the second scan reads no file, a file whose
 // mtime changed is read again, and so is one modified after the scan that
 // recorded it started (it may have changed after it was read).
@@ -29,18 +75,14 @@ func TestScanTrustsUnchangedStat(t *testing.T) {
 	cachePath := filepath.Join(t.TempDir(), "hashes")
 	scan := func() *scanResult {
 		t.Helper()
-		start := time.Now().UnixNano()
-		res, err := scanOutput(context.Background(), root, func(string) bool { return true }, loadHashCache(cachePath), func(Event) {})
+		res, _, err := scanFiles(t, root, func(string) bool { return true }, cachePath, func(Event) {})
 		if err != nil {
-			t.Fatal(err)
-		}
-		if err := saveHashCache(cachePath, start, res.files); err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
-	if res := scan(); res.hashed != 3 || len(res.files) != 3 {
-		t.Fatalf("first scan read %d of %d files; want 3 of 3", res.hashed, len(res.files))
+	if res := scan(); res.hashed != 3 || res.files != 3 {
+		t.Fatalf("first scan read %d of %d files; want 3 of 3", res.hashed, res.files)
 	}
 	if res := scan(); res.hashed != 0 {
 		t.Errorf("second scan read %d files; want 0", res.hashed)
@@ -68,20 +110,20 @@ func TestScanLeavesOut(t *testing.T) {
 	os.Symlink("/etc/passwd", filepath.Join(out, "link"))
 	var warnings []string
 	s3 := &S3Store{}
-	res, err := scanOutput(context.Background(), openRoot(t, out), s3.Publishes, loadHashCache(""), func(e Event) {
+	_, files, err := scanFiles(t, openRoot(t, out), s3.Publishes, "", func(e Event) {
 		warnings = append(warnings, e.Path+": "+e.Msg)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.files) != 1 || res.files[0].rel != "a.txt" {
-		t.Errorf("scanned %v; want a.txt alone", res.files)
+	if len(files) != 1 || files[0].rel != "a.txt" {
+		t.Errorf("scanned %v; want a.txt alone", files)
 	}
 	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "link:") {
 		t.Errorf("warnings %q; want one about the link", warnings)
 	}
 	os.MkdirAll(filepath.Join(out, MetaDir), 0o755)
-	if _, err := scanOutput(context.Background(), openRoot(t, out), s3.Publishes, loadHashCache(""), func(Event) {}); err == nil {
+	if _, _, err := scanFiles(t, openRoot(t, out), s3.Publishes, "", func(Event) {}); err == nil {
 		t.Error("an output holding the deploy's own folder was scanned")
 	}
 }

@@ -107,12 +107,12 @@ func (s *site) outputFiles(t *testing.T, store Store) map[string][32]byte {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	res, err := scanOutput(context.Background(), root, store.Publishes, &hashCache{entries: map[string]cachedHash{}}, func(Event) {})
+	_, list, err := scanFiles(t, root, store.Publishes, "", func(Event) {})
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][32]byte{}
-	for _, f := range res.files {
+	for _, f := range list {
 		files[f.rel] = f.sum
 	}
 	return files
