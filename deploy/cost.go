@@ -1,5 +1,10 @@
 package deploy
 
+import (
+	"fmt"
+	"os"
+)
+
 // What requests cost, for --dry-run's estimate: S3 Standard in us-east-1,
 // AWS list prices of 2025, in US dollars per request. Other providers and
 // regions differ (several S3-compatible services charge nothing per
@@ -21,37 +26,38 @@ func (r Requests) add(o Requests) Requests {
 		Delete: r.Delete + o.Delete, Other: r.Other + o.Other, BytesSent: r.BytesSent + o.BytesSent}
 }
 
-// estimate returns the requests a deploy of plan p makes after reading
-// manifest m: the lock (taken and released), the manifest read again and
-// written before and after the writes, one HEAD per write an interrupted
-// deploy may have made, one request per write, one per 1,000 deletes.
-// Multipart uploads are counted as one PUT each.
-func estimate(p *plan, m *manifest) Requests {
+// estimate returns the requests a deploy of plan p makes: the lock
+// (taken and released), the manifest read again and written before and
+// after the writes, one HEAD per write an interrupted deploy may have
+// made, one request per write, one per 1,000 deletes. Multipart uploads
+// are counted as one PUT each. It finishes the final manifest, for its
+// size.
+func estimate(p *plan) (Requests, error) {
 	var r Requests
-	if p.tasks() == 0 && len(p.deletes) == 0 && equalManifests(p.final, m) {
-		return r
+	if !p.changed {
+		return r, nil
+	}
+	path, err := p.manifestFile(p.final, "final")
+	if err != nil {
+		return r, fmt.Errorf("state folder: %w", err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return r, fmt.Errorf("state folder: %w", err)
 	}
 	r.Put = 2 // the lock, the final manifest
 	r.Get = 1 // the manifest, again under the lock
-	r.Delete = 1 + (len(p.deletes)+999)/1000
-	finalSize := int64(len(p.final.encode()))
-	r.BytesSent = finalSize
+	r.Delete = 1 + (p.deletes+deleteBatch-1)/deleteBatch
+	r.BytesSent = info.Size()
 	if p.tasks() > 0 {
 		r.Put++ // the pending manifest
-		r.BytesSent += finalSize
+		r.BytesSent += info.Size()
 	}
-	for _, tasks := range p.steps {
-		for _, t := range tasks {
-			if e := m.entries[t.obj.Key]; e != nil && e.status == pending {
-				r.Head++
-			}
-			if t.reheader {
-				r.Copy++
-				continue
-			}
-			r.Put++
-			r.BytesSent += t.obj.Size
-		}
+	r.Head = len(p.check)
+	for _, st := range p.steps {
+		r.Put += st.Uploads
+		r.Copy += st.Reheaders
+		r.BytesSent += st.Bytes
 	}
-	return r
+	return r, nil
 }

@@ -151,8 +151,8 @@ type deployer struct {
 	files  string // the file list of the output as the scan read it, in dir
 	policy HeaderPolicy
 
-	manifest *manifest
-	etag     string // of the manifest as read; "" when the store has none
+	manifest string // the store's manifest as read, cached in dir; "" when the store has none
+	etag     string // its entity tag
 }
 
 func (d *deployer) run(ctx context.Context) error {
@@ -177,14 +177,19 @@ func (d *deployer) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer p.close()
 	if d.opts.DryRun {
-		d.sum.Requests = d.store.Requests().sub(d.before).add(estimate(p, d.manifest))
+		est, err := estimate(p)
+		d.sum.Requests = d.store.Requests().sub(d.before).add(est)
+		if err != nil {
+			return err
+		}
 		return d.checkDeletes(p)
 	}
 	if err := d.checkDeletes(p); err != nil {
 		return err
 	}
-	if p.tasks() == 0 && len(p.deletes) == 0 && equalManifests(p.final, d.manifest) {
+	if !p.changed {
 		return nil // nothing changed: one request
 	}
 	lease, err := d.store.Lock(ctx, holder, d.opts.BreakLock)
@@ -349,55 +354,53 @@ func (d *deployer) outputPolicy() (HeaderPolicy, error) {
 
 // plan diffs the output against the manifest and counts the plan.
 func (d *deployer) plan() (*plan, error) {
-	files, err := d.readFiles()
+	dir, err := os.MkdirTemp(d.dir, layout.TempPrefix+"plan-*")
 	if err != nil {
+		return nil, fmt.Errorf("state folder: %w", err)
+	}
+	p, err := d.makePlan(dir)
+	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
-	p := makePlan(files, d.policy, d.manifest, d.store.KeepsHeaders(), d.opts.Now(), d.opts.Grace)
 	d.count(p)
 	return p, nil
 }
 
-// readFiles reads the file list back.
-func (d *deployer) readFiles() ([]*localFile, error) {
-	list, f, err := openFileList(d.files)
+// makePlan reads the file list and the manifest, and plans into dir.
+func (d *deployer) makePlan(dir string) (*plan, error) {
+	files, f, err := openFileList(d.files)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var files []*localFile
-	for {
-		lf, err := list.next()
+	var m *manifestReader
+	if d.manifest != "" {
+		mf, err := os.Open(d.manifest)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", d.files, err)
+			return nil, fmt.Errorf("state folder: %w", err)
 		}
-		if lf == nil {
-			return files, nil
+		defer mf.Close()
+		if m, err = readManifest(mf); err != nil {
+			return nil, fmt.Errorf("%s: %w", d.store, err)
 		}
-		files = append(files, lf)
 	}
+	p, err := makePlan(files, m, d.policy, d.store.KeepsHeaders(), d.opts.Now(), d.opts.Grace, dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.store, err)
+	}
+	return p, nil
 }
 
 // count puts the plan's numbers into the summary.
 func (d *deployer) count(p *plan) {
-	for step, tasks := range p.steps {
-		st := StepSummary{}
-		for _, t := range tasks {
-			if t.reheader {
-				st.Reheaders++
-			} else {
-				st.Uploads++
-				st.Bytes += t.obj.Size
-			}
-		}
-		d.sum.Steps[step] = st
-	}
-	d.sum.Unchanged, d.sum.Deletes, d.sum.Deferred = p.unchanged, len(p.deletes), p.deferred
+	d.sum.Steps = p.steps
+	d.sum.Unchanged, d.sum.Deletes, d.sum.Deferred = p.unchanged, p.deletes, p.deferred
 }
 
 func (d *deployer) checkDeletes(p *plan) error {
-	if d.opts.MaxDeletes >= 0 && len(p.deletes) > d.opts.MaxDeletes {
-		return &TooManyDeletesError{Deletes: len(p.deletes), Max: d.opts.MaxDeletes}
+	if d.opts.MaxDeletes >= 0 && p.deletes > d.opts.MaxDeletes {
+		return &TooManyDeletesError{Deletes: p.deletes, Max: d.opts.MaxDeletes}
 	}
 	return nil
 }

@@ -2,12 +2,12 @@ package deploy
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -43,108 +43,187 @@ type entry struct {
 	since  int64 // retired: when it left the output (Unix seconds)
 }
 
-// manifest is the set of keys rsgen published on a store.
-type manifest struct {
-	entries map[string]*entry
-}
-
 // manifestMagic starts a manifest, with its format version.
 const manifestMagic = "rsgen-deploy-manifest 1"
 
 // manifestName is the manifest's name in MetaDir.
 const manifestName = "manifest"
 
-func newManifest() *manifest { return &manifest{entries: map[string]*entry{}} }
+// A manifest is sorted by key in byte order, so that equal manifests have
+// equal bytes and a deploy reads it in step with the output's walk, never
+// whole: one line per distinct pair of headers ("h CONTENT-TYPE
+// CACHE-CONTROL", numbered from 0 in the order of the first key that has
+// them), then one per key ("STATUS HEADERS SHA-256 SIZE KEY"; STATUS is o
+// for landed, p for pending, r and the time for retired), gzip-compressed.
 
-// encode writes the manifest, sorted by key, so that equal manifests have
-// equal bytes: one line per distinct pair of headers ("h CONTENT-TYPE
-// CACHE-CONTROL", numbered from 0 in order), then one per key ("STATUS
-// HEADERS SHA-256 SIZE KEY"; STATUS is o for landed, p for pending, r and
-// the time for retired), gzip-compressed.
-func (m *manifest) encode() []byte {
-	keys := make([]string, 0, len(m.entries))
-	for k := range m.entries {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	index := map[Headers]int{}
-	var table []Headers
-	for _, k := range keys {
-		h := m.entries[k].Headers
-		if _, ok := index[h]; !ok {
-			index[h] = len(table)
-			table = append(table, h)
-		}
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	w := bufio.NewWriter(zw)
-	w.WriteString(manifestMagic + "\n")
-	for _, h := range table {
-		fmt.Fprintf(w, "h %s %s\n", strconv.Quote(h.ContentType), strconv.Quote(h.CacheControl))
-	}
-	for _, k := range keys {
-		e := m.entries[k]
-		st := "o"
-		switch e.status {
-		case pending:
-			st = "p"
-		case retired:
-			st = "r" + strconv.FormatInt(e.since, 10)
-		}
-		fmt.Fprintf(w, "%s %d %x %d %s\n", st, index[e.Headers], e.SHA256, e.Size, strconv.Quote(k))
-	}
-	w.Flush()
-	zw.Close()
-	return buf.Bytes()
+// manifestWriter writes a manifest whose entries come in increasing order
+// of their keys. The table of headers must come first in the file but is
+// known only at the end, so the entry lines go to a body file, and finish
+// writes the manifest: the table, then the body.
+type manifestWriter struct {
+	body  *os.File
+	bw    *bufio.Writer
+	index map[Headers]int
+	table []Headers
+	last  string
+	n     int
+	line  []byte
+	done  bool // finished or aborted
 }
 
-// decodeManifest reads a manifest. Every key must be a clean output path
-// outside MetaDir: a manifest someone tampered with cannot make a deploy
-// delete, or write, anything else.
-func decodeManifest(data []byte) (*manifest, error) {
-	m, err := decodeManifestLines(data)
-	if err != nil {
-		return nil, fmt.Errorf("read the deploy manifest: %w", err)
-	}
-	return m, nil
-}
-
-func decodeManifestLines(data []byte) (*manifest, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+// createManifest starts a manifest whose body is written to the file at
+// bodyPath.
+func createManifest(bodyPath string) (*manifestWriter, error) {
+	f, err := os.Create(bodyPath)
 	if err != nil {
 		return nil, err
+	}
+	return &manifestWriter{body: f, bw: bufio.NewWriterSize(f, 64<<10), index: map[Headers]int{}}, nil
+}
+
+func (w *manifestWriter) add(e *entry) error {
+	if w.n > 0 && e.Key <= w.last {
+		return fmt.Errorf("manifest: %q after %q: out of order", e.Key, w.last)
+	}
+	w.last, w.n = e.Key, w.n+1
+	h, ok := w.index[e.Headers]
+	if !ok {
+		h = len(w.table)
+		w.index[e.Headers] = h
+		w.table = append(w.table, e.Headers)
+	}
+	b := w.line[:0]
+	switch e.status {
+	case landed:
+		b = append(b, 'o')
+	case pending:
+		b = append(b, 'p')
+	case retired:
+		b = strconv.AppendInt(append(b, 'r'), e.since, 10)
+	}
+	b = append(strconv.AppendInt(append(b, ' '), int64(h), 10), ' ')
+	b = append(hex.AppendEncode(b, e.SHA256[:]), ' ')
+	b = append(strconv.AppendInt(b, e.Size, 10), ' ')
+	b = append(strconv.AppendQuote(b, e.Key), '\n')
+	w.line = b
+	_, err := w.bw.Write(b)
+	return err
+}
+
+// finish writes the manifest to the file at path, once, and removes the
+// body.
+func (w *manifestWriter) finish(path string) error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	err := w.bw.Flush()
+	if cerr := w.body.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = writeAtomic(path, w.writeTo)
+	}
+	os.Remove(w.body.Name())
+	return err
+}
+
+// writeTo writes the table and the body, compressed, to out.
+func (w *manifestWriter) writeTo(out io.Writer) error {
+	body, err := os.Open(w.body.Name())
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	zw := gzip.NewWriter(out)
+	bw := bufio.NewWriterSize(zw, 64<<10)
+	bw.WriteString(manifestMagic + "\n")
+	for _, h := range w.table {
+		fmt.Fprintf(bw, "h %s %s\n", strconv.Quote(h.ContentType), strconv.Quote(h.CacheControl))
+	}
+	if _, err := bw.ReadFrom(body); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// abort drops the manifest, unless finished: the body's file is removed.
+func (w *manifestWriter) abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.body.Close()
+	os.Remove(w.body.Name())
+}
+
+// manifestReader reads a manifest entry by entry. Every key must be a
+// clean output path outside MetaDir, and the keys must be in order: a
+// manifest someone tampered with cannot make a deploy delete, or write,
+// anything else.
+type manifestReader struct {
+	zr    *gzip.Reader
+	sc    *bufio.Scanner
+	table []Headers
+	line  int
+	last  string
+}
+
+// readManifest starts reading the manifest r.
+func readManifest(r io.Reader) (*manifestReader, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("read the deploy manifest: %w", err)
 	}
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	if !sc.Scan() || sc.Text() != manifestMagic {
-		return nil, errors.New("not a deploy manifest of this version")
+		return nil, errors.New("read the deploy manifest: not a deploy manifest of this version")
 	}
-	m := newManifest()
-	var table []Headers
-	for n := 2; sc.Scan(); n++ {
-		line := sc.Text()
+	return &manifestReader{zr: zr, sc: sc, line: 1}, nil
+}
+
+// next returns the next entry, or nil after the last.
+func (m *manifestReader) next() (*entry, error) {
+	e, err := m.entry()
+	if err != nil {
+		return nil, fmt.Errorf("read the deploy manifest: line %d: %w", m.line, err)
+	}
+	return e, nil
+}
+
+func (m *manifestReader) entry() (*entry, error) {
+	for m.sc.Scan() {
+		m.line++
+		line := m.sc.Text()
 		if rest, ok := strings.CutPrefix(line, "h "); ok {
 			h, err := decodeHeaders(rest)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", n, err)
+				return nil, err
 			}
-			table = append(table, h)
+			m.table = append(m.table, h)
 			continue
 		}
-		e, err := decodeEntry(line, table)
+		e, err := decodeEntry(line, m.table)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return nil, err
 		}
-		m.entries[e.Key] = e
+		if m.last != "" && e.Key <= m.last {
+			return nil, fmt.Errorf("key %q after %q: out of order", e.Key, m.last)
+		}
+		m.last = e.Key
+		return e, nil
 	}
-	if err := sc.Err(); err != nil {
+	if err := m.sc.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := io.Copy(io.Discard, zr); err != nil {
+	if _, err := io.Copy(io.Discard, m.zr); err != nil {
 		return nil, err
 	}
-	return m, zr.Close()
+	return nil, m.zr.Close()
 }
 
 func decodeHeaders(s string) (Headers, error) {

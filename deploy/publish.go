@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,73 +19,71 @@ import (
 // tag), the read costs one request and no bytes. A store without one has
 // nothing rsgen published.
 func (d *deployer) readManifest(ctx context.Context) error {
-	cached, err := readFileIfExists(filepath.Join(d.dir, manifestName))
-	if err != nil {
-		return fmt.Errorf("state folder: %w", err)
-	}
+	cached := filepath.Join(d.dir, manifestName)
 	tag := ""
-	if cached != nil {
+	if _, err := os.Stat(cached); err == nil {
 		data, err := readFileIfExists(filepath.Join(d.dir, "etag"))
 		if err != nil {
 			return fmt.Errorf("state folder: %w", err)
 		}
 		tag = strings.TrimSpace(string(data))
 	}
-	var body bytes.Buffer
-	newTag, err := d.store.ReadMeta(ctx, manifestName, tag, &body)
-	data := body.Bytes()
+	tmp, err := os.CreateTemp(d.dir, layout.TempPrefix+"manifest-*")
+	if err != nil {
+		return fmt.Errorf("state folder: %w", err)
+	}
+	newTag, err := d.store.ReadMeta(ctx, manifestName, tag, tmp)
+	if cerr := tmp.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("state folder: %w", cerr)
+	}
 	switch {
 	case errors.Is(err, ErrNotModified):
-		data = cached
+		d.manifest, d.etag = cached, newTag
 	case errors.Is(err, ErrNotExist):
-		d.manifest, d.etag = newManifest(), ""
-		return nil
+		d.manifest, d.etag = "", ""
 	case err != nil:
+		os.Remove(tmp.Name())
 		return err
 	default:
-		d.cacheManifest(data, newTag)
+		if err := os.Rename(tmp.Name(), cached); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("state folder: %w", err)
+		}
+		d.cacheTag(newTag)
+		d.manifest, d.etag = cached, newTag
 	}
-	m, err := decodeManifest(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", d.store, err)
-	}
-	d.manifest, d.etag = m, newTag
+	os.Remove(tmp.Name())
 	return nil
 }
 
-// cacheManifest keeps the store's manifest and its tag in the state
-// folder. A failure costs the next deploy the manifest's bytes, nothing
-// else.
-func (d *deployer) cacheManifest(data []byte, tag string) {
-	if writeAtomic(filepath.Join(d.dir, "etag"), func(w io.Writer) error { _, err := io.WriteString(w, tag+"\n"); return err }) != nil {
-		return
-	}
-	writeAtomic(filepath.Join(d.dir, manifestName), func(w io.Writer) error { _, err := w.Write(data); return err })
+// cacheTag records the entity tag of the manifest cached in the state
+// folder. It is written after the manifest, so that a failure between
+// the two leaves an older tag, which costs the next deploy the manifest's
+// bytes and nothing else.
+func (d *deployer) cacheTag(tag string) {
+	writeAtomic(filepath.Join(d.dir, "etag"), func(w io.Writer) error { _, err := io.WriteString(w, tag+"\n"); return err })
 }
 
-// saveManifest writes m to the store and the cache.
-func (d *deployer) saveManifest(ctx context.Context, m *manifest) error {
-	data := m.encode()
-	tag, err := d.store.WriteMeta(ctx, manifestName, bytes.NewReader(data), int64(len(data)))
+// saveManifest writes the manifest at path to the store, and makes it the
+// cached one.
+func (d *deployer) saveManifest(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("state folder: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("state folder: %w", err)
+	}
+	tag, err := d.store.WriteMeta(ctx, manifestName, f, info.Size())
 	if err != nil {
 		return err
 	}
-	d.cacheManifest(data, tag)
-	d.manifest, d.etag = m, tag
+	if os.Rename(path, filepath.Join(d.dir, manifestName)) == nil {
+		d.cacheTag(tag)
+	}
 	return nil
-}
-
-// equalManifests reports whether a and b say the same.
-func equalManifests(a, b *manifest) bool {
-	if len(a.entries) != len(b.entries) {
-		return false
-	}
-	for k, e := range a.entries {
-		if o := b.entries[k]; o == nil || *o != *e {
-			return false
-		}
-	}
-	return true
 }
 
 // publish runs the plan under the store's lock: it reads the manifest
@@ -103,6 +100,7 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 		if p, err = d.plan(); err != nil {
 			return err
 		}
+		defer p.close()
 		if err := d.checkDeletes(p); err != nil {
 			return err
 		}
@@ -111,39 +109,43 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 		return err
 	}
 	if p.tasks() > 0 {
-		if err := d.saveManifest(ctx, p.pendingManifest(d.manifest)); err != nil {
+		path, err := p.manifestFile(p.pending, "pending")
+		if err != nil {
+			return fmt.Errorf("state folder: %w", err)
+		}
+		if err := d.saveManifest(ctx, path); err != nil {
 			return err
 		}
 	}
 	for step := range layout.NumSteps {
-		if err := d.runStep(ctx, step, p.steps[step]); err != nil {
+		if err := d.runStep(ctx, p, step); err != nil {
 			return fmt.Errorf("step %q: %w (later steps were not started; the next deploy completes this one)", step, err)
 		}
 	}
-	if len(p.deletes) > 0 {
-		if err := d.store.Delete(ctx, p.deletes); err != nil {
+	if p.deletes > 0 {
+		if err := p.deletedKeys(deleteBatch, func(keys []string) error { return d.store.Delete(ctx, keys) }); err != nil {
 			return fmt.Errorf("deletes: %w (the next deploy completes them)", err)
 		}
-		d.opts.Notify(Event{Kind: EventDeleted, Count: len(p.deletes)})
+		d.opts.Notify(Event{Kind: EventDeleted, Count: p.deletes})
 	}
-	return d.saveManifest(ctx, p.final)
+	path, err := p.manifestFile(p.final, "final")
+	if err != nil {
+		return fmt.Errorf("state folder: %w", err)
+	}
+	return d.saveManifest(ctx, path)
 }
+
+// deleteBatch is how many keys a deploy hands the store to delete at a
+// time: as many as S3 deletes in one request.
+const deleteBatch = 1000
 
 // resume drops from the plan the writes that an interrupted deploy made
 // already: a key the manifest has pending with the very bytes and headers
 // planned is asked about (one HEAD), and left alone when it is there.
 func (d *deployer) resume(ctx context.Context, p *plan) error {
-	var check []*task
-	for _, tasks := range p.steps {
-		for _, t := range tasks {
-			if e := d.manifest.entries[t.obj.Key]; e != nil && e.status == pending && e.Object.same(&t.obj) {
-				check = append(check, t)
-			}
-		}
-	}
 	var mu sync.Mutex
-	landed := map[*task]bool{}
-	err := parallel(ctx, slices.Values(check), func(ctx context.Context, t *task) error {
+	landed := map[string]bool{}
+	err := parallel(ctx, slices.Values(p.check), func(ctx context.Context, t *task) error {
 		got, err := d.store.Stat(ctx, t.obj.Key)
 		if errors.Is(err, ErrNotExist) {
 			return nil
@@ -153,7 +155,7 @@ func (d *deployer) resume(ctx context.Context, p *plan) error {
 		}
 		if d.holds(got, &t.obj) {
 			mu.Lock()
-			landed[t] = true
+			landed[t.obj.Key] = true
 			mu.Unlock()
 		}
 		return nil
@@ -161,15 +163,7 @@ func (d *deployer) resume(ctx context.Context, p *plan) error {
 	if err != nil {
 		return err
 	}
-	for step, tasks := range p.steps {
-		kept := tasks[:0]
-		for _, t := range tasks {
-			if !landed[t] {
-				kept = append(kept, t)
-			}
-		}
-		p.steps[step] = kept
-	}
+	p.drop(landed)
 	d.count(p)
 	d.sum.Resumed = len(landed)
 	d.sum.Unchanged += len(landed)
@@ -189,15 +183,25 @@ func (d *deployer) holds(got, want *Object) bool {
 		(want.Headers.ContentType == "" || got.Headers.ContentType == want.Headers.ContentType)
 }
 
-// runStep writes the tasks of one step, in waves (see waves), and stops
-// at the first failure.
-func (d *deployer) runStep(ctx context.Context, step layout.Step, tasks []*task) error {
-	if len(tasks) == 0 {
+// runStep writes the tasks of one step, and stops at the first failure:
+// first the files that are not documents, streamed from the plan's spill
+// file (none of them waits for anything, and documents may wait for
+// them), then the documents in waves (see waves).
+func (d *deployer) runStep(ctx context.Context, p *plan, step layout.Step) error {
+	st := p.steps[step]
+	if st.Uploads+st.Reheaders == 0 {
 		return nil
 	}
-	st := d.sum.Steps[step]
-	d.opts.Notify(Event{Kind: EventStep, Step: step, Count: len(tasks), Bytes: st.Bytes})
-	ws, cyclic, err := waves(d.out, d.opts.BaseURL, tasks)
+	d.opts.Notify(Event{Kind: EventStep, Step: step, Count: st.Uploads + st.Reheaders, Bytes: st.Bytes})
+	write := func(ctx context.Context, t *task) error { return d.write(ctx, step, t) }
+	var readErr error
+	if err := parallel(ctx, p.spilledWrites(step, &readErr), write); err != nil {
+		return err
+	}
+	if readErr != nil {
+		return fmt.Errorf("state folder: %w", readErr)
+	}
+	ws, cyclic, err := waves(d.out, d.opts.BaseURL, p.docs[step])
 	if err != nil {
 		return err
 	}
@@ -206,8 +210,7 @@ func (d *deployer) runStep(ctx context.Context, step layout.Step, tasks []*task)
 			len(cyclic), step, strings.Join(cyclic, ", "))})
 	}
 	for _, w := range ws {
-		err := parallel(ctx, slices.Values(w), func(ctx context.Context, t *task) error { return d.write(ctx, step, t) })
-		if err != nil {
+		if err := parallel(ctx, slices.Values(w), write); err != nil {
 			return err
 		}
 	}
@@ -223,7 +226,7 @@ func (d *deployer) write(ctx context.Context, step layout.Step, t *task) error {
 		d.opts.Notify(Event{Kind: EventWritten, Step: step, Path: t.obj.Key})
 		return nil
 	}
-	f, err := d.openScanned(t.file)
+	f, err := d.openScanned(&t.file)
 	if err != nil {
 		return err
 	}
