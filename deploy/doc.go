@@ -11,10 +11,11 @@
 // TimeMaps; dump packages, their manifests and closed documents; parts;
 // lists and indexes; Capability Lists; the Source Description), the same
 // order in which a build renames its files into place, and deletes only
-// after the last step. Within a step, files are written in parallel, in
-// waves: a document waits for the files of its own step that it links to
-// (the open Change Dump and the package its build added, say), as read
-// from the document itself. A failure stops the deploy before the next
+// after the last step. Within a step, files are written in parallel: first
+// those that are not documents, then the documents in waves, a document
+// waiting for the files of its own step that it links to (the open Change
+// Dump and the package its build added, say), as read from the document
+// itself. A failure stops the deploy before the next
 // step, so at every moment each readable document links only to objects
 // that are there, with the bytes the document describes. What a
 // Destination may see meanwhile is a resource newer than the list that
@@ -37,10 +38,35 @@
 //
 // The state folder holds the deploy's local files (State/deploy): the hash
 // cache (hashes), and per store a folder with the cached manifest, its
-// entity tag and the lock that keeps one deploy per store from one state
-// folder. A deploy needs the output and the state of a complete build:
-// none while a build's publishing record is in the state folder, and none
-// if a build published anything while the deploy read the output.
+// entity tag, the lock that keeps one deploy per store from one state
+// folder, and while a deploy runs its temporary files (see Memory), which
+// the next deploy removes if it was killed. A deploy needs the output and
+// the state of a complete build: none while a build's publishing record is
+// in the state folder, and none if a build published anything while the
+// deploy read the output.
+//
+// # Memory
+//
+// A deploy's memory does not grow with the number of output files: what
+// it knows per file goes through files in its folder of the state folder,
+// read and written in one order, the byte order of the output paths,
+// which is the manifest's. The scan walks the output in that order (a
+// folder's entries sorted by name, a folder's name followed by a slash, as
+// in its files' paths) and streams the file list (path, stat, SHA-256),
+// reading the previous one, the hash cache, in step: files whose stat
+// changed are hashed one worker per core, a batch at a time, and written
+// in order. The plan then reads the file list and the manifest in step,
+// as a merge join: it counts, puts the writes of each step in a spill
+// file and the keys to delete in another, and streams the manifest after
+// the deploy and the one with the keys it writes pending (their table of
+// headers, which comes first in the file, is small and written last). A
+// step streams its writes from its spill file, uploadJobs at a time, and
+// the manifests are sent from and cached as files. What stays in memory
+// is small: the writes of documents (a step's waves need all of its own;
+// they are a handful to a few hundred), the open segment documents, the
+// media types the Resource Lists give resources whose names say nothing,
+// and the writes an interrupted deploy may have made, which resume asks
+// the store about.
 //
 // Only keys the manifest names are ever deleted: objects rsgen did not put
 // on the store are never touched. A key that left the output is deleted at
