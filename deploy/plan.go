@@ -32,8 +32,9 @@ type task struct {
 type plan struct {
 	dir   string
 	steps [layout.NumSteps]StepSummary
-	// docs are the writes of documents (isDocument), by step; the others
-	// are in the step's spill file (spillName), spilled of them.
+	// docs are the writes of documents (isDocument), by step; the
+	// others are in the step's spill file (spillName), and spilled
+	// counts them.
 	docs      [layout.NumSteps][]*task
 	spilled   [layout.NumSteps]int
 	deletes   int // keys deleted at the end, in the deletes file
