@@ -67,6 +67,16 @@ func decodeManifest(data []byte) (*manifest, error) {
 	}
 }
 
+// mustDecodeManifest reads a whole manifest that must be valid.
+func mustDecodeManifest(t *testing.T, data []byte) *manifest {
+	t.Helper()
+	m, err := decodeManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // equalManifests reports whether a and b say the same.
 func equalManifests(a, b *manifest) bool {
 	return maps.EqualFunc(a.entries, b.entries, func(x, y *entry) bool { return *x == *y })
@@ -86,10 +96,7 @@ func TestManifestRoundTrip(t *testing.T) {
 		m.entries[key] = e
 	}
 	data := m.encode()
-	got, err := decodeManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := mustDecodeManifest(t, data)
 	if !equalManifests(got, m) || !bytes.Equal(got.encode(), data) {
 		t.Errorf("round trip changed the manifest")
 	}
@@ -143,10 +150,7 @@ func TestManifestFormat(t *testing.T) {
 	zw := gzip.NewWriter(&buf)
 	zw.Write([]byte(text))
 	zw.Close()
-	m, err := decodeManifest(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustDecodeManifest(t, buf.Bytes())
 	if len(m.entries) != 4 || m.entries["a/b"].status != retired || m.entries["a.b"].status != pending {
 		t.Fatalf("decoded %+v", m.entries)
 	}

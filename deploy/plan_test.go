@@ -178,11 +178,7 @@ func (p *plan) manifest(t *testing.T, w *manifestWriter, name string) *manifest 
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := decodeManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return mustDecodeManifest(t, data)
 }
 
 // TestWavesCycle: documents of one step that link to each other in a
@@ -291,10 +287,7 @@ func TestMakePlanMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := decodeManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	next := mustDecodeManifest(t, data)
 	if p := testPlan(t, files, next, policy, true, time.Unix(1600, 0), 0); p.changed || p.tasks() != 0 || p.deletes != 0 {
 		t.Errorf("a plan against its own final manifest: changed %v, %d writes, %d deletes", p.changed, p.tasks(), p.deletes)
 	}

@@ -49,11 +49,7 @@ func (v *versity) manifest(t *testing.T, prefix string) *manifest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := decodeManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return mustDecodeManifest(t, data)
 }
 
 // TestS3FailedStepStops fails every upload from the 30th on, as a network
