@@ -2,6 +2,8 @@ package checker
 
 import (
 	"crypto/sha256"
+	"iter"
+	"strings"
 
 	"github.com/rsgen/rsgen/internal/chunked"
 )
@@ -23,17 +25,25 @@ type locTable struct {
 	index   map[locKey]int32    // a loc's digest → its last entry
 	locs    chunked.Strings     // every entry's loc, in the order added
 	entries chunked.List[entry] // every entry, in the order added
+	// fixities holds every entry's fixity (encodeFixity), in the order
+	// added, for the content check (keepFixities), end to end as the locs
+	// are: a fixity each, behind a pointer, held its strings' headers and
+	// allocations: --verify-content of a million resources peaked at 528 MB
+	// that way, at 360-366 MB this way.
+	fixities *chunked.Strings
 }
 
 // docName names a document, for findings.
 type docName struct{ url, file string }
 
-// entry is one entry of a locTable: where it is and, for the content
-// check, what it says of the resource's bytes.
+// entry is one entry of a locTable: where it is.
 type entry struct {
 	pos locPos
-	fix *fixity // nil without an rs:md, or without a content check
 }
+
+// keepFixities makes the table keep the fixity of the entries added from
+// then on, which each gives back.
+func (t *locTable) keepFixities() { t.fixities = &chunked.Strings{} }
 
 // keyOf returns the digest a locTable finds loc by.
 func keyOf(loc string) locKey {
@@ -68,8 +78,11 @@ func (t *locTable) add(loc string, line int, fix *fixity) (earlier entry, repeat
 	if seq, ok := t.index[k]; ok {
 		earlier, repeated = *t.entries.At(int(seq)), true
 	}
-	seq := t.entries.Append(entry{pos: locPos{doc: int32(len(t.docs) - 1), line: int32(line)}, fix: fix})
+	seq := t.entries.Append(entry{pos: locPos{doc: int32(len(t.docs) - 1), line: int32(line)}})
 	t.locs.Append(loc)
+	if t.fixities != nil {
+		t.fixities.Append(encodeFixity(fix))
+	}
 	t.index[k] = int32(seq)
 	return earlier, repeated
 }
@@ -92,16 +105,48 @@ func (t *locTable) where(e entry) where {
 }
 
 // each calls fn with every loc of the table at its latest entry, in the
-// order added, and with its digest.
-func (t *locTable) each(fn func(loc string, k locKey, e entry)) {
+// order added, with its digest, and with its fixity when the table keeps
+// them and the entry has one.
+func (t *locTable) each(fn func(loc string, k locKey, e entry, fix *fixity)) {
+	nextFixity := func() (string, bool) { return "", true }
+	if t.fixities != nil {
+		next, stop := iter.Pull(t.fixities.All())
+		defer stop()
+		nextFixity = next
+	}
 	seq := int32(0)
 	for loc := range t.locs.All() {
+		fix, _ := nextFixity()
 		k := keyOf(loc)
 		if t.index[k] == seq {
-			fn(loc, k, *t.entries.At(int(seq)))
+			fn(loc, k, *t.entries.At(int(seq)), decodeFixity(fix))
 		}
 		seq++
 	}
+}
+
+// encodeFixity returns f as a string: "" for none, else a byte of flags
+// (1, and 2 when it has a type), the length, a NUL, the hash, a NUL and the
+// type, none of which holds a NUL (XML has none).
+func encodeFixity(f *fixity) string {
+	if f == nil {
+		return ""
+	}
+	flags := "\x01"
+	if f.hasType {
+		flags = "\x03"
+	}
+	return flags + f.length + "\x00" + f.hash + "\x00" + f.typ
+}
+
+// decodeFixity returns the fixity encodeFixity gave s.
+func decodeFixity(s string) *fixity {
+	if s == "" {
+		return nil
+	}
+	length, rest, _ := strings.Cut(s[1:], "\x00")
+	hash, typ, _ := strings.Cut(rest, "\x00")
+	return &fixity{length: length, hash: hash, typ: typ, hasType: s[0] == 3}
 }
 
 // len returns the number of distinct locs.

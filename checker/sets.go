@@ -27,6 +27,16 @@ type resourceSet struct {
 	changes    []changeEvent
 }
 
+// newResourceSet returns the set of the Capability List capList, which
+// keeps what the content check compares when fixity is set.
+func newResourceSet(capList string, fixity bool) *resourceSet {
+	s := &resourceSet{capList: capList, fixity: fixity}
+	if fixity {
+		s.listed.keepFixities()
+	}
+	return s
+}
+
 // fixityOf returns the fixity of entry e when the set keeps it.
 func (s *resourceSet) fixityOf(e *Entry) *fixity {
 	if s.fixity && e.MD != nil {
@@ -80,12 +90,12 @@ func (s *resourceSet) lastChanges() map[string]changeEvent {
 func (s *resourceSet) compare() []Finding {
 	var out []Finding
 	if s.hasList && s.hasDump && !s.dumpBroken {
-		s.listed.each(func(loc string, k locKey, e entry) {
+		s.listed.each(func(loc string, k locKey, e entry, _ *fixity) {
 			if _, ok := s.dumped.findKey(k); !ok {
 				out = append(out, finding(s.listed.where(e), "set-dump-missing", "%s is in the Resource List but in no Resource Dump package", loc))
 			}
 		})
-		s.dumped.each(func(loc string, k locKey, e entry) {
+		s.dumped.each(func(loc string, k locKey, e entry, _ *fixity) {
 			if _, ok := s.listed.findKey(k); !ok {
 				out = append(out, finding(s.dumped.where(e), "set-dump-extra", "%s is in a Resource Dump package but not in the Resource List", loc))
 			}
@@ -129,9 +139,9 @@ func (s *resourceSet) lateChanges() map[locKey]int {
 // Resource List says and later changes update it: its loc, where that is
 // said and the fixity said. Deleted resources are left out.
 func (s *resourceSet) eachExpected(late map[locKey]int, fn func(loc string, k locKey, pos where, fix *fixity)) {
-	s.listed.each(func(loc string, k locKey, e entry) {
+	s.listed.each(func(loc string, k locKey, e entry, fix *fixity) {
 		if _, changed := late[k]; !changed {
-			fn(loc, k, s.listed.where(e), e.fix)
+			fn(loc, k, s.listed.where(e), fix)
 		}
 	})
 	for k, i := range late {

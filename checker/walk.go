@@ -230,7 +230,7 @@ func (w *walker) walkDescription(ctx context.Context, d *Document) {
 }
 
 func (w *walker) walkCapabilityList(ctx context.Context, cl *Document) {
-	set := &resourceSet{capList: cl.URL, fixity: w.opts.VerifyContent}
+	set := newResourceSet(cl.URL, w.opts.VerifyContent)
 	w.sets = append(w.sets, set)
 	for _, e := range cl.Entries {
 		capability, _ := e.MD.Attr("capability")
@@ -574,7 +574,7 @@ func (w *walker) walkFrom(ctx context.Context, u string) {
 	case rs.CapCapabilityList:
 		w.walkCapabilityList(ctx, d)
 	default:
-		set := &resourceSet{capList: u, fixity: w.opts.VerifyContent}
+		set := newResourceSet(u, w.opts.VerifyContent)
 		w.sets = append(w.sets, set)
 		w.walkCapability(ctx, d, "", set)
 	}
