@@ -53,7 +53,7 @@ func estimate(p *plan) (Requests, error) {
 		r.Put++ // the pending manifest
 		r.BytesSent += info.Size()
 	}
-	r.Head = len(p.check)
+	r.Head = p.checks
 	for _, st := range p.steps {
 		r.Put += st.Uploads
 		r.Copy += st.Reheaders

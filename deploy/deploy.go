@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
@@ -58,6 +59,7 @@ const (
 	EventStep                         // a step starts: Step, Count writes, Bytes to send
 	EventWritten                      // an object was written: Step, Path, Bytes sent
 	EventDeleted                      // Count keys were deleted
+	EventFound                        // an object an interrupted deploy wrote was found on the store: Step, Path, Bytes not sent
 )
 
 // Event reports one thing a deploy did.
@@ -153,6 +155,8 @@ type deployer struct {
 
 	manifest string // the store's manifest as read, cached in dir; "" when the store has none
 	etag     string // its entity tag
+
+	sumMu sync.Mutex // guards sum while the steps' writes run
 }
 
 func (d *deployer) run(ctx context.Context) error {

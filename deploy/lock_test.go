@@ -104,7 +104,7 @@ func TestOneDeployPerStateFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	d2 := *d
+	d2 := &deployer{opts: d.opts, store: store, dir: d.dir}
 	if _, _, err := d2.lockLocally(); err == nil || !strings.Contains(err.Error(), "another rsgen deploy") {
 		t.Fatalf("second deploy from the same state folder: %v", err)
 	}

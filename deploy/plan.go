@@ -5,7 +5,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
@@ -21,6 +20,10 @@ type task struct {
 	// ifAbsent: the key is new and the object immutable, so it is written
 	// with If-None-Match: * and never replaces anything.
 	ifAbsent bool
+	// check: an interrupted deploy may have made this write already (the
+	// manifest has the key pending with this very object): the store is
+	// asked first, and the write is skipped when it holds the object.
+	check bool
 }
 
 // plan is what a deploy does: writes by step of publication, then deletes.
@@ -44,11 +47,10 @@ type plan struct {
 	// and every delete changes it; so may a change of headers alone on a
 	// store that keeps none, or a key that came back.
 	changed bool
-	// check are the writes that an interrupted deploy may have made
-	// already (the manifest has them pending, with the same object):
-	// resume asks the store about each, and landed are the keys it holds.
-	check  []*task
-	landed map[string]bool
+	// checks counts the writes an interrupted deploy may have made
+	// already (task.check), which the steps ask the store about as they
+	// come to them.
+	checks int
 	// final is the manifest after the deploy; pending, the one stored
 	// before the first write, with the keys the plan writes pending. Both
 	// are finished into the plan's folder when needed.
@@ -160,7 +162,8 @@ func (pl *planner) file(f *localFile, e *entry) error {
 		return pl.record(e, &entry{Object: obj}, e)
 	}
 	if e != nil && e.status == pending && e.Object.same(&obj) {
-		pl.p.check = append(pl.p.check, t)
+		t.check = true
+		pl.p.checks++
 	}
 	if err := pl.write(t); err != nil {
 		return err
@@ -261,6 +264,9 @@ func putTask(w *spillWriter, t *task) {
 	if t.ifAbsent {
 		flags |= 2
 	}
+	if t.check {
+		flags |= 4
+	}
 	w.putUint(flags)
 }
 
@@ -274,28 +280,8 @@ func readTask(r *spillReader) *task {
 	t.obj.Headers.CacheControl = r.string()
 	t.file = localFile{rel: t.obj.Key, size: t.obj.Size, sum: t.obj.SHA256, mtime: r.int(), ino: r.uint()}
 	flags := r.uint()
-	t.reheader, t.ifAbsent = flags&1 != 0, flags&2 != 0
+	t.reheader, t.ifAbsent, t.check = flags&1 != 0, flags&2 != 0, flags&4 != 0
 	return t
-}
-
-// drop takes the writes of the keys landed out of the plan.
-func (p *plan) drop(landed map[string]bool) {
-	p.landed = landed
-	for _, t := range p.check {
-		if !landed[t.obj.Key] {
-			continue
-		}
-		st := &p.steps[layout.PublishStep(t.obj.Key)]
-		if t.reheader {
-			st.Reheaders--
-		} else {
-			st.Uploads--
-			st.Bytes -= t.obj.Size
-		}
-	}
-	for step, docs := range p.docs {
-		p.docs[step] = slices.DeleteFunc(docs, func(t *task) bool { return landed[t.obj.Key] })
-	}
 }
 
 // tasks counts the writes of the plan.
@@ -308,8 +294,8 @@ func (p *plan) tasks() int {
 }
 
 // spilledWrites calls yield with the writes of step that are not
-// documents, read back from the spill file, but those resume found
-// landed; it stops at the first error, which it returns through errp.
+// documents, read back from the spill file; it stops at the first error,
+// which it returns through errp.
 func (p *plan) spilledWrites(step layout.Step, errp *error) iter.Seq[*task] {
 	return func(yield func(*task) bool) {
 		if p.spilled[step] == 0 {
@@ -322,7 +308,7 @@ func (p *plan) spilledWrites(step layout.Step, errp *error) iter.Seq[*task] {
 		}
 		for r.more() {
 			t := readTask(r)
-			if r.err != nil || p.landed[t.obj.Key] {
+			if r.err != nil {
 				continue
 			}
 			if !yield(t) {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/rsgen/rsgen/layout"
 )
@@ -105,9 +104,6 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 			return err
 		}
 	}
-	if err := d.resume(ctx, p); err != nil {
-		return err
-	}
 	if p.tasks() > 0 {
 		path, err := p.manifestFile(p.pending, "pending")
 		if err != nil {
@@ -139,35 +135,38 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 // time: as many as S3 deletes in one request.
 const deleteBatch = 1000
 
-// resume drops from the plan the writes that an interrupted deploy made
-// already: a key the manifest has pending with the very bytes and headers
-// planned is asked about (one HEAD), and left alone when it is there.
-func (d *deployer) resume(ctx context.Context, p *plan) error {
-	var mu sync.Mutex
-	landed := map[string]bool{}
-	err := parallel(ctx, slices.Values(p.check), func(ctx context.Context, t *task) error {
-		got, err := d.store.Stat(ctx, t.obj.Key)
-		if errors.Is(err, ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if d.holds(got, &t.obj) {
-			mu.Lock()
-			landed[t.obj.Key] = true
-			mu.Unlock()
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+// landedBefore reports whether an interrupted deploy made the write t
+// already, asking the store (one HEAD) when the plan says it may have:
+// the deploy that resumes it then leaves the object alone, and counts it
+// as found rather than written.
+func (d *deployer) landedBefore(ctx context.Context, step layout.Step, t *task) (bool, error) {
+	if !t.check {
+		return false, nil
 	}
-	p.drop(landed)
-	d.count(p)
-	d.sum.Resumed = len(landed)
-	d.sum.Unchanged += len(landed)
-	return nil
+	got, err := d.store.Stat(ctx, t.obj.Key)
+	if errors.Is(err, ErrNotExist) {
+		return false, nil
+	}
+	if err != nil || !d.holds(got, &t.obj) {
+		return false, err
+	}
+	d.sumMu.Lock()
+	st := &d.sum.Steps[step]
+	if t.reheader {
+		st.Reheaders--
+	} else {
+		st.Uploads--
+		st.Bytes -= t.obj.Size
+	}
+	d.sum.Resumed++
+	d.sum.Unchanged++
+	d.sumMu.Unlock()
+	found := Event{Kind: EventFound, Step: step, Path: t.obj.Key}
+	if !t.reheader {
+		found.Bytes = t.obj.Size
+	}
+	d.opts.Notify(found)
+	return true, nil
 }
 
 // holds reports whether the object the store has is want. An object
@@ -219,6 +218,9 @@ func (d *deployer) runStep(ctx context.Context, p *plan, step layout.Step) error
 
 // write makes the store hold one task's object.
 func (d *deployer) write(ctx context.Context, step layout.Step, t *task) error {
+	if done, err := d.landedBefore(ctx, step, t); done || err != nil {
+		return err
+	}
 	if t.reheader {
 		if err := d.store.Reheader(ctx, &t.obj); err != nil {
 			return err

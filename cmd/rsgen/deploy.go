@@ -358,9 +358,13 @@ func (p *deployProgress) notify(e deploy.Event) {
 		if p.mode == progressLines {
 			fmt.Fprintf(p.w, "rsgen deploy: %s: %d objects (%s)\n", e.Step, e.Count, formatBytes(e.Bytes))
 		}
-	case deploy.EventWritten:
+	case deploy.EventWritten, deploy.EventFound:
 		p.done++
-		p.sent += e.Bytes
+		if e.Kind == deploy.EventWritten {
+			p.sent += e.Bytes
+		} else {
+			p.bytes -= e.Bytes // found there: not to be sent
+		}
 		if now := p.now(); p.mode != progressNone && now.Sub(p.last) >= p.every {
 			p.last = now
 			p.render()

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsgen/rsgen/deploy"
 	"github.com/rsgen/rsgen/generator"
+	"github.com/rsgen/rsgen/layout"
 )
 
 // feed sends a scan of two files (one read, 2 MiB of 4 MiB) and a warning
@@ -114,5 +116,23 @@ func TestProgressWithUnsizedFiles(t *testing.T) {
 	want := "scanned 4 files; read 1/4 files, 1.0 MiB at 512.0 KiB/s, 6s left"
 	if got := p.status(*clock); got != want {
 		t.Errorf("status %q, want %q", got, want)
+	}
+}
+
+// TestDeployProgressCountsObjectsFound: an object a resumed deploy finds
+// on the store counts as done and leaves the bytes to send, so the
+// progress of a step that completes an interrupted one reaches its total.
+func TestDeployProgressCountsObjectsFound(t *testing.T) {
+	var out strings.Builder
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := &deployProgress{w: &out, mode: progressLines, every: time.Second, now: func() time.Time { return clock }, last: clock}
+	p.notify(deploy.Event{Kind: deploy.EventStep, Step: layout.StepResources, Count: 3, Bytes: 3 << 10})
+	for _, kind := range []deploy.EventKind{deploy.EventWritten, deploy.EventFound, deploy.EventWritten} {
+		clock = clock.Add(time.Second)
+		p.notify(deploy.Event{Kind: kind, Step: layout.StepResources, Path: "a", Bytes: 1 << 10})
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasSuffix(last, ": 3/3 objects, 2.0 KiB/2.0 KiB") {
+		t.Errorf("the last progress line is %q; want 3/3 objects, 2.0 KiB/2.0 KiB", last)
 	}
 }
