@@ -84,7 +84,7 @@
 // headers, and the SHA-256 in the object's metadata) and writes only what
 // is not there yet. It asked about them all before its first step until
 // 2026-11-27, holding each: 830 MB to resume a first deploy of a million
-// files killed midway, 62 MB now. A key that
+// files killed midway, 65 MB now. A key that
 // an interrupted deploy may have written is never forgotten, so it is
 // deleted if the output no longer has it.
 //
