@@ -15,8 +15,8 @@ func (w *walker) addSnapshot(t *locTable, what string, d *Document, fix func(*En
 	for i := range d.Entries {
 		e := &d.Entries[i]
 		earlier, repeated := t.add(e.Loc, e.LocLine, fix(e))
-		if repeated && e.Loc != "" && earlier.pos.doc != doc {
-			w.report(at(d, e.LocLine), "loc-duplicate", "%s is listed twice in the %s: here and in %s line %d", e.Loc, what, t.docs[earlier.pos.doc].url, earlier.pos.line)
+		if repeated && e.Loc != "" && earlier.doc != doc {
+			w.report(at(d, e.LocLine), "loc-duplicate", "%s is listed twice in the %s: here and in %s line %d", e.Loc, what, t.docs[earlier.doc].url, earlier.line)
 		}
 	}
 }

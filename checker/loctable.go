@@ -21,10 +21,10 @@ import (
 // at 602 MB (220 MB with this table, which also finds a resource listed
 // twice in a snapshot, where a second map of digests did).
 type locTable struct {
-	docs    []docName           // the documents the entries are in
-	index   map[locKey]int32    // a loc's digest → its last entry
-	locs    chunked.Strings     // every entry's loc, in the order added
-	entries chunked.List[entry] // every entry, in the order added
+	docs    []docName            // the documents the entries are in
+	index   map[locKey]int32     // a loc's digest → its last entry
+	locs    chunked.Strings      // every entry's loc, in the order added
+	entries chunked.List[locPos] // where every entry is, in the order added
 	// fixities holds every entry's fixity (encodeFixity), in the order
 	// added, for the content check (keepFixities), end to end as the locs
 	// are: a fixity each, behind a pointer, held its strings' headers and
@@ -35,11 +35,6 @@ type locTable struct {
 
 // docName names a document, for findings.
 type docName struct{ url, file string }
-
-// entry is one entry of a locTable: where it is.
-type entry struct {
-	pos locPos
-}
 
 // keepFixities makes the table keep the fixity of the entries added from
 // then on, which each gives back.
@@ -54,7 +49,8 @@ func keyOf(loc string) locKey {
 // locKey is a 128-bit digest of a loc.
 type locKey [16]byte
 
-// locPos is where an entry is: a document of the table and a line.
+// locPos is where an entry of a locTable is: a document of the table
+// and a line.
 type locPos struct {
 	doc  int32 // index into docs
 	line int32
@@ -73,12 +69,12 @@ func (t *locTable) addDocument(d *Document) int32 {
 // add adds an entry of the last document added, at line, with its
 // fixity, and returns the entry at which the table had loc until then,
 // if it had. A loc added again is found at its latest entry from then on.
-func (t *locTable) add(loc string, line int, fix *fixity) (earlier entry, repeated bool) {
+func (t *locTable) add(loc string, line int, fix *fixity) (earlier locPos, repeated bool) {
 	k := keyOf(loc)
 	if seq, ok := t.index[k]; ok {
 		earlier, repeated = *t.entries.At(int(seq)), true
 	}
-	seq := t.entries.Append(entry{pos: locPos{doc: int32(len(t.docs) - 1), line: int32(line)}})
+	seq := t.entries.Append(locPos{doc: int32(len(t.docs) - 1), line: int32(line)})
 	t.locs.Append(loc)
 	if t.fixities != nil {
 		t.fixities.Append(encodeFixity(fix))
@@ -88,26 +84,26 @@ func (t *locTable) add(loc string, line int, fix *fixity) (earlier entry, repeat
 }
 
 // find returns the latest entry of loc.
-func (t *locTable) find(loc string) (entry, bool) { return t.findKey(keyOf(loc)) }
+func (t *locTable) find(loc string) (locPos, bool) { return t.findKey(keyOf(loc)) }
 
-func (t *locTable) findKey(k locKey) (entry, bool) {
+func (t *locTable) findKey(k locKey) (locPos, bool) {
 	seq, ok := t.index[k]
 	if !ok {
-		return entry{}, false
+		return locPos{}, false
 	}
 	return *t.entries.At(int(seq)), true
 }
 
 // where returns the place of an entry, for findings.
-func (t *locTable) where(e entry) where {
-	d := t.docs[e.pos.doc]
-	return where{url: d.url, file: d.file, line: int(e.pos.line)}
+func (t *locTable) where(p locPos) where {
+	d := t.docs[p.doc]
+	return where{url: d.url, file: d.file, line: int(p.line)}
 }
 
 // each calls fn with every loc of the table at its latest entry, in the
 // order added, with its digest, and with its fixity when the table keeps
 // them and the entry has one.
-func (t *locTable) each(fn func(loc string, k locKey, e entry, fix *fixity)) {
+func (t *locTable) each(fn func(loc string, k locKey, p locPos, fix *fixity)) {
 	nextFixity := func() (string, bool) { return "", true }
 	if t.fixities != nil {
 		next, stop := iter.Pull(t.fixities.All())
@@ -148,6 +144,3 @@ func decodeFixity(s string) *fixity {
 	hash, typ, _ := strings.Cut(rest, "\x00")
 	return &fixity{length: length, hash: hash, typ: typ, hasType: s[0] == 3}
 }
-
-// len returns the number of distinct locs.
-func (t *locTable) len() int { return len(t.index) }

@@ -19,7 +19,7 @@ func TestLocTable(t *testing.T) {
 	tab.add("http://example.org/c", 6, nil)
 	tab.add("http://example.org/a", 10, &fixity{length: "7"})
 
-	if n := tab.len(); n != 3 {
+	if n := len(tab.index); n != 3 {
 		t.Errorf("len %d, want 3", n)
 	}
 	e, ok := tab.find("http://example.org/a")
@@ -30,7 +30,7 @@ func TestLocTable(t *testing.T) {
 		t.Error("found a loc never added")
 	}
 	var got []string
-	tab.each(func(loc string, k locKey, e entry, fix *fixity) {
+	tab.each(func(loc string, k locKey, e locPos, fix *fixity) {
 		if k != keyOf(loc) {
 			t.Errorf("%s: digest %x, want %x", loc, k, keyOf(loc))
 		}

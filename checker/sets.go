@@ -90,12 +90,12 @@ func (s *resourceSet) lastChanges() map[string]changeEvent {
 func (s *resourceSet) compare() []Finding {
 	var out []Finding
 	if s.hasList && s.hasDump && !s.dumpBroken {
-		s.listed.each(func(loc string, k locKey, e entry, _ *fixity) {
+		s.listed.each(func(loc string, k locKey, e locPos, _ *fixity) {
 			if _, ok := s.dumped.findKey(k); !ok {
 				out = append(out, finding(s.listed.where(e), "set-dump-missing", "%s is in the Resource List but in no Resource Dump package", loc))
 			}
 		})
-		s.dumped.each(func(loc string, k locKey, e entry, _ *fixity) {
+		s.dumped.each(func(loc string, k locKey, e locPos, _ *fixity) {
 			if _, ok := s.listed.findKey(k); !ok {
 				out = append(out, finding(s.dumped.where(e), "set-dump-extra", "%s is in a Resource Dump package but not in the Resource List", loc))
 			}
@@ -139,7 +139,7 @@ func (s *resourceSet) lateChanges() map[locKey]int {
 // Resource List says and later changes update it: its loc, where that is
 // said and the fixity said. Deleted resources are left out.
 func (s *resourceSet) eachExpected(late map[locKey]int, fn func(loc string, k locKey, pos where, fix *fixity)) {
-	s.listed.each(func(loc string, k locKey, e entry, fix *fixity) {
+	s.listed.each(func(loc string, k locKey, e locPos, fix *fixity) {
 		if _, changed := late[k]; !changed {
 			fn(loc, k, s.listed.where(e), fix)
 		}
