@@ -166,7 +166,7 @@ func (d *DirStore) Stat(_ context.Context, key string) (*Object, error) {
 		return nil, fmt.Errorf("stat %s: %w", key, ErrNotExist)
 	}
 	f := &localFile{rel: key}
-	err = hashFile(root, f, sha256.New())
+	err = newFileHasher().hash(root, f)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("stat %s: %w", key, ErrNotExist)
 	}
