@@ -60,7 +60,7 @@ func TestMakePlan(t *testing.T) {
 
 	p := testPlan(t, files, m, policy, true, time.Unix(1500, 0), 10*time.Minute)
 	var uploads, reheads, absent []string
-	for _, tk := range p.writes(t) {
+	for _, tk := range p.allWrites(t) {
 		switch {
 		case tk.reheader:
 			reheads = append(reheads, tk.obj.Key)
@@ -118,15 +118,7 @@ func testPlan(t *testing.T, files []*localFile, m *manifest, policy HeaderPolicy
 			t.Fatal(err)
 		}
 	}
-	if err := w.close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	fl, closer, err := openFileList(list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer.Close()
+	fl := readBack(t, w, f)
 	mr, err := readManifest(bytes.NewReader(m.encode()))
 	if err != nil {
 		t.Fatal(err)
@@ -141,9 +133,9 @@ func testPlan(t *testing.T, files []*localFile, m *manifest, policy HeaderPolicy
 	return p
 }
 
-// writes returns the writes of the plan, step by step: the spilled ones,
+// allWrites returns the writes of the plan, step by step: the spilled ones,
 // then the documents.
-func (p *plan) writes(t *testing.T) []*task {
+func (p *plan) allWrites(t *testing.T) []*task {
 	t.Helper()
 	var all []*task
 	for step := range layout.NumSteps {
@@ -248,7 +240,7 @@ func TestMakePlanMerge(t *testing.T) {
 	}
 	p := testPlan(t, files, m, policy, true, time.Unix(1500, 0), 0)
 	var writes []string
-	for _, tk := range p.writes(t) {
+	for _, tk := range p.allWrites(t) {
 		writes = append(writes, tk.obj.Key)
 	}
 	if want := []string{"a.b", "a0"}; !slices.Equal(writes, want) {
@@ -257,8 +249,8 @@ func TestMakePlanMerge(t *testing.T) {
 	if deletes, want := p.deletedList(t), []string{"a-b", "a/c", "b"}; !slices.Equal(deletes, want) {
 		t.Errorf("deletes %q; want %q", deletes, want)
 	}
-	if p.unchanged != 2 || p.deletes != 3 || !p.changed {
-		t.Errorf("%d unchanged, %d deletes, changed %v; want 2, 3, true", p.unchanged, p.deletes, p.changed)
+	if p.unchanged != 2 || p.deletes() != 3 || !p.changed {
+		t.Errorf("%d unchanged, %d deletes, changed %v; want 2, 3, true", p.unchanged, p.deletes(), p.changed)
 	}
 	final := p.manifest(t, p.final, "final")
 	if keys, want := slices.Sorted(maps.Keys(final.entries)), []string{"a.b", "a/b", "a0", "z"}; !slices.Equal(keys, want) {
@@ -288,8 +280,8 @@ func TestMakePlanMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := mustDecodeManifest(t, data)
-	if p := testPlan(t, files, next, policy, true, time.Unix(1600, 0), 0); p.changed || p.tasks() != 0 || p.deletes != 0 {
-		t.Errorf("a plan against its own final manifest: changed %v, %d writes, %d deletes", p.changed, p.tasks(), p.deletes)
+	if p := testPlan(t, files, next, policy, true, time.Unix(1600, 0), 0); p.changed || p.tasks() != 0 || p.deletes() != 0 {
+		t.Errorf("a plan against its own final manifest: changed %v, %d writes, %d deletes", p.changed, p.tasks(), p.deletes())
 	}
 }
 
@@ -337,4 +329,28 @@ func (r *recordingStore) Put(ctx context.Context, obj *Object, body io.ReaderAt,
 	r.puts = append(r.puts, obj.Key)
 	r.mu.Unlock()
 	return r.Store.Put(ctx, obj, body, ifAbsent)
+}
+
+// TestTaskEncoding: a write survives its encoding in a step's list,
+// whatever its key and headers, and a string cut short is an error, not
+// a write.
+func TestTaskEncoding(t *testing.T) {
+	for _, want := range []*task{
+		{obj: Object{Key: "a", Size: 0}},
+		{obj: Object{Key: "da ta/\"q\"\n#1.json", Size: 1 << 40, SHA256: sha256.Sum256([]byte("x")),
+			Headers: Headers{ContentType: "application/json", CacheControl: "public, max-age=31536000, immutable"}},
+			file: localFile{mtime: -5, ino: 1 << 62}, reheader: true, ifAbsent: true, check: true},
+	} {
+		want.file.rel, want.file.size, want.file.sum = want.obj.Key, want.obj.Size, want.obj.SHA256
+		s := encodeTask(want)
+		got, err := decodeTask(s)
+		if err != nil || *got != *want {
+			t.Errorf("%q: decoded %+v, %v; want %+v", want.obj.Key, got, err, want)
+		}
+		for cut := range len(s) {
+			if _, err := decodeTask(s[:cut]); err == nil {
+				t.Errorf("%q cut to %d bytes decoded", want.obj.Key, cut)
+			}
+		}
+	}
 }

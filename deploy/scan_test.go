@@ -13,6 +13,22 @@ import (
 	"github.com/rsgen/rsgen/layout"
 )
 
+// readBack closes the file list w wrote into f and opens it for reading,
+// closed with the test.
+func readBack(t *testing.T, w *fileListWriter, f *os.File) *fileListReader {
+	t.Helper()
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, closer, err := openFileList(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closer.Close() })
+	return r
+}
+
 // scanFiles scans root through the hash cache at cachePath, and returns
 // what the scan counted and the files it listed; unless cachePath is "",
 // the list then replaces the cache, as a deploy's does.
@@ -31,15 +47,7 @@ func scanFiles(t *testing.T, root *os.Root, publishes func(string) bool, cachePa
 		f.Close()
 		return nil, nil, err
 	}
-	if err := w.close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	r, closer, err := openFileList(list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer.Close()
+	r := readBack(t, w, f)
 	var files []*localFile
 	for {
 		lf, err := r.next()
