@@ -47,7 +47,7 @@ func estimate(p *plan) (Requests, error) {
 	}
 	r.Put = 2 // the lock, the final manifest
 	r.Get = 1 // the manifest, again under the lock
-	r.Delete = 1 + (p.deletes+deleteBatch-1)/deleteBatch
+	r.Delete = 1 + (p.deletes()+deleteBatch-1)/deleteBatch
 	r.BytesSent = info.Size()
 	if p.tasks() > 0 {
 		r.Put++ // the pending manifest

@@ -399,12 +399,12 @@ func (d *deployer) makePlan(dir string) (*plan, error) {
 // count puts the plan's numbers into the summary.
 func (d *deployer) count(p *plan) {
 	d.sum.Steps = p.steps
-	d.sum.Unchanged, d.sum.Deletes, d.sum.Deferred = p.unchanged, p.deletes, p.deferred
+	d.sum.Unchanged, d.sum.Deletes, d.sum.Deferred = p.unchanged, p.deletes(), p.deferred
 }
 
 func (d *deployer) checkDeletes(p *plan) error {
-	if d.opts.MaxDeletes >= 0 && p.deletes > d.opts.MaxDeletes {
-		return &TooManyDeletesError{Deletes: p.deletes, Max: d.opts.MaxDeletes}
+	if d.opts.MaxDeletes >= 0 && p.deletes() > d.opts.MaxDeletes {
+		return &TooManyDeletesError{Deletes: p.deletes(), Max: d.opts.MaxDeletes}
 	}
 	return nil
 }

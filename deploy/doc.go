@@ -56,11 +56,12 @@
 // reading the previous one, the hash cache, in step: files whose stat
 // changed are hashed one worker per core, a batch at a time, and written
 // in order. The plan then reads the file list and the manifest in step,
-// as a merge join: it counts, puts the writes of each step in a spill
-// file and the keys to delete in another, and streams the manifest after
+// as a merge join: it counts, puts the writes of each step and the keys
+// to delete in lists that move their full blocks into unnamed files
+// (internal/chunked's Strings, as a build's lists), and streams the manifest after
 // the deploy and the one with the keys it writes pending (their table of
 // headers, which comes first in the file, is small and written last). A
-// step streams its writes from its spill file, uploadJobs at a time, and
+// step streams its writes from its list, uploadJobs at a time, and
 // the manifests are sent from and cached as files. What stays in memory
 // is small: the writes of documents (a step's waves need all of its own;
 // they are a handful to a few hundred), the open segment documents and

@@ -1,13 +1,18 @@
 package deploy
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // task is one write of a deploy.
@@ -35,12 +40,13 @@ type task struct {
 type plan struct {
 	dir   string
 	steps [layout.NumSteps]StepSummary
-	// docs are the writes of documents (isDocument), by step; the
-	// others are in the step's spill file (spillName), and spilled
-	// counts them.
+	// docs are the writes of documents (isDocument), by step; writes
+	// the others, encoded (encodeTask), and deleted the keys deleted at
+	// the end: lists that move their full blocks into unnamed files of
+	// the plan's folder (spillFile).
 	docs      [layout.NumSteps][]*task
-	spilled   [layout.NumSteps]int
-	deletes   int // keys deleted at the end, in the deletes file
+	writes    [layout.NumSteps]chunked.Strings
+	deleted   chunked.Strings
 	deferred  int // keys gone from the output, deleted once their grace period is over
 	unchanged int // files the store holds as they are
 	// changed: the next manifest differs from the one read. Every write
@@ -68,8 +74,6 @@ type planner struct {
 	keepsHeaders bool
 	now          time.Time
 	grace        time.Duration
-	writes       [layout.NumSteps]*spillWriter
-	deletes      *spillWriter
 }
 
 // makePlan diffs the output's files against the manifest m (nil: the
@@ -80,12 +84,13 @@ type planner struct {
 // left alone. A key of m that the output no longer has is deleted, once
 // grace has passed since now (retired keys remember when they left).
 func makePlan(files *fileListReader, m *manifestReader, policy HeaderPolicy, keepsHeaders bool, now time.Time, grace time.Duration, dir string) (*plan, error) {
-	pl := &planner{p: &plan{dir: dir}, policy: policy, keepsHeaders: keepsHeaders, now: now, grace: grace}
-	err := pl.merge(files, m)
-	if cerr := pl.closeSpills(); err == nil {
-		err = cerr
+	p := &plan{dir: dir}
+	for step := range p.writes {
+		p.writes[step].Spill = p.spillFile
 	}
-	if err != nil {
+	p.deleted.Spill = p.spillFile
+	pl := &planner{p: p, policy: policy, keepsHeaders: keepsHeaders, now: now, grace: grace}
+	if err := pl.merge(files, m); err != nil {
 		pl.p.close()
 		return nil, err
 	}
@@ -140,10 +145,7 @@ func (pl *planner) create() error {
 	if pl.p.final, err = createManifest(filepath.Join(pl.p.dir, "final.body")); err != nil {
 		return err
 	}
-	if pl.p.pending, err = createManifest(filepath.Join(pl.p.dir, "pending.body")); err != nil {
-		return err
-	}
-	pl.deletes, err = createSpill(filepath.Join(pl.p.dir, "deletes"))
+	pl.p.pending, err = createManifest(filepath.Join(pl.p.dir, "pending.body"))
 	return err
 }
 
@@ -165,9 +167,7 @@ func (pl *planner) file(f *localFile, e *entry) error {
 		t.check = true
 		pl.p.checks++
 	}
-	if err := pl.write(t); err != nil {
-		return err
-	}
+	pl.write(t)
 	return pl.record(e, &entry{Object: obj}, &entry{Object: obj, status: pending})
 }
 
@@ -178,8 +178,7 @@ func (pl *planner) gone(e *entry) error {
 		since = e.since
 	}
 	if time.Duration(pl.now.Unix()-since)*time.Second >= pl.grace {
-		pl.p.deletes++
-		pl.deletes.putString(e.Key)
+		pl.p.deleted.Append(e.Key)
 		return pl.record(e, nil, e)
 	}
 	pl.p.deferred++
@@ -202,8 +201,8 @@ func (pl *planner) record(old, final, pending *entry) error {
 }
 
 // write adds t to the writes of its step: in memory for a document, in
-// the step's spill file for any other file.
-func (pl *planner) write(t *task) error {
+// the step's list for any other file.
+func (pl *planner) write(t *task) {
 	step := layout.PublishStep(t.obj.Key)
 	st := &pl.p.steps[step]
 	if t.reheader {
@@ -214,49 +213,27 @@ func (pl *planner) write(t *task) error {
 	}
 	if isDocument(t.obj.Key) {
 		pl.p.docs[step] = append(pl.p.docs[step], t)
-		return nil
+	} else {
+		pl.p.writes[step].Append(encodeTask(t))
 	}
-	w := pl.writes[step]
-	if w == nil {
-		var err error
-		if w, err = createSpill(pl.p.spillName(step)); err != nil {
-			return err
-		}
-		pl.writes[step] = w
-	}
-	pl.p.spilled[step]++
-	putTask(w, t)
-	return nil
 }
 
-// closeSpills closes the spill files the plan wrote.
-func (pl *planner) closeSpills() error {
-	var err error
-	for _, w := range append(pl.writes[:], pl.deletes) {
-		if w == nil {
-			continue
-		}
-		if cerr := w.close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
+// spillFile makes a file the plan's lists move their full blocks into:
+// an unnamed file of the plan's folder.
+func (p *plan) spillFile() (chunked.File, error) { return snapshot.UnnamedFile(p.dir) }
 
-// spillName is the file of the writes of step that are not documents.
-func (p *plan) spillName(step layout.Step) string {
-	return filepath.Join(p.dir, fmt.Sprintf("writes-%d", step))
-}
-
-// putTask writes t to a spill file.
-func putTask(w *spillWriter, t *task) {
-	w.putString(t.obj.Key)
-	w.putInt(t.obj.Size)
-	w.put(t.obj.SHA256[:])
-	w.putString(t.obj.Headers.ContentType)
-	w.putString(t.obj.Headers.CacheControl)
-	w.putInt(t.file.mtime)
-	w.putUint(t.file.ino)
+// encodeTask returns t as a string: its key first, so that the list of
+// a step's writes, in the order of their keys, compresses each against the
+// one before; then its headers, each after a NUL (no path or header holds
+// one); then its SHA-256 and its numbers.
+func encodeTask(t *task) string {
+	b := append([]byte(t.obj.Key), 0)
+	b = append(append(b, t.obj.Headers.ContentType...), 0)
+	b = append(append(b, t.obj.Headers.CacheControl...), 0)
+	b = append(b, t.obj.SHA256[:]...)
+	b = binary.AppendVarint(b, t.obj.Size)
+	b = binary.AppendVarint(b, t.file.mtime)
+	b = binary.AppendUvarint(b, t.file.ino)
 	var flags uint64
 	if t.reheader {
 		flags |= 1
@@ -267,21 +244,38 @@ func putTask(w *spillWriter, t *task) {
 	if t.check {
 		flags |= 4
 	}
-	w.putUint(flags)
+	return string(binary.AppendUvarint(b, flags))
 }
 
-// readTask reads a task putTask wrote.
-func readTask(r *spillReader) *task {
+// decodeTask returns the task encodeTask made s of.
+func decodeTask(s string) (*task, error) {
 	t := &task{}
-	t.obj.Key = r.string()
-	t.obj.Size = r.int()
-	r.bytes(t.obj.SHA256[:])
-	t.obj.Headers.ContentType = r.string()
-	t.obj.Headers.CacheControl = r.string()
-	t.file = localFile{rel: t.obj.Key, size: t.obj.Size, sum: t.obj.SHA256, mtime: r.int(), ino: r.uint()}
-	flags := r.uint()
+	var ok1, ok2, ok3 bool
+	t.obj.Key, s, ok1 = strings.Cut(s, "\x00")
+	t.obj.Headers.ContentType, s, ok2 = strings.Cut(s, "\x00")
+	t.obj.Headers.CacheControl, s, ok3 = strings.Cut(s, "\x00")
+	if !ok1 || !ok2 || !ok3 || len(s) < len(t.obj.SHA256) {
+		return nil, errors.New("a write of the plan is cut short")
+	}
+	s = s[copy(t.obj.SHA256[:], s):]
+	b := []byte(s)
+	var flags uint64
+	var n int
+	for _, v := range []*int64{&t.obj.Size, &t.file.mtime} {
+		if *v, n = binary.Varint(b); n <= 0 {
+			return nil, errors.New("a write of the plan is cut short")
+		}
+		b = b[n:]
+	}
+	for _, v := range []*uint64{&t.file.ino, &flags} {
+		if *v, n = binary.Uvarint(b); n <= 0 {
+			return nil, errors.New("a write of the plan is cut short")
+		}
+		b = b[n:]
+	}
+	t.file.rel, t.file.size, t.file.sum = t.obj.Key, t.obj.Size, t.obj.SHA256
 	t.reheader, t.ifAbsent, t.check = flags&1 != 0, flags&2 != 0, flags&4 != 0
-	return t
+	return t, nil
 }
 
 // tasks counts the writes of the plan.
@@ -294,48 +288,37 @@ func (p *plan) tasks() int {
 }
 
 // spilledWrites calls yield with the writes of step that are not
-// documents, read back from the spill file; it stops at the first error,
+// documents, read back from the plan's list; it stops at the first error,
 // which it returns through errp.
 func (p *plan) spilledWrites(step layout.Step, errp *error) iter.Seq[*task] {
 	return func(yield func(*task) bool) {
-		if p.spilled[step] == 0 {
-			return
-		}
-		r, err := openSpill(p.spillName(step))
-		if err != nil {
-			*errp = err
-			return
-		}
-		for r.more() {
-			t := readTask(r)
-			if r.err != nil {
-				continue
+		list := &p.writes[step]
+		for s := range list.All() {
+			t, err := decodeTask(s)
+			if err != nil {
+				*errp = err
+				return
 			}
 			if !yield(t) {
-				break
+				return
 			}
 		}
-		*errp = r.close()
+		*errp = list.Err()
 	}
 }
 
 // deletedKeys calls fn with the keys to delete, at most batch at a time.
 func (p *plan) deletedKeys(batch int, fn func([]string) error) error {
-	r, err := openSpill(filepath.Join(p.dir, "deletes"))
-	if err != nil {
-		return err
-	}
 	keys := make([]string, 0, batch)
-	for r.more() {
-		if keys = append(keys, r.string()); len(keys) == batch {
+	for key := range p.deleted.All() {
+		if keys = append(keys, key); len(keys) == batch {
 			if err := fn(keys); err != nil {
-				r.close()
 				return err
 			}
 			keys = keys[:0]
 		}
 	}
-	if err := r.close(); err != nil {
+	if err := p.deleted.Err(); err != nil {
 		return err
 	}
 	if len(keys) > 0 {
@@ -343,6 +326,9 @@ func (p *plan) deletedKeys(batch int, fn func([]string) error) error {
 	}
 	return nil
 }
+
+// deletes counts the keys the plan deletes.
+func (p *plan) deletes() int { return p.deleted.Len() }
 
 // manifestFile finishes the manifest w into the plan's folder as name,
 // once, and returns its path.
@@ -358,5 +344,9 @@ func (p *plan) close() {
 			w.abort()
 		}
 	}
+	for step := range p.writes {
+		p.writes[step].Close()
+	}
+	p.deleted.Close()
 	os.RemoveAll(p.dir)
 }

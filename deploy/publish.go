@@ -118,11 +118,11 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 			return fmt.Errorf("step %q: %w (later steps were not started; the next deploy completes this one)", step, err)
 		}
 	}
-	if p.deletes > 0 {
+	if p.deletes() > 0 {
 		if err := p.deletedKeys(deleteBatch, func(keys []string) error { return d.store.Delete(ctx, keys) }); err != nil {
 			return fmt.Errorf("deletes: %w (the next deploy completes them)", err)
 		}
-		d.opts.Notify(Event{Kind: EventDeleted, Count: p.deletes})
+		d.opts.Notify(Event{Kind: EventDeleted, Count: p.deletes()})
 	}
 	path, err := p.manifestFile(p.final, "final")
 	if err != nil {
@@ -183,9 +183,9 @@ func (d *deployer) holds(got, want *Object) bool {
 }
 
 // runStep writes the tasks of one step, and stops at the first failure:
-// first the files that are not documents, streamed from the plan's spill
-// file (none of them waits for anything, and documents may wait for
-// them), then the documents in waves (see waves).
+// first the files that are not documents, streamed from the plan's list
+// (none of them waits for anything, and documents may wait for them),
+// then the documents in waves (see waves).
 func (d *deployer) runStep(ctx context.Context, p *plan, step layout.Step) error {
 	st := p.steps[step]
 	if st.Uploads+st.Reheaders == 0 {
