@@ -24,6 +24,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/rsgen/rsgen/internal/freeport"
 )
 
 // The S3 tests run against versitygw, a real S3 server over a local
@@ -74,16 +75,25 @@ func startVersity(t *testing.T) *versity {
 		t.Skip("versitygw is not installed (GOBIN=$HOME/go/bin go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)")
 	}
 	const access, secret = "rsgen-test-access", "rsgen-test-secret-key"
-	apiPort, webPort := freePort(t), freePort(t)
-	cmd := exec.Command(bin, "--port", "127.0.0.1:"+apiPort, "--website", "127.0.0.1:"+webPort,
-		"--access", access, "--secret", secret, "--quiet", "--health", "/health", "posix", t.TempDir())
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	v := &versity{}
+	for attempt := 1; ; attempt++ {
+		apiPort, webPort := freeport.Get(t), freeport.Get(t)
+		v.endpoint = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+		v.website = fmt.Sprintf("http://localhost:%d/", webPort)
+		cmd := exec.Command(bin, "--port", fmt.Sprintf("127.0.0.1:%d", apiPort), "--website", fmt.Sprintf("127.0.0.1:%d", webPort),
+			"--access", access, "--secret", secret, "--quiet", "--health", "/health", "posix", t.TempDir())
+		err := startServer(t, cmd, v.endpoint+"/health")
+		if err == nil {
+			break
+		}
+		// Another process may have bound a port between freeport's
+		// check and versitygw's bind; new ports make that a retry
+		// rather than a failed run.
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("versitygw, attempt %d: %v; trying other ports", attempt, err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	v := &versity{endpoint: "http://127.0.0.1:" + apiPort, website: "http://localhost:" + webPort + "/"}
-	waitHealthy(t, v.endpoint+"/health")
 	for k, val := range map[string]string{"AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "us-east-1",
 		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_ENDPOINT_URL": "", "AWS_PROFILE": ""} {
@@ -98,29 +108,39 @@ func startVersity(t *testing.T) *versity {
 	return v
 }
 
-// freePort returns a TCP port free on 127.0.0.1 a moment ago.
-func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+// startServer starts cmd, a versitygw, and waits until health answers
+// 200, versitygw's readiness. It returns an error if the server exits or
+// is not ready within 20 s; it stops the server when the test ends.
+func startServer(t *testing.T, cmd *exec.Cmd, health string) error {
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
-}
-
-// waitHealthy waits until url answers 200: versitygw's readiness.
-func waitHealthy(t *testing.T, url string) {
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	// A short timeout per request: whatever else holds the port may
+	// accept connections and never answer.
+	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get(url)
+		resp, err := client.Get(health)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
 		}
+		select {
+		case <-exited:
+			return fmt.Errorf("versitygw exited before it was ready at %s: %s", health, stderr.String())
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("versitygw did not become ready at %s: %v", url, err)
+			cmd.Process.Kill()
+			<-exited // stderr is complete
+			return fmt.Errorf("versitygw did not become ready at %s: %v\n%s", health, err, stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond) // polling a health check: the server has no other readiness signal
 	}
@@ -359,4 +379,25 @@ func (p *proxy) setFail(fail func(*request) bool) {
 	p.mu.Lock()
 	p.fail = fail
 	p.mu.Unlock()
+}
+
+// TestVersityOnTakenPort checks what startVersity's retry relies on: a
+// versitygw whose port another process holds is reported as exited, not
+// waited for until the deadline or, worse, taken for ready.
+func TestVersityOnTakenPort(t *testing.T) {
+	bin := versityBinary()
+	if bin == "" {
+		t.Skip("versitygw is not installed")
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	cmd := exec.Command(bin, "--port", addr, "--access", "a", "--secret", "s", "--quiet", "--health", "/health", "posix", t.TempDir())
+	err = startServer(t, cmd, "http://"+addr+"/health")
+	if err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("versitygw on a taken port: %v, want it reported as exited", err)
+	}
 }

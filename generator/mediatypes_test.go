@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/internal/freeport"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/serve"
 )
@@ -161,12 +162,12 @@ func TestOneMediaTypeTable(t *testing.T) {
 	defer srv.Close()
 	servers := map[string]string{"rsgen serve": srv.URL + "/"}
 	if bin := nginxPathOrEmpty(t); bin != "" {
-		port := freePort(t)
+		port := freeport.Get(t)
 		startNginx(t, bin, s.Out, port)
 		servers["nginx"] = fmt.Sprintf("http://127.0.0.1:%d/", port)
 	}
 	if bin := apachePath(t); bin != "" {
-		port := freePort(t)
+		port := freeport.Get(t)
 		startApache(t, bin, s.Out, port)
 		servers["apache"] = fmt.Sprintf("http://127.0.0.1:%d/", port)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/internal/freeport"
 )
 
 // nginxPath returns the nginx binary, or skips the test when there is
@@ -39,17 +40,6 @@ func nginxPathOrEmpty(t *testing.T) string {
 		t.Fatal("nginx not found and RSGEN_REQUIRE_NGINX=1 (apt-get install nginx)")
 	}
 	return ""
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // startNginx serves the output folder out with nginx on 127.0.0.1:port,
@@ -126,7 +116,7 @@ func startServer(t *testing.T, port int, cmd *exec.Cmd) {
 // content types, the cache policy and the Link headers.
 func TestNginxServesWithTheSnippet(t *testing.T) {
 	bin := nginxPath(t)
-	port := freePort(t)
+	port := freeport.Get(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	s := hostingSite(t, base, func(c *config.Config) {
 		c.Publish.Targets = []config.Target{"nginx"}
