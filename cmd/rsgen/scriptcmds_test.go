@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rsgen/rsgen/internal/freeport"
 )
 
 // scriptCmds are the custom commands of the testscripts: handshakes with
@@ -21,6 +23,20 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"waitfile": cmdWaitfile,
 	"mkfiles":  cmdMkfiles,
 	"http":     cmdHTTP,
+	"freeport": cmdFreeport,
+}
+
+// cmdFreeport sets the variable NAME to a loopback port that is free and
+// outside the ephemeral range, for a script that starts servers on one
+// port in turn: a port that one server let go of, in the ephemeral
+// range, may be taken by any outgoing connection before the next binds it.
+func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport NAME")
+	}
+	port, err := freeport.Find()
+	ts.Check(err)
+	ts.Setenv(args[0], strconv.Itoa(port))
 }
 
 // waitfileTimeout bounds waitfile unless the script gives a timeout.

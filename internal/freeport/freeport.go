@@ -30,9 +30,19 @@ var (
 )
 
 // Get returns a port on 127.0.0.1 that is free now, below the kernel's
-// ephemeral range and not handed out before in this process.
+// ephemeral range and not handed out before in this process; it fails
+// the test when there is none.
 func Get(t testing.TB) int {
 	t.Helper()
+	port, err := Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// Find is Get for callers without a testing.TB (testscript commands).
+func Find() (int, error) {
 	top := ephemeralStart()
 	mu.Lock()
 	defer mu.Unlock()
@@ -45,10 +55,9 @@ func Get(t testing.TB) int {
 			continue // taken by another process
 		}
 		handedOut[port] = true
-		return port
+		return port, nil
 	}
-	t.Fatalf("freeport: no free port found in %d..%d", lowest, top-1)
-	return 0
+	return 0, fmt.Errorf("freeport: no free port found in %d..%d", lowest, top-1)
 }
 
 // bindable reports whether a listener can bind 127.0.0.1:port now.
