@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -326,18 +327,47 @@ func (d *deployer) scan(ctx context.Context, cachePath string) (*scanResult, err
 }
 
 // keepAsHashCache makes the scan's file list the hash cache at cachePath,
-// by a link: the list stays the deploy's to read, whatever deploy (to
-// another store) replaces the cache next.
+// by a hard link: the list stays the deploy's to read, whatever deploy (to
+// another store) replaces the cache next. Where the state folder's file
+// system has no hard links, the cache is a copy.
 func (d *deployer) keepAsHashCache(cachePath string) error {
 	tmp := filepath.Join(filepath.Dir(cachePath), layout.TempPrefix+"hashes-"+randomHex(8))
-	if err := os.Link(d.files, tmp); err != nil {
-		return err
+	if err := linkFile(d.files, tmp); err != nil {
+		if cerr := copyFile(d.files, tmp); cerr != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("%w; a copy failed too: %w", err, cerr)
+		}
 	}
 	if err := os.Rename(tmp, cachePath); err != nil {
 		os.Remove(tmp)
 		return err
 	}
 	return nil
+}
+
+// linkFile is os.Link; a test replaces it to stand for a file system
+// without hard links.
+var linkFile = os.Link
+
+// copyFile copies src to a new file dst, synced.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // outputPolicy makes rsgen's header policy (OutputPolicy) from the file

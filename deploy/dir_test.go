@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rsgen/rsgen/checker"
@@ -198,5 +199,33 @@ func TestDeployLeavesNoTemporaryFiles(t *testing.T) {
 		if strings.HasPrefix(e.Name(), layout.TempPrefix) {
 			t.Errorf("%s left in the state folder", e.Name())
 		}
+	}
+}
+
+// TestHashCacheWithoutHardLinks: where the state folder's file system has
+// no hard links, the hash cache is kept by a copy, without a warning, and
+// a deploy with nothing changed reads no file.
+func TestHashCacheWithoutHardLinks(t *testing.T) {
+	linkFile = func(oldname, newname string) error {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EPERM}
+	}
+	t.Cleanup(func() { linkFile = os.Link })
+	s := tinySite(t, "https://data.example.org/", 3)
+	store, err := OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	opts := s.options(store)
+	opts.Notify = func(e Event) {
+		if e.Kind == EventWarning {
+			t.Errorf("warning: %s", e.Msg)
+		}
+	}
+	if sum := run(t, opts); sum.Hashed != sum.Files {
+		t.Fatalf("first deploy read %d of %d files", sum.Hashed, sum.Files)
+	}
+	if sum := run(t, opts); sum.Hashed != 0 || sum.Unchanged != sum.Files {
+		t.Errorf("no-change deploy without hard links read %d of %d files; %d unchanged", sum.Hashed, sum.Files, sum.Unchanged)
 	}
 }
