@@ -271,12 +271,25 @@ func (f *fields) int() int64 {
 }
 
 func (f *fields) sum() [32]byte {
-	var sum [32]byte
 	s := f.next()
-	if n, err := hex.Decode(sum[:], []byte(s)); (err != nil || n != len(sum)) && f.err == nil {
+	sum, ok := parseSHA256(s)
+	if !ok && f.err == nil {
 		f.err = fmt.Errorf("bad digest %q", s)
 	}
 	return sum
+}
+
+// parseSHA256 reads a SHA-256 in hex. It checks the length first:
+// hex.Decode panics on a longer string, which a store's metadata or a
+// damaged file can hold.
+func parseSHA256(s string) (sum [32]byte, ok bool) {
+	if len(s) != hex.EncodedLen(len(sum)) {
+		return sum, false
+	}
+	if _, err := hex.Decode(sum[:], []byte(s)); err != nil {
+		return [32]byte{}, false
+	}
+	return sum, true
 }
 
 // path returns the rest of the line, unquoted: a clean output path.

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -228,7 +227,9 @@ func (s *S3Store) Stat(ctx context.Context, key string) (*Object, error) {
 	}
 	obj := &Object{Key: key, Size: aws.ToInt64(out.ContentLength),
 		Headers: Headers{ContentType: aws.ToString(out.ContentType), CacheControl: aws.ToString(out.CacheControl)}}
-	hex.Decode(obj.SHA256[:], []byte(out.Metadata[shaMetadata])) // unknown (zero) unless rsgen wrote it
+	if sum, ok := parseSHA256(out.Metadata[shaMetadata]); ok {
+		obj.SHA256 = sum // unknown (zero) unless rsgen wrote it
+	}
 	return obj, nil
 }
 

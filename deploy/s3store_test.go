@@ -5,12 +5,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
 )
@@ -144,4 +147,24 @@ func TestS3PrefixAndReheader(t *testing.T) {
 		t.Errorf("re-headed resource: %d, Cache-Control %q, Content-Type %q", resp.StatusCode, cc, resp.Header.Get("Content-Type"))
 	}
 	checkDestination(t, s.cfg.BaseURL+layout.SourceDescription)
+}
+
+// TestS3StatOddDigest: an object whose rsgen-sha256 metadata another tool
+// set to something else than a SHA-256 (too long, too short, not hex) is
+// one of unknown digest, not a crash or a digest made of its first bytes.
+func TestS3StatOddDigest(t *testing.T) {
+	v := startVersity(t)
+	store := v.store(t, v.endpoint, "")
+	for i, odd := range []string{strings.Repeat("ab", 33), "abcd", strings.Repeat("zz", 32)} {
+		key := fmt.Sprintf("odd-%d.txt", i)
+		_, err := v.client.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(websiteBucket), Key: &key,
+			Body: strings.NewReader("x"), Metadata: map[string]string{shaMetadata: odd}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := store.Stat(context.Background(), key)
+		if err != nil || got.SHA256 != ([32]byte{}) {
+			t.Errorf("metadata %q: %+v, %v; want the digest unknown", odd, got, err)
+		}
+	}
 }
