@@ -191,6 +191,11 @@ type headInjector struct {
 	held     []byte
 	done     bool // decided: pass through
 	inserted bool // the tags went in
+	// tried is how many bytes were held when headStart last could not
+	// decide. It reads from the first byte each time, so it runs again
+	// only once the bytes held have doubled: writes of a few bytes each
+	// would otherwise cost time quadratic in their number.
+	tried int
 }
 
 func (h *headInjector) Write(p []byte) (int, error) {
@@ -198,9 +203,14 @@ func (h *headInjector) Write(p []byte) (int, error) {
 		return h.dst.Write(p)
 	}
 	h.held = append(h.held, p...)
-	if err := h.decide(len(h.held) >= headSearchLimit); err != nil {
+	final := len(h.held) >= headSearchLimit
+	if !final && len(h.held) < 2*h.tried {
+		return len(p), nil
+	}
+	if err := h.decide(final); err != nil {
 		return 0, err
 	}
+	h.tried = len(h.held)
 	return len(p), nil
 }
 
