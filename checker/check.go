@@ -43,13 +43,20 @@ type Options struct {
 	Fetcher Fetcher
 	// Limits bound the reading of each document.
 	Limits Limits
-	// MaxPackageBytes bounds the size of one dump package (default 4 GiB).
+	// MaxPackageBytes bounds the size of one dump package fetched over
+	// HTTP, which is copied to a temporary file (default 4 GiB). A package
+	// in a checked folder is read where it is, whatever its size.
 	MaxPackageBytes int64
 	// MaxUnzipBytes bounds the bytes the packages of the check decompress
 	// to in all (default 16 GiB).
 	MaxUnzipBytes int64
 	// MaxUnzipRatio bounds what one package may decompress to: this many
-	// times its size, or 16 MiB if that is more (default 100).
+	// times its size, or 16 MiB if that is more. The default, 1032, is
+	// the most deflate can compress (zlib's technical details): the files
+	// of a real package never decompress to more, while a package that
+	// declares more cannot hold what it declares. (It was 100, which
+	// refused rsgen's own packages of very compressible files: a 5 GiB
+	// file of zeros packs into 5 MB.)
 	MaxUnzipRatio int64
 }
 
@@ -76,7 +83,7 @@ func (o Options) withDefaults() Options {
 		o.MaxUnzipBytes = 16 << 30
 	}
 	if o.MaxUnzipRatio <= 0 {
-		o.MaxUnzipRatio = 100
+		o.MaxUnzipRatio = deflateMaxRatio
 	}
 	o.Limits = o.Limits.withDefaults()
 	return o

@@ -71,7 +71,10 @@
 // before anything in it is decompressed: overlapping entries (a zip bomb)
 // make it invalid, and what its entries declare they decompress to (a
 // bound archive/zip enforces) must stay within Options.MaxUnzipRatio times
-// its size and, for all packages, Options.MaxUnzipBytes. A limit reached
+// its size (by default the most deflate compresses, so that only a
+// package that cannot hold what it declares is refused) and, for all
+// packages, Options.MaxUnzipBytes. A package fetched over HTTP is copied
+// to a temporary file of at most Options.MaxPackageBytes. A limit reached
 // is an error: the check is incomplete.
 //
 // # Caveats

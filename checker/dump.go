@@ -116,16 +116,19 @@ func (w *packageChecker) loadPackage(ctx context.Context, u string, md *MD, from
 		defer tmp.Close()
 		p.path, p.temp, dst = tmp.Name(), true, tmp
 	}
-	tee := io.TeeReader(io.LimitReader(res.Body, w.opts.MaxPackageBytes+1), dst)
-	n, sums, err := digestsOf(tee, ds)
+	var body io.Reader = res.Body
+	if p.temp { // a copy takes disk: bounded
+		body = io.LimitReader(res.Body, w.opts.MaxPackageBytes+1)
+	}
+	n, sums, err := digestsOf(io.TeeReader(body, dst), ds)
 	if err != nil {
 		p.close()
 		w.fetchFailed(u, from, fmt.Errorf("read package %s: %w", u, err))
 		return nil
 	}
-	if n > w.opts.MaxPackageBytes {
+	if p.temp && n > w.opts.MaxPackageBytes {
 		p.close()
-		w.report(from, "http-limit", "package %s is larger than %d bytes; not checked", u, w.opts.MaxPackageBytes)
+		w.report(from, "http-limit", "package %s is larger than %d bytes (--max-package); not checked", u, w.opts.MaxPackageBytes)
 		return nil
 	}
 	p.size, p.sums = n, sums

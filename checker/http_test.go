@@ -208,3 +208,16 @@ func mustRead(t *testing.T, name string) string {
 	}
 	return string(ar.Files[i].Data)
 }
+
+// TestPackageSizeLimit: a package fetched over HTTP is copied to a
+// temporary file of at most MaxPackageBytes; one in a checked folder is
+// read where it is, whatever its size. The valid site's packages hold
+// about 1,000 bytes.
+func TestPackageSizeLimit(t *testing.T) {
+	srv := serveSite(t, nil, nil)
+	rep := checkURL(t, srv.URL+"/", Options{MaxPackageBytes: 500})
+	if f := firstFinding(t, rep, "http-limit"); !strings.Contains(f.Message, "larger than 500 bytes (--max-package)") {
+		t.Errorf("got %s", f)
+	}
+	wantRules(t, checkDir(t, buildSite(t, "testdata/sites/valid.txtar"), Options{MaxPackageBytes: 500}))
+}

@@ -121,7 +121,7 @@ var ruleTable = []Rule{
 	{"contents-mismatch", Error, "§11.1", "a contents link's manifest copy equals the packaged manifest"},
 	{"package-length", Error, "§7", "a package has the dump's length"},
 	{"package-hash", Error, "§7", "a package has the dump's hash"},
-	{"zip-limit", Error, "", "a package decompresses within the check's limits: at most 100 times its size (or 16 MiB), and --max-unzip for all packages"},
+	{"zip-limit", Error, "", "a package decompresses within the check's limits: at most 1032 times its size, the most deflate compresses (or 16 MiB), and --max-unzip for all packages"},
 
 	// Resources (--verify-content).
 	{"content-missing", Error, "§7", "a listed resource can be read"},
@@ -135,7 +135,7 @@ var ruleTable = []Rule{
 	{"http-timeout", Error, "", "every request finishes within --timeout"},
 	{"http-content-type", Warning, "", "documents are served as XML"},
 	{"http-redirect", Warning, "", "documents are served at their own URL, without redirects"},
-	{"http-limit", Error, "", "the check stays within --max-requests requests and --max-bytes bytes over HTTP"},
+	{"http-limit", Error, "", "the check stays within --max-requests requests and --max-bytes bytes over HTTP, and copies no package larger than --max-package"},
 	{"max-time", Error, "", "the check finishes within --max-time"},
 	{"external-skipped", Warning, "", "documents on other hosts are checked only with --follow-external"},
 	{"redirect-external", Warning, "", "redirects to other hosts are followed only with --follow-external"},

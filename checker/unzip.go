@@ -7,6 +7,10 @@ import (
 	"sort"
 )
 
+// deflateMaxRatio is the most deflate compresses: 1032 to 1 (a stored
+// entry is 1 to 1).
+const deflateMaxRatio = 1032
+
 // unzipFloor is what any package may decompress to whatever its ratio:
 // small packages of very compressible files are common and harmless.
 const unzipFloor = 16 << 20

@@ -3,12 +3,14 @@ package checker
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,24 +101,48 @@ func TestZipOverlap(t *testing.T) {
 	}
 }
 
-// TestZipRatio checks that a package that would decompress to more than
-// 100 times its size is refused.
+// TestZipRatio checks that a package is refused when it declares more
+// than deflate can compress its files to (1032 to 1), and only then: a
+// package of zeros, which deflate packs about 1028 to 1, is read.
 func TestZipRatio(t *testing.T) {
 	dir := buildSite(t, "testdata/sites/valid.txtar")
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	w, err := zw.CreateHeader(&zip.FileHeader{Name: "res/zeros.bin", Method: zip.Deflate})
+	if err == nil {
+		_, err = w.Write(make([]byte, 2*unzipFloor))
+	}
+	if err == nil {
+		err = zw.Close()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Write(make([]byte, unzipFloor+1)); err != nil {
-		t.Fatal(err)
+	replacePackage(t, dir, buf.Bytes())
+	if rules := ruleSet(checkDir(t, dir, Options{}).Findings); slices.Contains(rules, "zip-limit") {
+		t.Errorf("a package of zeros (%d bytes) is refused: %v", buf.Len(), rules)
 	}
-	if err := zw.Close(); err != nil {
+
+	// The same bytes, declared to decompress to 2 GiB.
+	var compressed bytes.Buffer
+	fw, _ := flate.NewWriter(&compressed, flate.BestCompression)
+	fw.Write(make([]byte, 4096))
+	fw.Close()
+	buf.Reset()
+	zw = zip.NewWriter(&buf)
+	w, err = zw.CreateRaw(&zip.FileHeader{Name: "res/zeros.bin", Method: zip.Deflate,
+		CompressedSize64: uint64(compressed.Len()), UncompressedSize64: 2 << 30})
+	if err == nil {
+		_, err = w.Write(compressed.Bytes())
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	replacePackage(t, dir, buf.Bytes())
-	if msg := firstFinding(t, checkDir(t, dir, Options{}), "zip-limit").Message; !strings.Contains(msg, "more than 100 times its") {
+	if msg := firstFinding(t, checkDir(t, dir, Options{}), "zip-limit").Message; !strings.Contains(msg, "more than 1032 times its") {
 		t.Errorf("message %q", msg)
 	}
 }

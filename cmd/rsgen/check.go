@@ -43,15 +43,15 @@ examples:
 
 // checkFlags are the flags of rsgen check.
 type checkFlags struct {
-	fs                 *flag.FlagSet
-	format             string
-	strict             bool
-	opts               checker.Options
-	maxBytes, maxUnzip config.ByteSize
+	fs                             *flag.FlagSet
+	format                         string
+	strict                         bool
+	opts                           checker.Options
+	maxBytes, maxUnzip, maxPackage config.ByteSize
 }
 
 func newCheckFlags() *checkFlags {
-	f := &checkFlags{fs: flag.NewFlagSet("check", flag.ContinueOnError), maxBytes: 16 << 30, maxUnzip: 16 << 30}
+	f := &checkFlags{fs: flag.NewFlagSet("check", flag.ContinueOnError), maxBytes: 16 << 30, maxUnzip: 16 << 30, maxPackage: 4 << 30}
 	fs := f.fs
 	fs.BoolVar(&f.opts.VerifyContent, "verify-content", false, "also read every listed resource and compare its length and hash")
 	fs.StringVar(&f.format, "format", "text", "the output `FORMAT`: text or json")
@@ -60,7 +60,8 @@ func newCheckFlags() *checkFlags {
 	fs.BoolVar(&f.opts.FollowExternal, "follow-external", false, "also fetch documents and resources on other hosts, and follow\nredirects to them")
 	fs.IntVar(&f.opts.MaxRequests, "max-requests", 10000, "stop after `N` HTTP requests")
 	fs.TextVar(&f.maxBytes, "max-bytes", f.maxBytes, "stop after reading `SIZE` over HTTP in all")
-	fs.TextVar(&f.maxUnzip, "max-unzip", f.maxUnzip, "decompress at most `SIZE` from dump packages in all; one package\nmay decompress to at most 100 times its size (16MiB for small ones)")
+	fs.TextVar(&f.maxUnzip, "max-unzip", f.maxUnzip, "decompress at most `SIZE` from dump packages in all; one package\nmay decompress to at most 1032 times its size, the most deflate\ncompresses (16MiB for small ones)")
+	fs.TextVar(&f.maxPackage, "max-package", f.maxPackage, "copy no dump package larger than `SIZE` from over HTTP (packages\nin a folder are read where they are)")
 	fs.DurationVar(&f.opts.Timeout, "timeout", 30*time.Second, "time limit of each HTTP request, body included (a `DURATION`)")
 	fs.DurationVar(&f.opts.MaxTime, "max-time", 10*time.Minute, "time limit of the whole check (a `DURATION`)")
 	return f
@@ -106,7 +107,7 @@ func (f *checkFlags) validate() error {
 	case f.opts.MaxTime <= 0:
 		return fmt.Errorf("--max-time %s: want a positive duration", f.opts.MaxTime)
 	}
-	f.opts.MaxBytes, f.opts.MaxUnzipBytes = int64(f.maxBytes), int64(f.maxUnzip)
+	f.opts.MaxBytes, f.opts.MaxUnzipBytes, f.opts.MaxPackageBytes = int64(f.maxBytes), int64(f.maxUnzip), int64(f.maxPackage)
 	return nil
 }
 
