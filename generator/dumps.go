@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
@@ -49,8 +50,30 @@ func (b *dumper) zipOptions(workers int) *zippkg.Options {
 	return o
 }
 
-// manifestPath returns the path of a source file inside a dump package.
-func manifestPath(p string) string { return "/" + p }
+// manifestPath returns the path a source file would like inside a dump
+// package: its own, with the bytes of what a package cannot hold
+// percent-encoded, as in its URI: bytes that are not UTF-8 (a ZIP name
+// is UTF-8, with the flag that says so), a backslash (a separator to some
+// unzip tools), control characters (the schema's pathType refuses a line
+// break, and XML cannot write most of them) and the other characters XML
+// cannot write. A source file named so failed the whole build before. The path may equal another file's ("caf%E9.txt"
+// and "caf\xe9.txt"): zippkg.Paths makes it distinct.
+func manifestPath(p string) string {
+	b := make([]byte, 1, len(p)+1)
+	b[0] = '/'
+	for i := 0; i < len(p); {
+		r, n := utf8.DecodeRuneInString(p[i:])
+		if (r == utf8.RuneError && n == 1) || r == '\\' || r < 0x20 || r == 0x7f || !rs.IsXMLChar(r) {
+			for _, c := range []byte(p[i : i+n]) {
+				b = fmt.Appendf(b, "%%%02X", c)
+			}
+		} else {
+			b = append(b, p[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
+}
 
 // writeResourceDump writes the set's Resource Dump (§11): its resources in
 // ZIP packages that cover stable ranges of paths, and the document listing
@@ -148,9 +171,10 @@ func (b *dumper) makePackages(ctx context.Context, s *set, members *memberList, 
 func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *memberList, r zippkg.Range, workers int) (madePackage, error) {
 	m := &zippkg.Manifest{Kind: zippkg.ResourceDump, Up: b.docURL(layout.CapabilityList(s.Name)), At: b.sum.Now}
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
+	var paths zippkg.Paths
 	for k := r.Start; k < r.End; k++ {
 		r := b.next.Files.At(members.At(k))
-		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: manifestPath(r.Path),
+		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: paths.Assign(manifestPath(r.Path)),
 			Length: r.Size, Hash: r.Digests.Hash(b.algs)}
 		if schemaSafeType(r.Type()) {
 			e.Type = r.Type()
@@ -171,9 +195,10 @@ func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *membe
 	}
 	// The stats are gathered only for a package made anew: most of a
 	// rebuild's packages are kept.
-	scanned := make(scannedStats, r.End-r.Start)
+	scanned := make(bitstreams, r.End-r.Start)
 	for k := r.Start; k < r.End; k++ {
-		scanned[m.Entries[k-r.Start].Path] = b.next.Files.At(members.At(k)).Stat()
+		rec := b.next.Files.At(members.At(k))
+		scanned[m.Entries[k-r.Start].Path] = bitstream{src: rec.Path, stat: rec.Stat()}
 	}
 	var err error
 	made.tmp, err = b.packPackage(ctx, &made.pkg, made.m, scanned, workers)
@@ -215,7 +240,7 @@ func (b *dumper) packageID(m *zippkg.Manifest) string {
 
 // writePackage writes the package of manifest m at pkg.Path, staged (see
 // stage), and publishes it with its manifest's copy.
-func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest, scanned scannedStats) error {
+func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest, scanned bitstreams) error {
 	tmp, err := b.packPackage(ctx, pkg, m, scanned, 0)
 	if err != nil {
 		return err
@@ -228,7 +253,7 @@ func (b *dumper) writePackage(ctx context.Context, pkg *snapshot.Package, m *zip
 // against the manifest (see openBitstream), fills in pkg's length and
 // digest, and returns the file. It is safe for concurrent use; workers
 // goroutines (0: one per core) compress ahead (see zippkg.Options).
-func (b *dumper) packPackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest, scanned scannedStats, workers int) (string, error) {
+func (b *dumper) packPackage(ctx context.Context, pkg *snapshot.Package, m *zippkg.Manifest, scanned bitstreams, workers int) (string, error) {
 	dst := b.sink.Path(pkg.Path)
 	sum := sha256.New()
 	size := &countingWriter{}
@@ -239,7 +264,7 @@ func (b *dumper) packPackage(ctx context.Context, pkg *snapshot.Package, m *zipp
 	var changed *zippkg.ChangedError
 	if errors.As(err, &changed) {
 		return "", fmt.Errorf("dump package %s: %s changed since it was scanned (%v); build again", dst,
-			filepath.Join(b.cfg.Source, filepath.FromSlash(changed.Path[1:])), err)
+			filepath.Join(b.cfg.Source, filepath.FromSlash(scanned[changed.Path].src)), err)
 	}
 	if err != nil {
 		return "", fmt.Errorf("dump package %s: %w", dst, err)
@@ -269,18 +294,19 @@ func (b *dumper) publishPackage(made *madePackage) error {
 // was read fails the package. Every other file is hashed again and checked
 // against the manifest. Without this, a dump made every byte hashed three
 // times: by the scan, by packaging's check, and into the package's digest.
-func (b *dumper) openBitstream(e *zippkg.Entry, scanned scannedStats) (io.ReadCloser, error) {
-	if b.linker.rewrites(e.Path[1:]) {
-		return os.Open(b.sink.Current(b.sink.Path(e.Path[1:])))
+func (b *dumper) openBitstream(e *zippkg.Entry, scanned bitstreams) (io.ReadCloser, error) {
+	bs, ok := scanned[e.Path]
+	if !ok {
+		return nil, fmt.Errorf("no source file for %s in the package", e.Path)
 	}
-	f, err := b.src.Open(e.Path[1:])
+	if b.linker.rewrites(bs.src) {
+		return os.Open(b.sink.Current(b.sink.Path(bs.src)))
+	}
+	f, err := b.src.Open(bs.src)
 	if err != nil {
 		return nil, err
 	}
-	want, ok := scanned[e.Path]
-	if !ok {
-		return f, nil
-	}
+	want := bs.stat
 	if _, same, err := isScanned(f, want, b.next.ScanStart); err != nil || !same {
 		if err != nil {
 			f.Close()
@@ -304,9 +330,14 @@ func isScanned(f fs.File, want snapshot.Stat, scanStart int64) (snapshot.Stat, b
 	return got, want.Describes(got, scanStart), nil
 }
 
-// scannedStats holds, by manifest path, the stat of each bitstream's
-// source file when the scan took its digests (see openBitstream).
-type scannedStats map[string]snapshot.Stat
+// bitstreams holds, by manifest path, each bitstream's source file and
+// its stat when the scan took its digests (see openBitstream).
+type bitstreams map[string]bitstream
+
+type bitstream struct {
+	src  string // the path in the source
+	stat snapshot.Stat
+}
 
 // nanoTime formats a modification time in nanoseconds since the epoch.
 func nanoTime(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }
@@ -412,7 +443,7 @@ func (b *dumper) writeChangePackage(ctx context.Context, s *set, events []*snaps
 	m := &zippkg.Manifest{Kind: zippkg.ChangeDump, Up: b.docURL(layout.CapabilityList(s.Name)),
 		From: unixTime(from), Until: b.sum.Now}
 	var paths zippkg.Paths
-	scanned := make(scannedStats, len(events))
+	scanned := make(bitstreams, len(events))
 	for _, ev := range events {
 		t := unixTime(ev.Time)
 		e := zippkg.Entry{Loc: b.resURL(ev.Record.Path), Lastmod: b.lister.eventLastmod(ev), Change: ev.Change.String()}
@@ -422,7 +453,7 @@ func (b *dumper) writeChangePackage(ctx context.Context, s *set, events []*snaps
 		if ev.Change != snapshot.Deleted {
 			e.Path = paths.Assign(manifestPath(ev.Record.Path))
 			e.Length, e.Hash = ev.Record.Size, ev.Record.Digests.Hash(b.algs)
-			scanned[e.Path] = ev.Record.Stat()
+			scanned[e.Path] = bitstream{src: ev.Record.Path, stat: ev.Record.Stat()}
 			if schemaSafeType(ev.Record.Type()) {
 				e.Type = ev.Record.Type()
 			}

@@ -14,6 +14,7 @@ package generator_test
 import (
 	"archive/zip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -36,9 +37,12 @@ import (
 func stress() bool { return os.Getenv("RSGEN_STRESS") == "1" }
 
 // nastyParts are the pieces names are made of: separators that sort
-// around "/", case, NFC and NFD forms of the same letter, and names that
-// are prefixes of others.
-var nastyParts = []string{"a", "A", "b", "-", ".", " ", "_", "~", "é", "e\u0301", "ab", "a-", "a.", "a b", "x"}
+// around "/", case, NFC and NFD forms of the same letter, names that are
+// prefixes of others, and what a name may hold that a ZIP name or XML
+// may not: a byte that is not UTF-8 (Latin-1's é), a backslash, a line
+// break, a control character, and "%" to meet their percent-encoding.
+var nastyParts = []string{"a", "A", "b", "-", ".", " ", "_", "~", "é", "e\u0301", "ab", "a-", "a.", "a b", "x",
+	"\xe9", "\\", "\n", "\x01", "%E9"}
 
 func nastyName(r *rand.Rand) string {
 	var sb strings.Builder
@@ -77,7 +81,7 @@ func TestPropertyRandomHistories(t *testing.T) {
 func runHistory(t *testing.T, seed uint64, builds, files int) {
 	var out string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.FileServer(http.Dir(out)).ServeHTTP(w, r)
+		serveFile(w, r, out)
 	}))
 	defer srv.Close()
 	h := &history{t: t, r: rand.New(rand.NewPCG(seed, 7)), now: t0}
@@ -113,6 +117,24 @@ func runHistory(t *testing.T, seed uint64, builds, files int) {
 		h.s.build(h.now)
 		h.checkBuild(lists, first, stress() || i == builds-1)
 	}
+}
+
+// serveFile answers r with the file of the folder out at its path, as a
+// plain web server does. (http.FileServer refuses names that are not
+// UTF-8, which a source may hold and a web server serves.)
+func serveFile(w http.ResponseWriter, r *http.Request, out string) {
+	f, err := os.Open(filepath.Join(out, filepath.FromSlash(path.Clean("/"+r.URL.Path))))
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		http.NotFound(w, r)
+		return
+	}
+	http.ServeContent(w, r, info.Name(), info.ModTime(), f)
 }
 
 // change makes one random change to the source.
@@ -180,7 +202,8 @@ func isDir(p string) bool {
 func (h *history) contentFor(ext string) string {
 	switch ext {
 	case ".json":
-		return fmt.Sprintf(`{"n": %d, "s": %q}`, h.r.IntN(1000), nastyName(h.r))
+		s, _ := json.Marshal(nastyName(h.r)) // valid JSON whatever the name holds
+		return fmt.Sprintf(`{"n": %d, "s": %s}`, h.r.IntN(1000), s)
 	case ".html":
 		return fmt.Sprintf("<!doctype html><html><head><title>%d</title></head><body>%s</body></html>", h.r.IntN(100), nastyName(h.r))
 	case ".bin":

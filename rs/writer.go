@@ -390,7 +390,7 @@ func appendEscaped[S ~string | ~[]byte](b []byte, s S) ([]byte, error) {
 		if r == utf8.RuneError && size == 1 {
 			return b, fmt.Errorf("%w: invalid UTF-8 in %q", ErrInvalidXMLChar, s)
 		}
-		if !isXMLChar(r) {
+		if !IsXMLChar(r) {
 			return b, fmt.Errorf("%w: %U", ErrInvalidXMLChar, r)
 		}
 		i += size
@@ -419,8 +419,8 @@ func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
 	return utf8.DecodeRuneInString(string(s))
 }
 
-// isXMLChar reports whether r is in the XML 1.0 Char production.
-func isXMLChar(r rune) bool {
+// IsXMLChar reports whether r is in the XML 1.0 Char production.
+func IsXMLChar(r rune) bool {
 	return r == 0x9 || r == 0xA || r == 0xD ||
 		r >= 0x20 && r <= 0xD7FF ||
 		r >= 0xE000 && r <= 0xFFFD ||
