@@ -83,9 +83,9 @@ func (d *DirStore) Close() error {
 	return d.root.Close()
 }
 
-func (d *DirStore) String() string          { return "file://" + d.dir }
-func (d *DirStore) KeepsHeaders() bool      { return false }
-func (d *DirStore) Publishes(_ string) bool { return true }
+func (d *DirStore) String() string                   { return "file://" + d.dir }
+func (d *DirStore) KeepsHeaders() bool               { return false }
+func (d *DirStore) Publishes(_ string) (bool, error) { return true, nil }
 
 // Requests counts file writes as PUTs, reads as GETs and removals as
 // DELETEs.

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -126,8 +127,23 @@ var hostingFiles = func() map[string]bool {
 	return m
 }()
 
-// Publishes leaves out the hosting files.
-func (s *S3Store) Publishes(rel string) bool { return !hostingFiles[rel] }
+// Publishes leaves out the hosting files, and refuses a file S3 cannot
+// hold: an S3 key is UTF-8, of at most 1,024 bytes. (A web root holds
+// any name a file system does; versitygw, over a folder, does too.)
+func (s *S3Store) Publishes(rel string) (bool, error) {
+	switch {
+	case hostingFiles[rel]:
+		return false, nil
+	case !utf8.ValidString(rel):
+		return false, fmt.Errorf("%s: %q cannot be an S3 key: its name is not UTF-8 (rename its source file)", s.name, rel)
+	case len(s.prefix)+len(rel) > maxKeyBytes:
+		return false, fmt.Errorf("%s: %q cannot be an S3 key: with the prefix it is longer than %d bytes", s.name, rel, maxKeyBytes)
+	}
+	return true, nil
+}
+
+// maxKeyBytes is the longest S3 key.
+const maxKeyBytes = 1024
 
 func (s *S3Store) key(k string) *string { return aws.String(s.prefix + k) }
 

@@ -168,3 +168,29 @@ func TestS3StatOddDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestS3RefusesKeysItCannotHold: an output file S3 cannot hold, a name
+// that is not UTF-8 (versitygw, over a folder, would take it; S3 does
+// not) or a key past 1,024 bytes, fails the deploy before it writes
+// anything, naming the file.
+func TestS3RefusesKeysItCannotHold(t *testing.T) {
+	v := startVersity(t)
+	s := tinySite(t, v.website, 2)
+	s.write(t, "docs/caf\xe9.txt", "latin-1 name")
+	s.build(t)
+	_, err := Run(context.Background(), s.options(v.store(t, v.endpoint, "")))
+	if err == nil || !strings.Contains(err.Error(), `"docs/caf\xe9.txt" cannot be an S3 key: its name is not UTF-8`) {
+		t.Fatalf("deploy of a name that is not UTF-8: %v", err)
+	}
+	if keys := v.keys(t, ""); len(keys) != 0 {
+		t.Errorf("the failed deploy wrote %v", keys)
+	}
+
+	long := &S3Store{prefix: "site/"}
+	if ok, err := long.Publishes(strings.Repeat("a", 1019)); !ok || err != nil {
+		t.Errorf("a key of 1,024 bytes with the prefix: %v, %v", ok, err)
+	}
+	if _, err := long.Publishes(strings.Repeat("a", 1020)); err == nil || !strings.Contains(err.Error(), "longer than 1024 bytes") {
+		t.Errorf("a key of 1,025 bytes with the prefix: %v", err)
+	}
+}

@@ -56,7 +56,7 @@ type scanned struct {
 // else by reading the file. The build's temporary files are left out;
 // other files that are not regular (symbolic links, pipes) are left out
 // with a warning, and nothing is followed out of the folder.
-func scanOutput(ctx context.Context, root *os.Root, publishes func(string) bool, cache *hashCache, notify func(Event), list *fileListWriter) (*scanResult, error) {
+func scanOutput(ctx context.Context, root *os.Root, publishes func(string) (bool, error), cache *hashCache, notify func(Event), list *fileListWriter) (*scanResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan scanned, 1)
@@ -103,7 +103,7 @@ func (res *scanResult) add(ctx context.Context, root *os.Root, b scanned, list *
 
 // listOutput walks the output and sends its files to batches, with their
 // SHA-256 when the cache has it.
-func listOutput(ctx context.Context, root *os.Root, publishes func(string) bool, cache *hashCache, notify func(Event), batches chan<- scanned) error {
+func listOutput(ctx context.Context, root *os.Root, publishes func(string) (bool, error), cache *hashCache, notify func(Event), batches chan<- scanned) error {
 	var b scanned
 	send := func() error {
 		select {
@@ -118,8 +118,8 @@ func listOutput(ctx context.Context, root *os.Root, publishes func(string) bool,
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !publishes(rel) {
-			return nil
+		if ok, err := publishes(rel); err != nil || !ok {
+			return err
 		}
 		if !d.Type().IsRegular() {
 			notify(Event{Kind: EventWarning, Path: rel, Msg: "not a regular file: not deployed"})

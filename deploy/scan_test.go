@@ -32,7 +32,7 @@ func readBack(t *testing.T, w *fileListWriter, f *os.File) *fileListReader {
 // scanFiles scans root through the hash cache at cachePath, and returns
 // what the scan counted and the files it listed; unless cachePath is "",
 // the list then replaces the cache, as a deploy's does.
-func scanFiles(t *testing.T, root *os.Root, publishes func(string) bool, cachePath string, notify func(Event)) (*scanResult, []*localFile, error) {
+func scanFiles(t *testing.T, root *os.Root, publishes func(string) (bool, error), cachePath string, notify func(Event)) (*scanResult, []*localFile, error) {
 	t.Helper()
 	cache := loadHashCache(cachePath)
 	defer cache.close()
@@ -83,7 +83,7 @@ func TestScanTrustsUnchangedStat(t *testing.T) {
 	cachePath := filepath.Join(t.TempDir(), "hashes")
 	scan := func() *scanResult {
 		t.Helper()
-		res, _, err := scanFiles(t, root, func(string) bool { return true }, cachePath, func(Event) {})
+		res, _, err := scanFiles(t, root, (&DirStore{}).Publishes, cachePath, func(Event) {})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,7 +41,9 @@ type Store interface {
 	KeepsHeaders() bool
 	// Publishes reports whether the output file at rel belongs on this
 	// kind of store: a bucket has no use for a web server's configuration.
-	Publishes(rel string) bool
+	// It fails when the file belongs there but the store cannot hold it
+	// at rel, which fails the deploy before it writes anything.
+	Publishes(rel string) (bool, error)
 	// Put writes obj from body, which holds obj.Size bytes whose SHA-256
 	// is obj.SHA256; a store that can verify that does, and fails. With
 	// ifAbsent the write happens only where no object is, and fails with
