@@ -56,8 +56,9 @@ func (b *dumper) zipOptions(workers int) *zippkg.Options {
 // is UTF-8, with the flag that says so), a backslash (a separator to some
 // unzip tools), control characters (the schema's pathType refuses a line
 // break, and XML cannot write most of them) and the other characters XML
-// cannot write. A source file named so failed the whole build before. The path may equal another file's ("caf%E9.txt"
-// and "caf\xe9.txt"): zippkg.Paths makes it distinct.
+// cannot write. A source file named so failed the whole build before.
+// The path may equal another file's ("caf%E9.txt" and "caf\xe9.txt"):
+// zippkg.Paths makes it distinct.
 func manifestPath(p string) string {
 	b := make([]byte, 1, len(p)+1)
 	b[0] = '/'
@@ -306,15 +307,14 @@ func (b *dumper) openBitstream(e *zippkg.Entry, scanned bitstreams) (io.ReadClos
 	if err != nil {
 		return nil, err
 	}
-	want := bs.stat
-	if _, same, err := isScanned(f, want, b.next.ScanStart); err != nil || !same {
+	if _, same, err := isScanned(f, bs.stat, b.next.ScanStart); err != nil || !same {
 		if err != nil {
 			f.Close()
 			return nil, err
 		}
 		return f, nil
 	}
-	return zippkg.Vouched(&vouchedFile{File: f, path: e.Path, scanned: want, scanStart: b.next.ScanStart}), nil
+	return zippkg.Vouched(&vouchedFile{File: f, path: e.Path, scanned: bs.stat, scanStart: b.next.ScanStart}), nil
 }
 
 // isScanned reports whether the open file f still is the one whose stat,
