@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -174,6 +175,23 @@ func TestPublishStep(t *testing.T) {
 	} {
 		if got := PublishStep(rel); got != want {
 			t.Errorf("PublishStep(%s) = %s, want %s", rel, got, want)
+		}
+	}
+}
+
+// TestCheckAbsoluteURLSaysWhatToWrite: a character that must be escaped
+// is named, with what to write instead; a host that is not ASCII is sent
+// to its IDNA form, which percent-encoding is not.
+func TestCheckAbsoluteURLSaysWhatToWrite(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://例え.jp/":                    `the host "例え.jp" is not ASCII: write it in its IDNA (punycode) form`,
+		"https://data.example.org/my data/": `character ' ' must be percent-encoded, as %20`,
+		"https://data.example.org/données/": `character 'é' must be percent-encoded, as %C3%A9`,
+		"https://data.example.org/\xe9/":    `byte 0xE9 must be percent-encoded, as %E9`,
+		`https://data.example.org/a\b/`:     `character '\\' must be percent-encoded, as %5C`,
+	} {
+		if err := CheckAbsoluteURL(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // ParseBaseURL checks that s can serve as a base URL: absolute http or
@@ -47,10 +48,25 @@ func CheckAbsoluteURL(s string) error {
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' {
-			return fmt.Errorf("%q: character %q must be percent-encoded", s, c)
+			return unescapedError(s, u.Host, i)
 		}
 	}
 	return nil
+}
+
+// unescapedError says what to write instead of the character at s[i]: a
+// host in its IDNA (punycode) form, anything else percent-encoded, as the
+// bytes of its UTF-8.
+func unescapedError(s, host string, i int) error {
+	if strings.ContainsFunc(host, func(r rune) bool { return r >= utf8.RuneSelf }) {
+		return fmt.Errorf("%q: the host %q is not ASCII: write it in its IDNA (punycode) form, xn--…", s, host)
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	what := fmt.Sprintf("character %q", r)
+	if r == utf8.RuneError && n == 1 {
+		what = fmt.Sprintf("byte 0x%02X", s[i])
+	}
+	return fmt.Errorf("%q: %s must be percent-encoded, as %s", s, what, AppendEscapedPath(nil, s[i:i+n]))
 }
 
 // URL returns the URI of the source path p under base, which must end
