@@ -554,10 +554,10 @@ func (c *Config) checkValues() error {
 	seen := map[string]bool{}
 	for i, s := range c.Sets {
 		if s.Name == "" {
-			return c.keyError("set.name", i, "set %d has no name: give it one, such as name = \"articles\" (lowercase letters, digits, '.', '_' or '-')", i+1)
+			return c.keyError("set.name", i, "set %d has no name: give it one, such as name = \"articles\" (lowercase letters, digits, '.', '_' or '-', starting with a letter or digit)", i+1)
 		}
 		if !setNamePattern.MatchString(s.Name) {
-			return c.keyError("set.name", i, "set %d: name %q must be lowercase letters, digits, '.', '_' or '-'", i+1, s.Name)
+			return c.keyError("set.name", i, "set %d: name %q must be lowercase letters, digits, '.', '_' or '-', starting with a letter or digit", i+1, s.Name)
 		}
 		if seen[s.Name] {
 			return c.keyError("set.name", i, "set name %q is used twice", s.Name)
