@@ -370,7 +370,8 @@ type recordVisitor func(i int, r *snapshot.Record) error
 func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...recordVisitor) ([]snapshot.Event, error) {
 	scanStart := time.Now().UnixNano() // wall clock: only for the racy-file check
 	b.sum.Sets = make([]SetSummary, len(b.sets))
-	visitors = append([]recordVisitor{b.checkReserved(), b.countInSets, b.linker.warnHeadless}, visitors...)
+	reserved := b.reservedPaths()
+	visitors = append([]recordVisitor{reserved.visit, b.countInSets, b.linker.warnHeadless}, visitors...)
 	var visitErr error
 	b.intact = b.outputIntact()
 	reread := b.linker.rereadRewritten()
@@ -402,6 +403,12 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 	if visitErr != nil {
 		return nil, visitErr // it says what and where
 	}
+	if err == nil {
+		err = reserved.err()
+		if err != nil {
+			return nil, err
+		}
+	}
 	if err != nil {
 		var pe *snapshot.PathError
 		if errors.As(err, &pe) {
@@ -430,25 +437,58 @@ func (b *builder) excluder() *excluder {
 	return ex
 }
 
-// checkReserved returns a visitor that refuses a source file at a path
-// rsgen writes its own files at, when resources are copied into the
-// output.
-func (b *builder) checkReserved() recordVisitor {
-	if !b.cfg.CopyResources {
-		return func(int, *snapshot.Record) error { return nil }
-	}
-	hostingFiles := hosting.Files(&b.cfg.Publish)
-	return func(_ int, r *snapshot.Record) error {
-		if layout.IsReserved(r.Path) {
-			return fmt.Errorf("source file %s would be overwritten by rsgen's own documents at the same path: rename it or exclude it",
-				filepath.Join(b.cfg.Source, filepath.FromSlash(r.Path)))
-		}
-		if slices.Contains(hostingFiles, r.Path) {
-			return fmt.Errorf("source file %s would be overwritten by the file rsgen writes for [publish] (targets or robots): exclude it, or turn that off and write the file yourself",
-				filepath.Join(b.cfg.Source, filepath.FromSlash(r.Path)))
-		}
+// reservedPaths finds the source files at paths rsgen writes its own
+// files at, when resources are copied into the output: each is refused,
+// and all of them are named at once, so that one build lists what to
+// rename or exclude.
+type reservedPaths struct {
+	source       string
+	hostingFiles []string
+	copies       bool
+	found        []string // messages, the first maxReservedListed
+	n            int
+}
+
+// maxReservedListed bounds the source files a refusal names.
+const maxReservedListed = 10
+
+func (b *builder) reservedPaths() *reservedPaths {
+	return &reservedPaths{source: b.cfg.Source, hostingFiles: hosting.Files(&b.cfg.Publish), copies: b.cfg.CopyResources}
+}
+
+// visit notes r when rsgen writes its own file at its path.
+func (rp *reservedPaths) visit(_ int, r *snapshot.Record) error {
+	if !rp.copies {
 		return nil
 	}
+	var why string
+	switch {
+	case layout.IsReserved(r.Path):
+		why = "would be overwritten by rsgen's own documents at the same path: rename it or exclude it"
+	case slices.Contains(rp.hostingFiles, r.Path):
+		why = "would be overwritten by the file rsgen writes for [publish] (targets or robots): exclude it, or turn that off and write the file yourself"
+	default:
+		return nil
+	}
+	if rp.n++; len(rp.found) < maxReservedListed {
+		rp.found = append(rp.found, fmt.Sprintf("source file %s %s", filepath.Join(rp.source, filepath.FromSlash(r.Path)), why))
+	}
+	return nil
+}
+
+// err refuses the source files found, one per line after the first.
+func (rp *reservedPaths) err() error {
+	switch {
+	case rp.n == 0:
+		return nil
+	case rp.n == 1:
+		return errors.New(rp.found[0])
+	}
+	msg := fmt.Sprintf("%d source files are at paths rsgen writes its own files at:\n  %s", rp.n, strings.Join(rp.found, "\n  "))
+	if rp.n > len(rp.found) {
+		msg += fmt.Sprintf("\n  and %d more", rp.n-len(rp.found))
+	}
+	return errors.New(msg)
 }
 
 // countInSets counts the record in the resources of each set it is in, or
