@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -220,4 +221,22 @@ func TestPackageSizeLimit(t *testing.T) {
 		t.Errorf("got %s", f)
 	}
 	wantRules(t, checkDir(t, buildSite(t, "testdata/sites/valid.txtar"), Options{MaxPackageBytes: 500}))
+}
+
+// TestVerifyContentBoundedByLength: a resource served without end is read
+// one byte past the length its listing gives, and reported as longer (its
+// hash, of a part, is not compared), not read until --max-bytes.
+func TestVerifyContentBoundedByLength(t *testing.T) {
+	srv := serveSite(t, nil, onPath("/res/a.txt", func(w http.ResponseWriter, r *http.Request) {
+		chunk := bytes.Repeat([]byte("x"), 1<<10)
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	rep := checkURL(t, srv.URL+"/", Options{VerifyContent: true, MaxBytes: 64 << 20})
+	if f := firstFinding(t, rep, "content-length"); !strings.Contains(f.Message, "/res/a.txt has more than 6 bytes; length says 6") {
+		t.Errorf("got %s", f)
+	}
 }
