@@ -53,10 +53,9 @@ type Options struct {
 	// MaxUnzipRatio bounds what one package may decompress to: this many
 	// times its size, or 16 MiB if that is more. The default, 1032, is
 	// the most deflate can compress (zlib's technical details): the files
-	// of a real package never decompress to more, while a package that
-	// declares more cannot hold what it declares. (It was 100, which
-	// refused rsgen's own packages of very compressible files: a 5 GiB
-	// file of zeros packs into 5 MB.)
+	// of a real package never decompress to more, however compressible
+	// (5 GiB of zeros pack into 5 MB), while a package that declares more
+	// cannot hold what it declares.
 	MaxUnzipRatio int64
 }
 

@@ -123,7 +123,7 @@ func TestZipRatio(t *testing.T) {
 		t.Errorf("a package of zeros (%d bytes) is refused: %v", buf.Len(), rules)
 	}
 
-	// The same bytes, declared to decompress to 2 GiB.
+	// A few zeros, declared to decompress to 2 GiB.
 	var compressed bytes.Buffer
 	fw, _ := flate.NewWriter(&compressed, flate.BestCompression)
 	fw.Write(make([]byte, 4096))
