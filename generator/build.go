@@ -403,18 +403,15 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 	if visitErr != nil {
 		return nil, visitErr // it says what and where
 	}
-	if err == nil {
-		err = reserved.err()
-		if err != nil {
-			return nil, err
-		}
-	}
 	if err != nil {
 		var pe *snapshot.PathError
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("scan %s: %w", filepath.Join(b.cfg.Source, filepath.FromSlash(pe.Path)), pe.Err)
 		}
 		return nil, fmt.Errorf("scan %s: %w", b.cfg.Source, err)
+	}
+	if err := reserved.err(); err != nil {
+		return nil, err
 	}
 	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, ResourceBaseURL: b.resBase, HTMLLink: b.linker.tagsConfig(), Files: files,
 		SetChanged: map[string]int64{}}
