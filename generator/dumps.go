@@ -207,7 +207,7 @@ func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *membe
 }
 
 // previousPackage returns the record of the package the last build
-// published at rel, if any.
+// published at rel, if any: in its Resource Dump, or in an archived one.
 func (b *dumper) previousPackage(rel string) (snapshot.Package, bool) {
 	b.indexPreviousPackages()
 	p, ok := b.prevPackages[rel]
@@ -216,12 +216,28 @@ func (b *dumper) previousPackage(rel string) (snapshot.Package, bool) {
 
 // indexPreviousPackages makes the map of the last build's packages by
 // output path, once: before the workers of resourcePackages read it.
+//
+// The packages archived Resource Dumps list are in it too. The same
+// resources may come back into a package after it left the Resource Dump
+// (a file deleted and restored, a folder moved back): the package gets
+// the same name, and must get the same at, hence the same bytes, or it
+// would replace the bytes its archived Resource Dump gives the length and
+// hash of. A build killed after placing such a package left an output
+// that no later build could recover its state from.
 func (b *dumper) indexPreviousPackages() {
-	if b.prevPackages == nil {
-		b.prevPackages = make(map[string]snapshot.Package, len(b.prev.Packages))
-		for _, p := range b.prev.Packages {
-			b.prevPackages[p.Path] = p
+	if b.prevPackages != nil {
+		return
+	}
+	b.prevPackages = make(map[string]snapshot.Package, len(b.prev.Packages))
+	for _, a := range b.prev.Archived {
+		for _, p := range a.Packages {
+			if p.At != 0 { // a state before format 3 recorded only the path
+				b.prevPackages[p.Path] = p
+			}
 		}
+	}
+	for _, p := range b.prev.Packages {
+		b.prevPackages[p.Path] = p
 	}
 }
 

@@ -218,3 +218,47 @@ func TestVersionsOfRewrittenPages(t *testing.T) {
 		}
 	}
 }
+
+// TestArchivedPackageComesBack: resources that leave a Resource Dump
+// package and come back (a file deleted, then restored with its time,
+// lastmod = "mtime") make a package of the same name as the one an
+// archived Resource Dump lists. It must have the same bytes. A build whose
+// state was recovered from the output knew that package only as archived,
+// gave it a new at, hence other bytes under that name, which replaced the
+// archived package's; the build was refused by the check, and one killed
+// after placing the package left an output that no build could recover
+// its state from (found by the kill -9 test with other seeds).
+func TestArchivedPackageComesBack(t *testing.T) {
+	s := newSite(t, testBaseURL, func(c *config.Config) {
+		c.Lastmod = "mtime"
+		c.Dumps.ResourceDump = true
+		c.Archives = config.Archives{ResourceDumps: true, SnapshotEvery: config.Duration{Duration: time.Hour}}
+	})
+	mtime := t0.Add(-24 * time.Hour)
+	s.write("a.txt", "a")
+	s.write("b.txt", "b")
+	s.touch("a.txt", mtime)
+	s.touch("b.txt", mtime)
+	s.build(t0)
+	first := s.doc("resourcesync/default/resourcedump.xml").Entries[0]
+
+	s.remove("b.txt")
+	s.build(t0.Add(2 * time.Hour))
+	if err := os.RemoveAll(s.Cfg.State); err != nil { // recovered from the output
+		t.Fatal(err)
+	}
+	s.write("b.txt", "b")
+	s.touch("b.txt", mtime)
+	s.build(t0.Add(4 * time.Hour))
+	again := s.doc("resourcesync/default/resourcedump.xml").Entries[0]
+	if again.Loc != first.Loc || again.MD().Hash != first.MD().Hash || again.MD().At != first.MD().At {
+		t.Fatalf("the package came back as %s %s at %s, want %s %s at %s", again.Loc, again.MD().Hash, again.MD().At,
+			first.Loc, first.MD().Hash, first.MD().At)
+	}
+
+	// The state can be recovered from the output.
+	if err := os.RemoveAll(s.Cfg.State); err != nil {
+		t.Fatal(err)
+	}
+	s.build(t0.Add(5 * time.Hour))
+}
