@@ -44,13 +44,16 @@ func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recove
 				if !dump {
 					return nil
 				}
-				p, err := b.pubPackage(name, false, e)
-				if err == nil {
-					a.Packages = append(a.Packages, p)
-					rec.archive = append(rec.archive, p.Path)
-					outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
+				p, err := b.pubPackage(name, false, true, e)
+				if err != nil {
+					return err
 				}
-				return err
+				a.Packages = append(a.Packages, p)
+				outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
+				if _, err := os.Stat(b.sink.Path(p.Path)); err == nil { // a lost one has nothing to keep
+					rec.archive = append(rec.archive, p.Path)
+				}
+				return nil
 			})
 			if err != nil {
 				return nil, err

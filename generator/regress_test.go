@@ -262,3 +262,46 @@ func TestArchivedPackageComesBack(t *testing.T) {
 	}
 	s.build(t0.Add(5 * time.Hour))
 }
+
+// TestRecoveryDropsDamagedArchivedDump: an output whose archived Resource
+// Dump lists a package whose bytes were replaced (as the bug of
+// TestArchivedPackageComesBack did) or lost still gives up its state: the
+// archived Resource Dump leaves its archive with a warning, as it does
+// for a build that kept its state, and the rest is recovered.
+func TestRecoveryDropsDamagedArchivedDump(t *testing.T) {
+	for name, damage := range map[string]func(p string) error{
+		"replaced": func(p string) error { return os.WriteFile(p, []byte("not the package"), 0o644) },
+		"lost":     os.Remove,
+	} {
+		t.Run(name, func(t *testing.T) { recoverDamagedArchive(t, damage) })
+	}
+}
+
+func recoverDamagedArchive(t *testing.T, damage func(string) error) {
+	s := newSite(t, testBaseURL, func(c *config.Config) {
+		c.Dumps.ResourceDump = true
+		c.Archives = config.Archives{ResourceDumps: true, SnapshotEvery: config.Duration{Duration: time.Hour}}
+	})
+	s.write("a.txt", "a")
+	s.build(t0)
+	archived := s.doc("resourcesync/default/resourcedump.xml").Entries[0].Loc
+	s.write("b.txt", "b")
+	s.build(t0.Add(2 * time.Hour))
+	rel := locPath(t, s.Cfg.BaseURL, archived)
+	if err := damage(filepath.Join(s.Out, filepath.FromSlash(rel))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(s.Cfg.State); err != nil {
+		t.Fatal(err)
+	}
+	s.buildExpecting(t0.Add(3*time.Hour), "resourcesync/default/resourcedumps/resourcedump-20240301T080000Z.xml: package "+rel+
+		" of this archived Resource Dump is lost or damaged")
+	for _, e := range s.doc("resourcesync/default/resourcedump-archive.xml").Entries {
+		_, d := s.docAt(e.Loc)
+		for _, p := range d.Entries {
+			if p.Loc == archived {
+				t.Errorf("the archive still lists %s, whose package is damaged", e.Loc)
+			}
+		}
+	}
+}
