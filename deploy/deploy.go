@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -327,47 +327,11 @@ func (d *deployer) scan(ctx context.Context, cachePath string) (*scanResult, err
 }
 
 // keepAsHashCache makes the scan's file list the hash cache at cachePath,
-// by a hard link: the list stays the deploy's to read, whatever deploy (to
-// another store) replaces the cache next. Where the state folder's file
-// system has no hard links, the cache is a copy.
+// by a hard link where it can (sink.Keep, else a copy): the list stays
+// the deploy's to read, whatever deploy (to another store) replaces the
+// cache next.
 func (d *deployer) keepAsHashCache(cachePath string) error {
-	tmp := filepath.Join(filepath.Dir(cachePath), layout.TempPrefix+"hashes-"+randomHex(8))
-	if err := linkFile(d.files, tmp); err != nil {
-		if cerr := copyFile(d.files, tmp); cerr != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("%w; a copy failed too: %w", err, cerr)
-		}
-	}
-	if err := os.Rename(tmp, cachePath); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// linkFile is os.Link; a test replaces it to stand for a file system
-// without hard links.
-var linkFile = os.Link
-
-// copyFile copies src to a new file dst, synced.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return sink.Keep(d.files, cachePath)
 }
 
 // outputPolicy makes rsgen's header policy (OutputPolicy) from the file

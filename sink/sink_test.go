@@ -387,3 +387,33 @@ func TestStagedFilesSpill(t *testing.T) {
 		})
 	})
 }
+
+// TestKeepWithoutHardLinks: where the file system has no hard links, Keep
+// copies, with src's bytes and mtime, replaces what dst held, and leaves
+// no temporary file (the deploy's hash cache and the state archive rely
+// on it).
+func TestKeepWithoutHardLinks(t *testing.T) {
+	link = func(oldname, newname string) error {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: errors.ErrUnsupported}
+	}
+	t.Cleanup(func() { link = os.Link })
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	if err := os.WriteFile(src, []byte("the list"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, []byte("older"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Keep(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	si, _ := os.Stat(src)
+	di, err := os.Stat(dst)
+	if got, _ := os.ReadFile(dst); err != nil || string(got) != "the list" || os.SameFile(si, di) || !di.ModTime().Equal(si.ModTime()) {
+		t.Errorf("kept %q (%v); want a copy of src with its mtime", got, err)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, layout.TempPrefix+"*")); len(names) != 0 {
+		t.Errorf("temporary files left: %v", names)
+	}
+}

@@ -78,7 +78,7 @@ func LinkOrCopyTemp(src, dst string) (string, error) {
 	}
 	tmp := TempName(dst)
 	os.Remove(tmp)
-	if err := os.Link(src, tmp); err == nil {
+	if err := link(src, tmp); err == nil {
 		return tmp, nil
 	}
 	info, err := os.Stat(src)
@@ -92,6 +92,10 @@ func LinkOrCopyTemp(src, dst string) (string, error) {
 	defer in.Close()
 	return CopyTemp(in, dst, info.ModTime().UnixNano())
 }
+
+// link is os.Link; a test replaces it to stand for a file system without
+// hard links.
+var link = os.Link
 
 // Keep puts a copy of the file src at dst at once, atomically: a hard link
 // where the two share a file system, else a copy with src's mtime. It is
