@@ -65,9 +65,7 @@ func manifestPath(p string) string {
 	for i := 0; i < len(p); {
 		r, n := utf8.DecodeRuneInString(p[i:])
 		if (r == utf8.RuneError && n == 1) || r == '\\' || r < 0x20 || r == 0x7f || !rs.IsXMLChar(r) {
-			for _, c := range []byte(p[i : i+n]) {
-				b = fmt.Appendf(b, "%%%02X", c)
-			}
+			b = layout.AppendEscapedPath(b, p[i:i+n]) // as in its URI
 		} else {
 			b = append(b, p[i:i+n]...)
 		}
