@@ -15,7 +15,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
@@ -48,30 +47,6 @@ func (b *dumper) zipOptions(workers int) *zippkg.Options {
 		o.Method = func(string) uint16 { return zip.Deflate }
 	}
 	return o
-}
-
-// manifestPath returns the path a source file would like inside a dump
-// package: its own, with the bytes of what a package cannot hold
-// percent-encoded, as in its URI: bytes that are not UTF-8 (a ZIP name
-// is UTF-8, with the flag that says so), a backslash (a separator to some
-// unzip tools), control characters (the schema's pathType refuses a line
-// break, and XML cannot write most of them) and the other characters XML
-// cannot write. A source file named so failed the whole build before.
-// The path may equal another file's ("caf%E9.txt" and "caf\xe9.txt"):
-// zippkg.Paths makes it distinct.
-func manifestPath(p string) string {
-	b := make([]byte, 1, len(p)+1)
-	b[0] = '/'
-	for i := 0; i < len(p); {
-		r, n := utf8.DecodeRuneInString(p[i:])
-		if (r == utf8.RuneError && n == 1) || r == '\\' || r < 0x20 || r == 0x7f || !rs.IsXMLChar(r) {
-			b = layout.AppendEscapedPath(b, p[i:i+n]) // as in its URI
-		} else {
-			b = append(b, p[i:i+n]...)
-		}
-		i += n
-	}
-	return string(b)
 }
 
 // writeResourceDump writes the set's Resource Dump (§11): its resources in
@@ -173,7 +148,7 @@ func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *membe
 	var paths zippkg.Paths
 	for k := r.Start; k < r.End; k++ {
 		r := b.next.Files.At(members.At(k))
-		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: paths.Assign(manifestPath(r.Path)),
+		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: paths.Assign(zippkg.PathFor(r.Path)),
 			Length: r.Size, Hash: r.Digests.Hash(b.algs)}
 		if schemaSafeType(r.Type()) {
 			e.Type = r.Type()
@@ -465,7 +440,7 @@ func (b *dumper) writeChangePackage(ctx context.Context, s *set, events []*snaps
 			e.Datetime = t
 		}
 		if ev.Change != snapshot.Deleted {
-			e.Path = paths.Assign(manifestPath(ev.Record.Path))
+			e.Path = paths.Assign(zippkg.PathFor(ev.Record.Path))
 			e.Length, e.Hash = ev.Record.Size, ev.Record.Digests.Hash(b.algs)
 			scanned[e.Path] = bitstream{src: ev.Record.Path, stat: ev.Record.Stat()}
 			if schemaSafeType(ev.Record.Type()) {

@@ -6,12 +6,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
 )
 
 // validatePath checks a manifest path: a leading slash, then non-empty
 // slash-separated segments other than "." and "..", valid UTF-8, no
-// backslash (a separator to some unzip tools) and short enough for a ZIP
-// name.
+// backslash (a separator to some unzip tools), no character that
+// PathFor escapes, and short enough for a ZIP name.
 func validatePath(p string) error {
 	switch {
 	case !strings.HasPrefix(p, "/") || len(p) == 1:
@@ -22,6 +25,8 @@ func validatePath(p string) error {
 		return errors.New("path " + strconv.Quote(p) + " is not UTF-8")
 	case strings.ContainsRune(p, '\\'):
 		return errors.New("path " + strconv.Quote(p) + " has a backslash")
+	case strings.ContainsFunc(p, unfit):
+		return errors.New("path " + strconv.Quote(p) + " has a control character or one XML cannot write")
 	}
 	for seg := range strings.SplitSeq(p[1:], "/") {
 		if seg == "" || seg == "." || seg == ".." {
@@ -29,6 +34,37 @@ func validatePath(p string) error {
 		}
 	}
 	return nil
+}
+
+// unfit reports whether a package path cannot hold r: a backslash (a
+// separator to some unzip tools), a control character (the schema's
+// pathType refuses a line break, and XML cannot write most of them) or
+// another character XML cannot write.
+func unfit(r rune) bool {
+	return r == '\\' || r < 0x20 || r == 0x7f || !rs.IsXMLChar(r)
+}
+
+// PathFor returns the path a file at the slash path src would like in a
+// package: src below "/", with the bytes of what a package cannot hold
+// (unfit, and bytes that are not UTF-8: a ZIP name is UTF-8, with the
+// flag that says so) percent-encoded, as in its URI. A source file named
+// so would otherwise have no place in a package. The path may equal another
+// file's ("caf%E9.txt" and "caf\xe9.txt"): Paths makes it distinct.
+func PathFor(src string) string {
+	if utf8.ValidString(src) && !strings.ContainsFunc(src, unfit) {
+		return "/" + src
+	}
+	b := append(make([]byte, 0, len(src)+16), '/')
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRuneInString(src[i:])
+		if r == utf8.RuneError && n == 1 || unfit(r) {
+			b = layout.AppendEscapedPath(b, src[i:i+n])
+		} else {
+			b = append(b, src[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
 }
 
 // Paths assigns distinct bitstream paths within one package. The zero value
