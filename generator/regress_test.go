@@ -305,3 +305,26 @@ func recoverDamagedArchive(t *testing.T, damage func(string) error) {
 		}
 	}
 }
+
+// TestPackagePathsMadeDistinct: a file whose name is escaped in a package
+// ("caf\xe9.txt" as caf%E9.txt) beside one whose name is that escape
+// already: the second gets -v2, and each bitstream holds its own file.
+func TestPackagePathsMadeDistinct(t *testing.T) {
+	s := newSite(t, testBaseURL, func(c *config.Config) { c.Dumps.ResourceDump = true })
+	s.write("caf%E9.txt", "named with the escape")
+	s.write("caf\xe9.txt", "named in Latin-1")
+	s.build(t0)
+	pkg := s.doc("resourcesync/default/resourcedump.xml").Entries[0].Loc
+	files, _, _ := packageFilesOf(t, s, pkg)
+	if string(files["caf%E9.txt"]) != "named with the escape" || string(files["caf\xe9.txt"]) != "named in Latin-1" {
+		t.Errorf("package %s holds %q", pkg, files)
+	}
+	_, m := s.docAt(strings.TrimSuffix(pkg, ".zip") + "-manifest.xml")
+	var paths []string
+	for _, e := range m.Entries {
+		paths = append(paths, e.MD().Path)
+	}
+	if want := []string{"/caf%E9.txt", "/caf%E9-v2.txt"}; !slices.Equal(paths, want) {
+		t.Errorf("manifest paths %q, want %q", paths, want)
+	}
+}
