@@ -44,7 +44,7 @@ func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recove
 				if !dump {
 					return nil
 				}
-				p, err := b.pubPackage(name, false, true, e)
+				p, err := b.packageRecord(name, false, e)
 				if err != nil {
 					return err
 				}

@@ -23,7 +23,7 @@ import (
 func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery) ([]string, error) {
 	var outputs []string
 	docs, err := b.readSplitDoc(layout.ResourceDump(name), rs.CapResourceDump, func(e *rs.Entry) error {
-		p, err := b.pubPackage(name, false, false, e)
+		p, err := b.pubPackage(name, false, e)
 		if err == nil {
 			st.Packages = append(st.Packages, p)
 			outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
@@ -66,7 +66,7 @@ func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery)
 	outputs = append(outputs, index)
 	for _, rel := range dumps {
 		_, err := b.readSplitDoc(rel, rs.CapChangeDump, func(e *rs.Entry) error {
-			p, err := b.pubPackage(name, true, false, e)
+			p, err := b.pubPackage(name, true, e)
 			if err == nil {
 				st.Packages = append(st.Packages, p)
 				outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
@@ -115,15 +115,32 @@ func (b *recoverer) readSplitDoc(rel, capability string, pkg func(*rs.Entry) err
 	return append([]string{rel}, parts...), nil
 }
 
-// pubPackage returns the record of a package a dump document lists. The
-// package must still be in the output: a record is a promise that it is.
-// The package of an archived Resource Dump is recorded as its document
-// gives it: the archiver reads it, and drops the archived Resource Dump
-// with a warning when it is lost or damaged, as for a build that kept its
-// state, so that a damaged archive does not keep every later build from
+// pubPackage returns the record of a package a live dump document lists.
+// The package must still be in the output: a record is a promise that it
+// is.
+func (b *recoverer) pubPackage(set string, change bool, e *rs.Entry) (snapshot.Package, error) {
+	p, err := b.packageRecord(set, change, e)
+	if err != nil {
+		return p, err
+	}
+	info, err := os.Stat(b.sink.Path(p.Path))
+	if err != nil {
+		return p, fmt.Errorf("dump package %s: %w", p.Path, err)
+	}
+	if !e.MD.HasLength || p.Length != info.Size() {
+		return p, fmt.Errorf("dump package %s: length %d, but the file has %d bytes", p.Path, e.MD.Length, info.Size())
+	}
+	return p, nil
+}
+
+// packageRecord returns the record of a package as a dump document gives
+// it. The package of an archived Resource Dump is recorded so, unchecked:
+// the archiver reads it, and drops the archived Resource Dump with a
+// warning when it is lost or damaged, as for a build that kept its state,
+// so that a damaged archive does not keep every later build from
 // recovering its state.
-func (b *recoverer) pubPackage(set string, change, archived bool, e *rs.Entry) (snapshot.Package, error) {
-	p := snapshot.Package{Set: set, Change: change}
+func (b *recoverer) packageRecord(set string, change bool, e *rs.Entry) (snapshot.Package, error) {
+	p := snapshot.Package{Set: set, Change: change, Length: e.MD.Length}
 	rel, ok := layout.PathFromURL(b.base, e.Loc)
 	if !ok {
 		return p, fmt.Errorf("dump package %s is not under %s", e.Loc, b.base)
@@ -136,16 +153,5 @@ func (b *recoverer) pubPackage(set string, change, archived bool, e *rs.Entry) (
 		return p, fmt.Errorf("dump package %s: hash %q is not the sha-256 rsgen writes", e.Loc, e.MD.Hash)
 	}
 	copy(p.SHA256[:], sum)
-	if archived { // the archiver checks it, and drops the archived dump if it is damaged
-		p.Length = e.MD.Length
-		return p, nil
-	}
-	info, err := os.Stat(b.sink.Path(rel))
-	if err != nil {
-		return p, fmt.Errorf("dump package %s: %w", rel, err)
-	}
-	if p.Length = e.MD.Length; !e.MD.HasLength || p.Length != info.Size() {
-		return p, fmt.Errorf("dump package %s: length %d, but the file has %d bytes", rel, e.MD.Length, info.Size())
-	}
 	return p, nil
 }
