@@ -371,7 +371,10 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 	scanStart := time.Now().UnixNano() // wall clock: only for the racy-file check
 	b.sum.Sets = make([]SetSummary, len(b.sets))
 	reserved := b.reservedPaths()
-	visitors = append([]recordVisitor{reserved.visit, b.countInSets, b.linker.warnHeadless}, visitors...)
+	visitors = append([]recordVisitor{b.countInSets, b.linker.warnHeadless}, visitors...)
+	if b.cfg.CopyResources { // else the source files are not in the output
+		visitors = append(visitors, reserved.visit)
+	}
 	var visitErr error
 	b.intact = b.outputIntact()
 	reread := b.linker.rereadRewritten()
@@ -435,13 +438,13 @@ func (b *builder) excluder() *excluder {
 }
 
 // reservedPaths finds the source files at paths rsgen writes its own
-// files at, when resources are copied into the output: each is refused,
+// files at (a scan visits with it when resources are copied into the
+// output): each is refused,
 // and all of them are named at once, so that one build lists what to
 // rename or exclude.
 type reservedPaths struct {
 	source       string
 	hostingFiles []string
-	copies       bool
 	found        []string // messages, the first maxReservedListed
 	n            int
 }
@@ -450,14 +453,11 @@ type reservedPaths struct {
 const maxReservedListed = 10
 
 func (b *builder) reservedPaths() *reservedPaths {
-	return &reservedPaths{source: b.cfg.Source, hostingFiles: hosting.Files(&b.cfg.Publish), copies: b.cfg.CopyResources}
+	return &reservedPaths{source: b.cfg.Source, hostingFiles: hosting.Files(&b.cfg.Publish)}
 }
 
 // visit notes r when rsgen writes its own file at its path.
 func (rp *reservedPaths) visit(_ int, r *snapshot.Record) error {
-	if !rp.copies {
-		return nil
-	}
 	var why string
 	switch {
 	case layout.IsReserved(r.Path):
@@ -473,7 +473,8 @@ func (rp *reservedPaths) visit(_ int, r *snapshot.Record) error {
 	return nil
 }
 
-// err refuses the source files found, one per line after the first.
+// err refuses the source files found: the one, or how many on a line of
+// its own and then one per line.
 func (rp *reservedPaths) err() error {
 	switch {
 	case rp.n == 0:
