@@ -125,7 +125,8 @@ func (d *DirStore) Put(_ context.Context, obj *Object, body io.ReaderAt, ifAbsen
 }
 
 // writeTemp writes body into a new temporary file in dir below root,
-// checks that it holds obj's bytes, and returns its path: temporary names
+// checks that it holds obj's bytes (its length only, when obj's SHA-256
+// is zero), and returns its path: temporary names
 // start with layout.TempPrefix, which servers configured by rsgen never
 // serve.
 func writeTemp(root *os.Root, dir string, body io.Reader, obj *Object) (string, error) {
@@ -142,7 +143,7 @@ func writeTemp(root *os.Root, dir string, body io.Reader, obj *Object) (string, 
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && (n != obj.Size || !bytes.Equal(h.Sum(nil), obj.SHA256[:])) {
+	if err == nil && (n != obj.Size || obj.SHA256 != ([32]byte{}) && !bytes.Equal(h.Sum(nil), obj.SHA256[:])) {
 		err = errChanged
 	}
 	if err != nil {
@@ -245,13 +246,8 @@ func (d *DirStore) WriteMeta(_ context.Context, name string, body io.ReaderAt, s
 	if err != nil {
 		return "", err
 	}
-	obj := &Object{Size: size}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(body, 0, size)); err != nil {
-		return "", fmt.Errorf("write %s: %w", rel, err)
-	}
-	h.Sum(obj.SHA256[:0])
-	tmp, err := writeTemp(root, MetaDir, io.NewSectionReader(body, 0, size+1), obj)
+	// The deploy's own file: its length is checked, its bytes read once.
+	tmp, err := writeTemp(root, MetaDir, io.NewSectionReader(body, 0, size+1), &Object{Size: size})
 	if err == nil {
 		if err = root.Rename(tmp, rel); err != nil {
 			root.Remove(tmp)
