@@ -252,7 +252,7 @@ func (s *S3Store) Stat(ctx context.Context, key string) (*Object, error) {
 // Delete removes keys in batches of 1,000, one request each.
 func (s *S3Store) Delete(ctx context.Context, keys []string) error {
 	for len(keys) > 0 {
-		batch := keys[:min(len(keys), 1000)]
+		batch := keys[:min(len(keys), deleteBatch)]
 		keys = keys[len(batch):]
 		ids := make([]types.ObjectIdentifier, len(batch))
 		for i, k := range batch {
