@@ -79,6 +79,11 @@ func (d *deployer) saveManifest(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
+	// The old tag goes first: a tag that fails to be written must not be
+	// left beside a manifest that is not its own, or a store whose
+	// manifest came back to the old bytes (an S3 entity tag is their MD5)
+	// would answer "not modified" to the wrong cached manifest.
+	os.Remove(filepath.Join(d.dir, "etag"))
 	if os.Rename(path, filepath.Join(d.dir, manifestName)) == nil {
 		d.cacheTag(tag)
 	}
