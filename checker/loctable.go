@@ -40,6 +40,9 @@ type docName struct{ url, file string }
 // then on, which each gives back.
 func (t *locTable) keepFixities() { t.fixities = &chunked.Strings{} }
 
+// keepsFixities reports whether t keeps its entries' fixities.
+func (t *locTable) keepsFixities() bool { return t.fixities != nil }
+
 // keyOf returns the digest a locTable finds loc by.
 func keyOf(loc string) locKey {
 	sum := sha256.Sum256([]byte(loc))

@@ -11,12 +11,11 @@ import (
 // about its set of resources (§9): all of them describe the same set.
 type resourceSet struct {
 	capList string
-	// fixity says whether the listings keep what the content check
-	// compares (Options.VerifyContent). Only those attributes are kept,
-	// not an entry's rs:md: a check of a million resources held each
-	// one's map of attributes, 314 MB of a peak of 1.25 GB.
-	fixity bool
-	// listed holds the Resource List's entries.
+	// listed holds the Resource List's entries, with what the content
+	// check compares (Options.VerifyContent) when it keeps fixities. Only
+	// those attributes are kept, not an entry's rs:md: a check of a
+	// million resources held each one's map of attributes, 314 MB of a
+	// peak of 1.25 GB.
 	listed  locTable
 	hasList bool
 	listAt  *time.Time // the Resource List's at, when known
@@ -30,7 +29,7 @@ type resourceSet struct {
 // newResourceSet returns the set of the Capability List capList, which
 // keeps what the content check compares when fixity is set.
 func newResourceSet(capList string, fixity bool) *resourceSet {
-	s := &resourceSet{capList: capList, fixity: fixity}
+	s := &resourceSet{capList: capList}
 	if fixity {
 		s.listed.keepFixities()
 	}
@@ -39,7 +38,7 @@ func newResourceSet(capList string, fixity bool) *resourceSet {
 
 // fixityOf returns the fixity of entry e when the set keeps it.
 func (s *resourceSet) fixityOf(e *Entry) *fixity {
-	if s.fixity && e.MD != nil {
+	if s.listed.keepsFixities() && e.MD != nil {
 		return fixityOf(e.MD.Attrs)
 	}
 	return nil
