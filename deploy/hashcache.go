@@ -33,11 +33,10 @@ const hashCacheMagic = "rsgen-deploy-hashes 1"
 // fileListWriter writes a file list; files must come in increasing order
 // of their paths.
 type fileListWriter struct {
-	zw   *gzip.Writer
-	bw   *bufio.Writer
-	last string
-	line []byte
-	n    int
+	zw    *gzip.Writer
+	bw    *bufio.Writer
+	order keyOrder
+	line  []byte
 }
 
 func newFileListWriter(w io.Writer, scanStart int64) *fileListWriter {
@@ -48,10 +47,9 @@ func newFileListWriter(w io.Writer, scanStart int64) *fileListWriter {
 }
 
 func (l *fileListWriter) add(f *localFile) error {
-	if l.n > 0 && f.rel <= l.last {
-		return fmt.Errorf("file list: %q after %q: out of order", f.rel, l.last)
+	if err := l.order.next(f.rel); err != nil {
+		return fmt.Errorf("file list: %w", err)
 	}
-	l.last, l.n = f.rel, l.n+1
 	b := hex.AppendEncode(l.line[:0], f.sum[:])
 	b = append(strconv.AppendInt(append(b, ' '), f.size, 10), ' ')
 	b = append(strconv.AppendInt(b, f.mtime, 10), ' ')
@@ -74,8 +72,7 @@ type fileListReader struct {
 	scanStart int64
 	zr        *gzip.Reader
 	sc        *bufio.Scanner
-	last      string
-	n         int
+	order     keyOrder
 }
 
 func readFileList(r io.Reader) (*fileListReader, error) {
@@ -115,10 +112,9 @@ func (l *fileListReader) next() (*localFile, error) {
 	if fl.err != nil {
 		return nil, fl.err
 	}
-	if l.n > 0 && f.rel <= l.last {
-		return nil, fmt.Errorf("%q after %q: out of order", f.rel, l.last)
+	if err := l.order.next(f.rel); err != nil {
+		return nil, err
 	}
-	l.last, l.n = f.rel, l.n+1
 	return f, nil
 }
 

@@ -65,8 +65,7 @@ type manifestWriter struct {
 	bw    *bufio.Writer
 	index map[Headers]int
 	table []Headers
-	last  string
-	n     int
+	order keyOrder
 	line  []byte
 	done  bool // finished or aborted
 }
@@ -82,10 +81,9 @@ func createManifest(bodyPath string) (*manifestWriter, error) {
 }
 
 func (w *manifestWriter) add(e *entry) error {
-	if w.n > 0 && e.Key <= w.last {
-		return fmt.Errorf("manifest: %q after %q: out of order", e.Key, w.last)
+	if err := w.order.next(e.Key); err != nil {
+		return fmt.Errorf("manifest: %w", err)
 	}
-	w.last, w.n = e.Key, w.n+1
 	h, ok := w.index[e.Headers]
 	if !ok {
 		h = len(w.table)
@@ -169,7 +167,7 @@ type manifestReader struct {
 	sc    *bufio.Scanner
 	table []Headers
 	line  int
-	last  string
+	order keyOrder
 }
 
 // readManifest starts reading the manifest r.
@@ -211,10 +209,9 @@ func (m *manifestReader) entry() (*entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m.last != "" && e.Key <= m.last {
-			return nil, fmt.Errorf("key %q after %q: out of order", e.Key, m.last)
+		if err := m.order.next(e.Key); err != nil {
+			return nil, err
 		}
-		m.last = e.Key
 		return e, nil
 	}
 	if err := m.sc.Err(); err != nil {

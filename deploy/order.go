@@ -122,3 +122,20 @@ func references(root *os.Root, rel string, fn func(string)) error {
 	}
 	return nil
 }
+
+// keyOrder checks that keys come in strictly increasing byte order, the
+// order of the deploy's own files (the manifest, the file list), which
+// are read and written in step.
+type keyOrder struct {
+	last string
+	seen bool // a key came
+}
+
+// next takes key, which must come after the last one.
+func (o *keyOrder) next(key string) error {
+	if o.seen && key <= o.last {
+		return fmt.Errorf("%q after %q: out of order", key, o.last)
+	}
+	o.last, o.seen = key, true
+	return nil
+}
