@@ -1,7 +1,9 @@
 package deploy
 
 import (
+	"compress/gzip"
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -170,5 +172,49 @@ func TestWalkOutputByteOrder(t *testing.T) {
 	})
 	if slices.IsSorted(lexical) {
 		t.Errorf("fs.WalkDir walked %q in byte order too: the test tests nothing", lexical)
+	}
+}
+
+// TestScanDamagedHashCache: a hash cache damaged from some line on (a
+// crash, a full disk) is trusted up to that line: the scan does not fail,
+// and reads again the files the cache no longer vouches for.
+func TestScanDamagedHashCache(t *testing.T) {
+	out := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for _, f := range []string{"a.txt", "b/c.txt", "d.txt"} {
+		p := filepath.Join(out, filepath.FromSlash(f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(f), 0o644)
+		os.Chtimes(p, old, old)
+	}
+	root := openRoot(t, out)
+	cachePath := filepath.Join(t.TempDir(), "hashes")
+	if _, _, err := scanFiles(t, root, (&DirStore{}).Publishes, cachePath, func(Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(cachePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(text), "\n") // the header, a.txt, b/c.txt, d.txt
+	lines[2] = "not a line of a file list\n"
+	if err := os.WriteFile(cachePath, gzipped(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, files, err := scanFiles(t, root, (&DirStore{}).Publishes, cachePath, func(Event) {})
+	if err != nil {
+		t.Fatalf("scan through a damaged hash cache: %v", err)
+	}
+	if res.hashed != 2 || len(files) != 3 {
+		t.Errorf("read %d of %d files; want the 2 past the damage", res.hashed, len(files))
 	}
 }
