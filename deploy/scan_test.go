@@ -69,10 +69,9 @@ func scanFiles(t *testing.T, root *os.Root, publishes func(string) (bool, error)
 	return res, files, nil
 }
 
-// TestScanTrustsUnchangedStat: the second scan reads no file, a file whose
-// mtime changed is read again, and so is one modified after the scan that
-// recorded it started (it may have changed after it was read).
-func TestScanTrustsUnchangedStat(t *testing.T) {
+// threeOldFiles returns a folder of a.txt, b/c.txt and d.txt, modified an
+// hour ago, and that time.
+func threeOldFiles(t *testing.T) (string, time.Time) {
 	out := t.TempDir()
 	old := time.Now().Add(-time.Hour)
 	for _, f := range []string{"a.txt", "b/c.txt", "d.txt"} {
@@ -81,6 +80,14 @@ func TestScanTrustsUnchangedStat(t *testing.T) {
 		os.WriteFile(p, []byte(f), 0o644)
 		os.Chtimes(p, old, old)
 	}
+	return out, old
+}
+
+// TestScanTrustsUnchangedStat: the second scan reads no file, a file whose
+// mtime changed is read again, and so is one modified after the scan that
+// recorded it started (it may have changed after it was read).
+func TestScanTrustsUnchangedStat(t *testing.T) {
+	out, old := threeOldFiles(t)
 	root := openRoot(t, out)
 	cachePath := filepath.Join(t.TempDir(), "hashes")
 	scan := func() *scanResult {
@@ -179,14 +186,7 @@ func TestWalkOutputByteOrder(t *testing.T) {
 // crash, a full disk) is trusted up to that line: the scan does not fail,
 // and reads again the files the cache no longer vouches for.
 func TestScanDamagedHashCache(t *testing.T) {
-	out := t.TempDir()
-	old := time.Now().Add(-time.Hour)
-	for _, f := range []string{"a.txt", "b/c.txt", "d.txt"} {
-		p := filepath.Join(out, filepath.FromSlash(f))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(f), 0o644)
-		os.Chtimes(p, old, old)
-	}
+	out, _ := threeOldFiles(t)
 	root := openRoot(t, out)
 	cachePath := filepath.Join(t.TempDir(), "hashes")
 	if _, _, err := scanFiles(t, root, (&DirStore{}).Publishes, cachePath, func(Event) {}); err != nil {
