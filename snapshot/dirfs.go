@@ -1,0 +1,226 @@
+package snapshot
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Tree is a folder opened for reading as an fs.FS, like os.DirFS but with
+// three differences that matter to rsgen:
+//
+//   - Every name is resolved beneath the folder, and through no symbolic
+//     link at all unless links are followed: a file or folder swapped for
+//     a link while a build runs cannot make rsgen read, link or publish
+//     anything outside the source. (A followed link must stay inside it.)
+//     On Linux the kernel resolves names so (openat2 with RESOLVE_BENEATH,
+//     see beneath); elsewhere, and on kernels before 5.6, os.Root does,
+//     one component at a time (see rooted).
+//   - It opens every name a walk of it returns: os.DirFS refuses names
+//     that are not valid UTF-8, which Linux file systems hold and rsgen
+//     publishes percent-encoded.
+//   - An open file can be hard-linked elsewhere (Linker), so that what is
+//     linked is what was read.
+//
+// Names that would leave the folder ("..", absolute paths) are refused.
+// Close releases the folder.
+type Tree struct {
+	dir    string
+	follow bool
+	names  resolver
+}
+
+// A resolver opens names beneath a Tree's folder, as the Tree's methods
+// say; the names it is given are valid (validPath).
+type resolver interface {
+	open(name string) (fs.File, error)
+	readDir(name string) ([]fs.DirEntry, error)
+	lstat(dir, base string) (fs.FileInfo, error)
+	close() error
+}
+
+// OpenTree opens the folder dir; with followSymlinks, names may go
+// through symbolic links whose targets stay inside it.
+func OpenTree(dir string, followSymlinks bool) (*Tree, error) {
+	return openTreeWith(dir, followSymlinks, openNative)
+}
+
+// openTreeWith opens the folder dir with the resolver open makes: openNative,
+// the system's best, or openRooted, which every system has.
+func openTreeWith(dir string, follow bool, open func(t *Tree) (resolver, error)) (*Tree, error) {
+	t := &Tree{dir: dir, follow: follow}
+	names, err := open(t)
+	if err != nil {
+		return nil, err
+	}
+	t.names = names
+	return t, nil
+}
+
+// Close releases the folder; files opened from it stay usable.
+func (t *Tree) Close() error {
+	if t.names == nil {
+		return nil
+	}
+	err := t.names.close()
+	t.names = nil
+	return err
+}
+
+// Dir returns the folder's path.
+func (t *Tree) Dir() string { return t.dir }
+
+// Open opens a file for reading. A name that a symbolic link (followed or
+// not) would take outside the folder fails with ErrOutside. A file that
+// is a FIFO, though the walk saw a regular file, is opened without
+// blocking, and its read fails.
+func (t *Tree) Open(name string) (fs.File, error) {
+	if !validPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return t.names.open(name)
+}
+
+// ReadDir reads a folder, sorted by name, as os.DirFS does. An entry's
+// Info stats it beneath the Tree, as Lstat does.
+func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
+	if !validPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	entries, err := t.names.readDir(name)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	inTree := make([]treeEntry, len(entries)) // one allocation for the folder
+	for i, e := range entries {
+		inTree[i] = treeEntry{DirEntry: e, tree: t, dir: name}
+		entries[i] = &inTree[i]
+	}
+	return entries, nil
+}
+
+// treeEntry is an entry of a folder of a Tree.
+type treeEntry struct {
+	fs.DirEntry
+	tree *Tree
+	dir  string // the folder's name in the Tree
+}
+
+// Info stats the entry beneath the Tree. (The os package's entry would
+// lstat the full path, resolving every folder on the way again, and
+// through a folder swapped for a link since it was read.)
+func (e *treeEntry) Info() (fs.FileInfo, error) { return e.tree.names.lstat(e.dir, e.Name()) }
+
+// openFolders keeps the folders of the last files stat'ed or opened open,
+// so that a scan's stats and reads, which come folder by folder from a few
+// goroutines, open each folder about once. A folder is closed when it
+// falls out of the most recent keptFolders and no stat or open uses it.
+// A folder renamed while it is kept is still the one found beneath the
+// Tree, as a file opened before its folder was renamed is. H is how a
+// resolver holds an open folder.
+type openFolders[H any] struct {
+	open  func(dir string) (H, error)
+	close func(H)
+
+	mu   sync.Mutex
+	list []*openFolder[H] // most recently used first
+}
+
+type openFolder[H any] struct {
+	name  string
+	h     H
+	users int
+}
+
+const keptFolders = 8
+
+// acquire returns the open folder dir, opening it if it is not open.
+func (o *openFolders[H]) acquire(dir string) (*openFolder[H], error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, f := range o.list {
+		if f.name == dir {
+			copy(o.list[1:i+1], o.list[:i])
+			o.list[0] = f
+			f.users++
+			return f, nil
+		}
+	}
+	h, err := o.open(dir)
+	if err != nil {
+		return nil, err
+	}
+	f := &openFolder[H]{name: dir, h: h, users: 1}
+	o.list = slices.Insert(o.list, 0, f)
+	o.closeUnused()
+	return f, nil
+}
+
+// release ends a use of f.
+func (o *openFolders[H]) release(f *openFolder[H]) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f.users--
+	o.closeUnused()
+}
+
+// closeUnused closes the folders beyond the most recent keptFolders that
+// nothing uses.
+func (o *openFolders[H]) closeUnused() {
+	for i := len(o.list) - 1; i >= keptFolders; i-- {
+		if f := o.list[i]; f.users == 0 {
+			o.close(f.h)
+			o.list = slices.Delete(o.list, i, i+1)
+		}
+	}
+}
+
+// closeAll closes every open folder; no stat or open may be running.
+func (o *openFolders[H]) closeAll() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, f := range o.list {
+		o.close(f.h)
+	}
+	o.list = nil
+}
+
+// ErrOutside is returned for a name that a symbolic link takes outside
+// the folder, or through any link when links are not followed.
+var ErrOutside = errors.New("a symbolic link on the way (rsgen reads nothing through one it does not follow, and nothing outside the source)")
+
+// join returns the path of name, a path in the Tree, for messages.
+func (t *Tree) join(name string) string { return filepath.Join(t.dir, filepath.FromSlash(name)) }
+
+// validPath is fs.ValidPath without its UTF-8 check, and, on Windows,
+// with os.DirFS's: no backslash or colon, which Windows reads as a
+// separator and a stream.
+func validPath(name string) bool {
+	if name == "." {
+		return true
+	}
+	if runtime.GOOS == "windows" && strings.ContainsAny(name, `\:`) {
+		return false
+	}
+	if name == "" || strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.Contains(name, "\x00") {
+		return false
+	}
+	for _, elem := range strings.Split(name, "/") {
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// A Linker is an open file that can be hard-linked at a new path: a file
+// opened from a Tree. Linking the open file, rather than the file's name
+// again, links exactly the file that was read.
+type Linker interface {
+	LinkTo(dst string) error
+}
