@@ -4,17 +4,31 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/rsgen/rsgen/layout"
 )
 
-// FoldsCase reports whether the file system of the folder dir, which it
-// makes if missing, holds names that differ only in case as one name, as
-// macOS and Windows do by default: there two source files named so would
-// be published as one file. It tells by making a temporary file and
-// looking for it under its name in capitals.
+// FoldsCase reports whether the file system of the output folder dir,
+// which it makes if missing, holds names that differ only in case as one
+// name, as macOS's and Windows' do by default: there two source files
+// named so would be published as one file. It asks only on those systems
+// (probeCase): elsewhere the file systems of an output tell case apart,
+// and a build leaves the output folder's entries as they were.
 func FoldsCase(dir string) (bool, error) {
+	if !probeCase {
+		return false, nil
+	}
+	return foldsCase(dir)
+}
+
+// probeCase is whether FoldsCase asks the file system.
+var probeCase = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
+
+// foldsCase tells whether the file system of dir folds case by making a
+// temporary file and looking for it under its name in capitals.
+func foldsCase(dir string) (bool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, fmt.Errorf("output folder: %w", err)
 	}

@@ -422,6 +422,8 @@ func TestKeepWithoutHardLinks(t *testing.T) {
 // (Linux's) is found not to fold it, and the probe leaves nothing behind;
 // a folder that cannot be made is an error naming it.
 func TestFoldsCase(t *testing.T) {
+	defer func(was bool) { probeCase = was }(probeCase)
+	probeCase = true
 	dir := filepath.Join(t.TempDir(), "out")
 	folds, err := FoldsCase(dir)
 	if err != nil {
