@@ -14,8 +14,8 @@ import (
 	"path"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -200,11 +200,7 @@ func (d *DirStore) Delete(_ context.Context, keys []string) error {
 // metaTag is the entity tag of one of the deploy's files: its length,
 // mtime and inode, which every replacement changes.
 func metaTag(info fs.FileInfo) string {
-	var ino uint64
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
-	}
-	return fmt.Sprintf("%d-%d-%d", info.Size(), info.ModTime().UnixNano(), ino)
+	return fmt.Sprintf("%d-%d-%d", info.Size(), info.ModTime().UnixNano(), sysfile.Inode(info))
 }
 
 func (d *DirStore) ReadMeta(_ context.Context, name, etag string, w io.Writer) (string, error) {
@@ -275,7 +271,7 @@ func (d *DirStore) Lock(_ context.Context, holder Holder, _ bool) (Lease, error)
 	if err := root.MkdirAll(MetaDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", rel, err)
 	}
-	f, err := root.OpenFile(rel, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	f, err := root.OpenFile(rel, os.O_RDWR|os.O_CREATE|noFollow, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", rel, err)
 	}

@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/snapshot"
 )
@@ -48,15 +48,11 @@ func completeBuild(out, state string) (buildMark, error) {
 	if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(layout.SourceDescription))); err != nil {
 		return buildMark{}, fmt.Errorf("no build to deploy in %s: %w (run rsgen build first)", out, err)
 	}
-	m := buildMark{size: info.Size(), mtimeN: info.ModTime().UnixNano()}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		m.dev, m.ino = uint64(st.Dev), st.Ino
-	}
-	return m, nil
+	return buildMark{dev: sysfile.Device(info), ino: sysfile.Inode(info), size: info.Size(), mtimeN: info.ModTime().UnixNano()}, nil
 }
 
 // errHeld is returned by flockFile when another process holds the lock.
-var errHeld = errors.New("held by another process")
+var errHeld = sysfile.ErrHeld
 
 // flockFile takes an exclusive lock on f, the lock file at path (for
 // messages), without waiting, and writes holder into it for messages. The
@@ -64,9 +60,9 @@ var errHeld = errors.New("held by another process")
 // another process holds it, it closes f and returns errHeld with that
 // process's holder. Closing f releases the lock.
 func flockFile(f *os.File, path string, holder Holder) (Holder, error) {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := sysfile.TryLock(f); err != nil {
 		var other Holder
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, errHeld) {
 			data, _ := io.ReadAll(f)
 			json.Unmarshal(data, &other) // for the message only
 			err = errHeld

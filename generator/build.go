@@ -378,6 +378,10 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 	var visitErr error
 	b.intact = b.outputIntact()
 	reread := b.linker.rereadRewritten()
+	foldCase, err := sink.FoldsCase(b.cfg.Out)
+	if err != nil {
+		return nil, err
+	}
 	files, events, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
 		FS:         b.src,
 		Algorithms: b.algs,
@@ -394,6 +398,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 		SpillDir:       b.spillDir(),
 		SpillAfter:     spillAfter,
 		Baseline:       b.baseline(),
+		FoldCase:       foldCase,
 		Visit: func(i int, r *snapshot.Record) error {
 			for _, v := range visitors {
 				if visitErr = v(i, r); visitErr != nil {

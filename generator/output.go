@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/internal/chunked"
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
-	"golang.org/x/sys/unix"
 )
 
 // output is the output folder: it places resources in it and removes what
@@ -55,7 +55,7 @@ func (b *builder) openOutput() (*output, error) {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	o.link = sameDevice(b.cfg.Source, o.dir)
+	o.link = sysfile.SameDevice(b.cfg.Source, o.dir)
 	o.added = b.pathList()
 	b.sink.SpillInto(b.spillFile, spillBlockSize)
 	return o, nil
@@ -65,17 +65,6 @@ func (b *builder) openOutput() (*output, error) {
 // spills (output.added, the sink's staged files), 64 KiB when 0; the tests
 // make it small, so that every build spills them.
 var spillBlockSize = 0
-
-func sameDevice(a, b string) bool {
-	ia, errA := os.Stat(a)
-	ib, errB := os.Stat(b)
-	if errA != nil || errB != nil {
-		return false
-	}
-	sa, okA := ia.Sys().(*syscall.Stat_t)
-	sb, okB := ib.Sys().(*syscall.Stat_t)
-	return okA && okB && sa.Dev == sb.Dev
-}
 
 func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
 
@@ -312,7 +301,8 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 	if l, ok := src.(snapshot.Linker); ok && o.link {
 		created, err = o.linkInto(l, dst, missing)
 	}
-	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) {
+	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) ||
+		errors.Is(err, errors.ErrUnsupported) {
 		var tmp string
 		if tmp, err = sink.CopyTemp(src, dst, r.ModTime); err == nil {
 			created, err = missing, o.replace(tmp, dst, missing)
@@ -335,7 +325,7 @@ func (o *output) openSource(r *snapshot.Record) (fs.File, error) {
 	}
 	info, err := f.Stat()
 	if err == nil && (!info.Mode().IsRegular() || info.Size() != r.Size || info.ModTime().UnixNano() != r.ModTime ||
-		r.Inode != 0 && inodeOf(info) != r.Inode) {
+		r.Inode != 0 && sysfile.Inode(info) != r.Inode) {
 		err = fmt.Errorf("%s changed since the scan; build again", r.Path)
 	}
 	if err != nil {
@@ -376,7 +366,7 @@ func (o *output) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) 
 // false, leaving the copy pending, when anything is there or the file
 // system cannot rename without replacing.
 func (o *output) placeFresh(r *snapshot.Record, tmp, dst string) bool {
-	if unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE) != nil {
+	if sysfile.RenameNoReplace(tmp, dst) != nil {
 		return false
 	}
 	o.placedNew(r.Path)
@@ -397,21 +387,13 @@ func (o *output) linkFreshSource(r *snapshot.Record, dst string) bool {
 // errNoLink stands for "copy instead" when linking is not tried.
 var errNoLink = errors.New("not linked")
 
-// inodeOf returns the inode number of a file's stat.
-func inodeOf(info fs.FileInfo) uint64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
-}
-
 // current reports whether the output file info already holds r's bytes: it
 // is the same inode (a hard link), or a copy with r's size and mtime.
 func (o *output) current(info os.FileInfo, r *snapshot.Record) bool {
 	if !info.Mode().IsRegular() || info.Size() != r.Size {
 		return false
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Ino == r.Inode {
+	if ino := sysfile.Inode(info); ino != 0 && ino == r.Inode {
 		return true
 	}
 	return info.ModTime().UnixNano() == r.ModTime

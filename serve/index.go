@@ -7,9 +7,9 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 )
@@ -40,11 +40,7 @@ type stamp struct {
 }
 
 func stampOf(info fs.FileInfo) stamp {
-	s := stamp{size: info.Size(), mtime: info.ModTime().UnixNano()}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		s.ino = st.Ino
-	}
-	return s
+	return stamp{size: info.Size(), mtime: info.ModTime().UnixNano(), ino: sysfile.Inode(info)}
 }
 
 // fresh reports whether no document changed since the index was read.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/rsgen/rsgen/internal/sysfile"
 )
 
 // Lazy writes one file atomically, and not at all when the new bytes equal
@@ -106,7 +108,8 @@ func (f *Lazy) Commit() (changed bool, err error) {
 	if err != nil || tmp == "" {
 		return false, err
 	}
-	if err := os.Rename(tmp, f.path); err != nil {
+	f.Abort() // closes the old file: Windows renames over no file this process holds open
+	if err := sysfile.Rename(tmp, f.path); err != nil {
 		os.Remove(tmp)
 		return false, fmt.Errorf("write %s: %w", f.path, err)
 	}

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/rsgen/rsgen/internal/chunked"
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
-	"golang.org/x/sys/unix"
 )
 
 // Sink is the output folder as one build writes it. Files are written as
@@ -29,7 +29,8 @@ type Sink struct {
 	// before Commit renames them (syncOutput; a test's stand-in), through
 	// outDir, the output folder opened before the first file was written
 	// (watchOutput): a sync reports the write-back errors since its
-	// descriptor was opened.
+	// descriptor was opened. Where the system has no such sync (nil),
+	// every file is synced on its own.
 	syncFS func(*os.File) error
 	outDir *os.File
 
@@ -296,11 +297,12 @@ func (s *Sink) watchOutput() {
 }
 
 // syncNow reports whether the file being written is synced on its own, as
-// the first syncEach are; the others are synced at Commit.
+// the first syncEach are, and all where the file system cannot be synced;
+// the others are synced at Commit.
 func (s *Sink) syncNow() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.syncedAlone < syncEach {
+	if s.syncedAlone < syncEach || s.syncFS == nil {
 		s.syncedAlone++
 		return true
 	}
@@ -322,7 +324,7 @@ func (s *Sink) Commit() error {
 		l := &s.staged[i]
 		for rel, tmp := range l.all() {
 			dst := s.Path(rel)
-			if err := os.Rename(filepath.Join(filepath.Dir(dst), tmp), dst); err != nil {
+			if err := sysfile.Rename(filepath.Join(filepath.Dir(dst), tmp), dst); err != nil {
 				return fmt.Errorf("write %s: %w", dst, err)
 			}
 		}
@@ -440,8 +442,3 @@ func (s *Sink) WriteBytes(rel string, data []byte) error {
 		return err
 	})
 }
-
-// syncOutput writes to disk everything written to the file system of
-// the open folder d, and reports the write-back errors since d was opened
-// (syncfs reports them since Linux 5.8).
-func syncOutput(d *os.File) error { return unix.Syncfs(int(d.Fd())) }

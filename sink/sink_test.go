@@ -417,3 +417,28 @@ func TestKeepWithoutHardLinks(t *testing.T) {
 		t.Errorf("temporary files left: %v", names)
 	}
 }
+
+// TestFoldsCase: a folder of a file system that tells names apart by case
+// (Linux's) is found not to fold it, and the probe leaves nothing behind;
+// a folder that cannot be made is an error naming it.
+func TestFoldsCase(t *testing.T) {
+	defer func(was bool) { probeCase = was }(probeCase)
+	probeCase = true
+	dir := filepath.Join(t.TempDir(), "out")
+	folds, err := FoldsCase(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if folds {
+		t.Skip("this file system folds case")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("the probe left %v, %v", entries, err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	if _, err := FoldsCase(filepath.Join(file, "out")); err == nil || !strings.Contains(err.Error(), file) {
+		t.Errorf("FoldsCase under a file: %v, want an error naming it", err)
+	}
+}

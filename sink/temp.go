@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -103,7 +104,7 @@ var link = os.Link
 func Keep(src, dst string) error {
 	tmp, err := LinkOrCopyTemp(src, dst)
 	if err == nil {
-		if err = os.Rename(tmp, dst); err != nil {
+		if err = sysfile.Rename(tmp, dst); err != nil {
 			os.Remove(tmp)
 		}
 	}

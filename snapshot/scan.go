@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rsgen/rsgen/internal/chunked"
@@ -70,6 +69,10 @@ type ScanOptions struct {
 	// spilled records back. The record is valid during the call only; an
 	// error ends the scan.
 	Visit func(i int, r *Record) error
+	// FoldCase refuses two names of a folder that differ only in case:
+	// the output's file system folds case, and would hold them as one
+	// (see names.go).
+	FoldCase bool
 	// Baseline leaves the creations out of the events: the scan of a first
 	// build, whose events no Change List publishes (its Resource List is
 	// the baseline). The records' Change still says which files were
@@ -235,6 +238,7 @@ type scan struct {
 	// their paths, when out is spilled: the events point at them.
 	changed      chunked.List[Record]
 	changedPaths pathArena
+	folds        caseFolds // the names of the folders on the way (FoldCase)
 }
 
 type hashJob struct {
@@ -272,6 +276,12 @@ func (s *scan) visit(p string, d fs.DirEntry, err error) error {
 			return fs.SkipDir
 		}
 		return nil
+	}
+	if skipped, err := s.checkName(p); err != nil || skipped {
+		if err == nil && d.IsDir() {
+			return fs.SkipDir
+		}
+		return err
 	}
 	if d.IsDir() {
 		return nil
@@ -720,13 +730,6 @@ func skipReason(m fs.FileMode) string {
 		return "device file skipped"
 	}
 	return "not a regular file"
-}
-
-func inode(info fs.FileInfo) uint64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
 }
 
 // unwrapPathError drops the *fs.PathError wrapper, whose path is relative to

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/internal/sitemaptest"
+	"github.com/rsgen/rsgen/internal/sysfile"
 )
 
 // The crash tests run the real rsgen binary and kill it with SIGKILL at
@@ -528,8 +529,5 @@ func devOf(p string) uint64 {
 	if err != nil {
 		return 0
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Dev
-	}
-	return 0
+	return sysfile.Device(info)
 }
