@@ -34,6 +34,12 @@
 //
 // # What is refused
 //
+// A request for a name the server does not listen as gets 421 Misdirected
+// Request: it answers only for localhost, the loopback addresses, the
+// address it was told to listen on and its base URL's host, so that a page
+// that rebinds its own name to this machine (DNS rebinding) reads nothing
+// (see host.go).
+//
 // Only what a host configured by rsgen serves is served. Paths with a ".."
 // segment, however encoded (%2e%2e, ..%2f), are a bad request. Files are
 // opened through an os.Root, so a symlink leading out of the folder is

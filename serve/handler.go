@@ -48,6 +48,9 @@ type Handler struct {
 	root *os.Root
 	site site
 	dev  *dev // nil unless Options.Dev
+	// listen is the address its server listens as (host.go), set by
+	// Start before it serves; nil when served by another server.
+	listen *listenAddr
 
 	mu  sync.Mutex
 	idx *index // nil until needed, and after Reload
@@ -130,10 +133,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	f, t, x, err := h.find(r.URL.Path)
+	f, t, x, err := h.find(r)
 	switch {
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
+	case t.status == http.StatusMisdirectedRequest:
+		misdirected(w, r.Host)
 	case t.redirect != "":
 		http.Redirect(w, r, t.redirect, http.StatusFound)
 	case t.status == http.StatusNotFound:
@@ -151,14 +156,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // find finds the file a request's path leads to and opens it, holding the
 // lock meanwhile: once open, the file's bytes stay those of one build even
 // when the next renames a new version into place. The index it returns is
-// that of the same build.
-func (h *Handler) find(urlPath string) (*os.File, target, *index, error) {
+// that of the same build. A request for a name h does not answer for
+// (host.go) leads nowhere.
+func (h *Handler) find(r *http.Request) (*os.File, target, *index, error) {
 	h.lock.RLock()
 	defer h.lock.RUnlock()
 	x, err := h.index()
 	if err != nil {
 		return nil, target{}, nil, err
 	}
+	if !h.answersFor(r.Host, x.base) {
+		return nil, target{status: http.StatusMisdirectedRequest}, x, nil
+	}
+	urlPath := r.URL.Path
 	rest, under := strings.CutPrefix(urlPath, x.basePath)
 	switch {
 	case !under && (urlPath == "/" || urlPath+"/" == x.basePath):

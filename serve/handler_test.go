@@ -3,11 +3,13 @@ package serve_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,12 +108,16 @@ func (fx *fixture) do(request string, headers ...string) *http.Response {
 }
 
 // do sends a request to h, given as on the wire ("GET /path"), with
-// headers "Name: value".
+// headers "Name: value"; its Host is localhost unless a header says.
 func do(h http.Handler, request string, headers ...string) *http.Response {
 	method, target, _ := strings.Cut(request, " ")
 	r := httptest.NewRequest(method, target, nil)
+	r.Host = "localhost"
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ": ")
+		if k == "Host" {
+			r.Host = v
+		}
 		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
@@ -387,5 +393,43 @@ func TestReload(t *testing.T) {
 	}
 	if resp := fx.do("GET /pub/texts/a.txt"); resp.StatusCode != http.StatusOK {
 		t.Errorf("after a failed Reload: %s", resp.Status)
+	}
+}
+
+// TestMisdirected: a server answers 421 Misdirected Request, and serves
+// nothing, to a request for a name it does not answer for (a page that
+// rebound its own name to this machine), and serves the names it listens
+// as.
+func TestMisdirected(t *testing.T) {
+	fx := newFixture(t)
+	srv, err := serve.Start("127.0.0.1:0", fx.h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	addr := srv.Addr().String()
+	get := func(host string) (*http.Response, string) {
+		req, err := http.NewRequest("GET", "http://"+addr+"/texts/a.txt", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return resp, body(t, resp)
+	}
+	for _, host := range []string{"evil.example", "evil.example:" + strconv.Itoa(srv.Addr().(*net.TCPAddr).Port)} {
+		resp, text := get(host)
+		if resp.StatusCode != http.StatusMisdirectedRequest || strings.Contains(text, "0123456789") {
+			t.Errorf("Host %s: %s %q, want 421 and no file", host, resp.Status, text)
+		}
+	}
+	for _, host := range []string{addr, "localhost", "127.0.0.1:8080"} {
+		if resp, text := get(host); resp.StatusCode != http.StatusOK || text != "0123456789" {
+			t.Errorf("Host %s: %s %q, want the file", host, resp.Status, text)
+		}
 	}
 }

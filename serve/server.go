@@ -43,12 +43,14 @@ type Server struct {
 	err  error         // what Serve returned
 }
 
-// Start listens on addr and serves h in the background.
+// Start listens on addr and serves h in the background, for the names
+// addr gives (see host.go).
 func Start(addr string, h *Handler) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	h.listenAs(addr, ln.Addr())
 	return serveOn(newLimitListener(ln, MaxConns), h), nil
 }
 
