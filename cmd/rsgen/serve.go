@@ -4,8 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -59,7 +63,7 @@ type serveFlags struct {
 
 func newServeFlags() *serveFlags {
 	f := &serveFlags{fs: flag.NewFlagSet("serve", flag.ContinueOnError)}
-	f.fs.StringVar(&f.addr, "addr", defaultAddr, "the `ADDR` to listen on (this machine only by default; port 0 picks\na free port)")
+	f.fs.StringVar(&f.addr, "addr", defaultAddr, "the `ADDR` to listen on (this machine only by default; 0.0.0.0:PORT\nreaches the network too, with a warning; port 0 picks a free port)")
 	f.fs.StringVar(&f.readyFile, "ready-file", "", "once listening, write the URL to open into `FILE` (for scripts)")
 	f.fs.StringVar(&f.config, "config", "", "the configuration `FILE` (default: ./rsgen.toml when there is one);\nserve reads its out, base_url and resource_base_url")
 	f.fs.StringVar(&f.out, "out", "", "the output folder, a `DIR` (config: out)")
@@ -101,9 +105,11 @@ func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
 	}
 	url, isBase := serve.SiteURL(base, srv.Addr())
 	fmt.Fprintf(cio.stderr, "rsgen serve: serving %s at %s (Ctrl-C to stop)\n", site.out, url)
+	warnReachable(cio.stderr, "rsgen serve", srv.Addr())
 	if !isBase {
 		fmt.Fprintf(cio.stderr, "rsgen serve: the documents' links lead to the base URL %s, which this server does not answer for; "+
-			"to follow them here, build with --base-url %s\n", base, url)
+			"to browse a copy whose links lead here, stop this server and run rsgen watch --serve %s with the configuration of the build: it builds one for this address and leaves %s alone\n",
+			base, hostOf(url), site.out)
 	}
 	if f.readyFile != "" {
 		if err := writeFileAtomic(f.readyFile, url+"\n"); err != nil {
@@ -172,6 +178,26 @@ func servedBase(cio cliIO, site servedSite) (string, int) {
 			site.out, published, base)
 	}
 	return base, exitOK
+}
+
+// warnReachable warns when a server listening on addr is reachable from
+// other machines: it prints a loopback URL, which does not say so.
+func warnReachable(w io.Writer, cmd string, addr net.Addr) {
+	if !serve.Reachable(addr) {
+		return
+	}
+	where := addr.String()
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		where = "every interface, port " + strconv.Itoa(tcp.Port)
+	}
+	fmt.Fprintf(w, "%s: warning: listening on %s: the build is reachable from the network, by anyone who can reach this machine, not only from here; "+
+		"listen on 127.0.0.1 to keep it to this machine\n", cmd, where)
+}
+
+// hostOf returns the host and port of a URL rsgen printed.
+func hostOf(rawURL string) string {
+	u, _ := neturl.Parse(rawURL)
+	return u.Host
 }
 
 // serveOptions says what to serve of a configuration's output.
