@@ -23,7 +23,11 @@
 // Description for the sets, then their Resource Lists (and their parts),
 // with rs.Reader, which bounds what it reads; it reads them again when one
 // of them changes on disk. Documents and unlisted files have the file's
-// mtime. Every file has a strong ETag made of its inode, size and mtime;
+// mtime. Cache-Control is the one the hosting files give the hosts and
+// rsgen deploy gives S3 (hosting.CacheOf): a year, immutable, for what rsgen
+// never rewrites, Options.ShortCache ([publish] short_cache) for the other
+// files it writes, none for the resources. Every file has a strong ETag
+// made of its inode, size and mtime;
 // Range, HEAD and conditional requests are answered by net/http's
 // ServeContent.
 //

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rsgen/rsgen/layout"
 )
@@ -30,6 +31,9 @@ type Options struct {
 	// half done. Reload holds it for writing. Nil means a lock of the
 	// Handler's own.
 	Lock *sync.RWMutex
+	// ShortCache is [publish] short_cache: the max-age of the files rsgen
+	// rewrites, sent as the hosts send it (hosting.CacheOf).
+	ShortCache time.Duration
 	// Dev makes the Handler a development server: HTML responses reload
 	// in the browser after each build and show a failed build's error
 	// (see Built). Nothing of it is written into Dir.
@@ -39,6 +43,7 @@ type Options struct {
 // site is the parsed form of the Options.
 type site struct {
 	base, resBase string // "" when not configured
+	shortCache    time.Duration
 }
 
 // Handler serves an output folder the way a production host should. Create
@@ -74,7 +79,7 @@ func New(opts Options) (*Handler, error) {
 
 // openSite parses the URLs of opts and opens its folder.
 func openSite(opts Options) (*os.Root, site, error) {
-	var s site
+	s := site{shortCache: opts.ShortCache}
 	for _, u := range []struct {
 		name string
 		in   string

@@ -433,3 +433,87 @@ func TestMisdirected(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheControlAsTheHosts: every file of an output is served with the
+// Cache-Control that the hosting files tell the hosts (here Netlify's
+// _headers): a year for what rsgen never rewrites (a closed Change List,
+// kept versions), short_cache for what it rewrites (the open Change List
+// too), the host's default (none) for the resources.
+func TestCacheControlAsTheHosts(t *testing.T) {
+	fx := newFixture(t, func(c *config.Config) {
+		c.Publish.Targets = []config.Target{config.TargetNetlify}
+		c.Publish.ShortCache.Duration = 10 * time.Minute
+		c.ChangeList.Rotate.Duration = time.Hour
+		c.Sets[0].KeepVersions = true
+	})
+	fx.write("texts/a.txt", "changed")
+	fx.build(t0.Add(2 * time.Hour))
+	fx.write("texts/b.txt", "new")
+	fx.build(t0.Add(4 * time.Hour))
+	fx.h = fx.handler(serve.Options{Dir: fx.cfg.Out, BaseURL: fx.cfg.BaseURL, ShortCache: 10 * time.Minute})
+
+	rules := headersRules(t, filepath.Join(fx.cfg.Out, "_headers"))
+	seen := map[string]bool{}
+	err := filepath.WalkDir(fx.cfg.Out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(fx.cfg.Out, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "_headers" {
+			return nil
+		}
+		want := rules.cacheControl("/" + rel)
+		seen[want] = true
+		resp := fx.do("GET /" + rel)
+		if got := resp.Header.Get("Cache-Control"); resp.StatusCode != http.StatusOK || got != want {
+			t.Errorf("%s: %s, Cache-Control %q; _headers says %q", rel, resp.Status, got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"", "public, max-age=600", "public, max-age=31536000, immutable"} {
+		if !seen[want] {
+			t.Errorf("no file of the output has Cache-Control %q: the test no longer covers it", want)
+		}
+	}
+}
+
+// headerRules are the Cache-Control values of a _headers file, by path
+// pattern (a trailing * matches everything below).
+type headerRules map[string]string
+
+func headersRules(t *testing.T, file string) headerRules {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := headerRules{}
+	pattern := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "/"):
+			pattern = line
+		case strings.HasPrefix(line, "  Cache-Control: "):
+			rules[pattern] = strings.TrimPrefix(line, "  Cache-Control: ")
+		}
+	}
+	return rules
+}
+
+// cacheControl returns the Cache-Control of the rule that matches p, ""
+// when none does (the host's default).
+func (r headerRules) cacheControl(p string) string {
+	if cc, ok := r[p]; ok {
+		return cc
+	}
+	for pattern, cc := range r {
+		if prefix, ok := strings.CutSuffix(pattern, "*"); ok && strings.HasPrefix(p, prefix) {
+			return cc
+		}
+	}
+	return ""
+}

@@ -65,7 +65,7 @@ func newServeFlags() *serveFlags {
 	f := &serveFlags{fs: flag.NewFlagSet("serve", flag.ContinueOnError)}
 	f.fs.StringVar(&f.addr, "addr", defaultAddr, "the `ADDR` to listen on (this machine only by default; 0.0.0.0:PORT\nreaches the network too, with a warning; port 0 picks a free port)")
 	f.fs.StringVar(&f.readyFile, "ready-file", "", "once listening, write the URL to open into `FILE` (for scripts)")
-	f.fs.StringVar(&f.config, "config", "", "the configuration `FILE` (default: ./rsgen.toml when there is one);\nserve reads its out, base_url and resource_base_url")
+	f.fs.StringVar(&f.config, "config", "", "the configuration `FILE` (default: ./rsgen.toml when there is one);\nserve reads its out, base_url, resource_base_url and short_cache")
 	f.fs.StringVar(&f.out, "out", "", "the output folder, a `DIR` (config: out)")
 	f.fs.StringVar(&f.baseURL, "base-url", "", "the `URL` at which the output folder is published (config: base_url)")
 	return f
@@ -75,6 +75,7 @@ func newServeFlags() *serveFlags {
 // "" when not configured.
 type servedSite struct {
 	out, base, resBase string
+	shortCache         time.Duration
 }
 
 func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
@@ -92,7 +93,7 @@ func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
 	if base == "" {
 		return code
 	}
-	h, err := serve.New(serve.Options{Dir: site.out, BaseURL: site.base, ResourceBaseURL: site.resBase})
+	h, err := serve.New(serve.Options{Dir: site.out, BaseURL: site.base, ResourceBaseURL: site.resBase, ShortCache: site.shortCache})
 	if err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen serve: %v\n", err)
 		return exitFailure
@@ -130,14 +131,15 @@ func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
 }
 
 // site reads what to serve from the flags and the configuration file, if
-// there is one. Of the file, only out, base_url and resource_base_url
-// matter: the rest says how to build, and base_url may be left unset.
+// there is one. Of the file, only out, base_url, resource_base_url and
+// [publish] short_cache matter: the rest says how to build, and base_url
+// may be left unset.
 func (f *serveFlags) site() (servedSite, error) {
 	path, cfg, err := loadConfigOrDefault(f.config)
 	if err != nil {
 		return servedSite{}, err
 	}
-	s := servedSite{out: cfg.Out, base: cfg.BaseURL, resBase: cfg.ResourceBaseURL}
+	s := servedSite{out: cfg.Out, base: cfg.BaseURL, resBase: cfg.ResourceBaseURL, shortCache: cfg.Publish.ShortCache.Duration}
 	if f.out != "" {
 		s.out = f.out
 	} else if path != "" && !filepath.IsAbs(s.out) {
@@ -202,7 +204,7 @@ func hostOf(rawURL string) string {
 
 // serveOptions says what to serve of a configuration's output.
 func serveOptions(cfg *config.Config, lock *sync.RWMutex) serve.Options {
-	return serve.Options{Dir: cfg.Out, BaseURL: cfg.BaseURL, ResourceBaseURL: cfg.ResourceBaseURL, Lock: lock}
+	return serve.Options{Dir: cfg.Out, BaseURL: cfg.BaseURL, ResourceBaseURL: cfg.ResourceBaseURL, ShortCache: cfg.Publish.ShortCache.Duration, Lock: lock}
 }
 
 // server is an HTTP server running in the background.
