@@ -152,6 +152,24 @@ func TestHTTPTimeout(t *testing.T) {
 	wantRules(t, checkURL(t, srv.URL+"/", Options{Timeout: 50 * time.Millisecond}), "http-timeout")
 }
 
+// TestHTTPStartTimesOutOnce: a starting document that times out is
+// fetched once, not a second time to walk from it (which doubled the time
+// a check of an unresponsive Source took), and the check fails saying so.
+func TestHTTPStartTimesOutOnce(t *testing.T) {
+	var fetches atomic.Int64
+	srv := serveSite(t, nil, onPath("/changelist.xml", func(_ http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		<-r.Context().Done() // answer only when the client gives up
+	}))
+	_, err := CheckURL(t.Context(), srv.URL+"/changelist.xml", Options{Timeout: 50 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "timed out after 50ms") {
+		t.Errorf("error %v, want the timeout", err)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("the starting document was fetched %d times, want once", n)
+	}
+}
+
 func TestHTTPRequestLimit(t *testing.T) {
 	var requests atomic.Int64
 	srv := serveSite(t, nil, func(next http.Handler) http.Handler {

@@ -466,7 +466,7 @@ func (w *walker) discover(ctx context.Context, origin string) {
 
 // robots returns the Sitemap URLs of origin/robots.txt.
 func (w *walker) robots(ctx context.Context, origin string) []string {
-	res := w.lookup(ctx, origin+"/robots.txt")
+	res, _ := w.lookup(ctx, origin+"/robots.txt")
 	if res == nil {
 		return nil
 	}
@@ -489,7 +489,10 @@ func (w *walker) climb(ctx context.Context, start string) {
 	var chain []upStep
 	u := start
 	for hops := 0; hops < 4 && u != ""; hops++ {
-		d := w.peek(ctx, u)
+		d, failed := w.peek(ctx, u)
+		if failed && u == start {
+			return // reported; fetching it again to walk from it fails again, after as long
+		}
 		if d == nil {
 			break
 		}
@@ -531,34 +534,36 @@ func (w *walker) reachChain(ctx context.Context, chain []upStep) {
 	}
 }
 
-// peek reads a document without checking it, to find its way up.
-func (w *walker) peek(ctx context.Context, u string) *Document {
-	res := w.lookup(ctx, u)
+// peek reads a document without checking it, to find its way up; failed
+// says that fetching it failed, which was reported.
+func (w *walker) peek(ctx context.Context, u string) (doc *Document, failed bool) {
+	res, failed := w.lookup(ctx, u)
 	if res == nil {
-		return nil
+		return nil, failed
 	}
 	defer res.Body.Close()
-	return readDocument(res.Body, u, w.opts.Limits, &reporter{})
+	return readDocument(res.Body, u, w.opts.Limits, &reporter{}), false
 }
 
 // lookup fetches u during discovery, where a missing or refused resource
 // is an answer rather than a finding: it returns nil for anything but 200
-// OK, and reports only fetches that failed. The caller closes the body.
-func (w *walker) lookup(ctx context.Context, u string) *Resource {
+// OK, and reports only fetches that failed, which failed says. The caller
+// closes the body.
+func (w *walker) lookup(ctx context.Context, u string) (res *Resource, failed bool) {
 	f := w.fetcherFor(u)
 	if f == nil {
-		return nil
+		return nil, false
 	}
 	res, err := f.Fetch(ctx, u)
 	if err != nil {
 		w.fetchFailed(u, where{url: u}, err)
-		return nil
+		return nil, true
 	}
 	if res.Status != http.StatusOK {
 		res.Body.Close()
-		return nil
+		return nil, false
 	}
-	return res
+	return res, false
 }
 
 // walkFrom walks downwards from a document that is not under a Source
