@@ -33,8 +33,11 @@ type Options struct {
 	// MaxTime bounds the whole check (default 10 minutes): past it the
 	// check stops and reports max-time.
 	MaxTime time.Duration
-	// Concurrency bounds the fetches in flight (default 4).
+	// Concurrency bounds the fetches in flight (default 8), and
+	// MaxPerHost those to one host (default 4), so that a check is polite
+	// to the Source and to every host it reaches.
 	Concurrency int
+	MaxPerHost  int
 	// Client is the HTTP client (default: a client with no cookies that
 	// follows at most 10 redirects). Whatever the client, redirects to
 	// other hosts are refused unless FollowExternal is set.
@@ -67,7 +70,10 @@ func (o Options) withDefaults() Options {
 		o.Timeout = 30 * time.Second
 	}
 	if o.Concurrency <= 0 {
-		o.Concurrency = 4
+		o.Concurrency = 8
+	}
+	if o.MaxPerHost <= 0 {
+		o.MaxPerHost = 4
 	}
 	if o.MaxPackageBytes <= 0 {
 		o.MaxPackageBytes = 4 << 30

@@ -48,7 +48,10 @@
 // never through a symbolic link that leads out of the directory, and a
 // named pipe or a device is reported without being opened for reading. A
 // live Source is fetched over HTTP with a bounded number of requests and
-// bytes, a bounded concurrency and a timeout per request, body included;
+// bytes, a bounded concurrency (Options.Concurrency in all,
+// Options.MaxPerHost to one host, so that a check stays polite) and a
+// timeout per request, body included; the parts of an index are read a
+// few at once, and handed on in the order listed;
 // a timeout is reported as one (http-timeout), never as bad XML. The check
 // never leaves the Source's host, by a link or by a redirect, unless
 // Options.FollowExternal is set: a Source cannot make the checker request

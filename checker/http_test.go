@@ -2,11 +2,13 @@ package checker
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,6 +169,77 @@ func TestHTTPStartTimesOutOnce(t *testing.T) {
 	}
 	if n := fetches.Load(); n != 1 {
 		t.Errorf("the starting document was fetched %d times, want once", n)
+	}
+}
+
+// TestHTTPPartsAtOnce: the parts of a Resource List Index are fetched
+// at once, not one after the other: each part here is answered only once
+// both are asked for (or after a while, so that a check that asks for one
+// at a time ends).
+func TestHTTPPartsAtOnce(t *testing.T) {
+	var inFlight, most atomic.Int64
+	both := make(chan struct{})
+	var once sync.Once
+	part := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.URL.Path, "/resourcelist-") || strings.HasPrefix(r.URL.Path, "/resourcelist-index") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			if n == 2 {
+				once.Do(func() { close(both) })
+			}
+			select {
+			case <-both:
+			case <-time.After(5 * time.Second):
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := serveSite(t, nil, part)
+	wantRules(t, checkURL(t, srv.URL+"/", Options{}))
+	if m := most.Load(); m != 2 {
+		t.Errorf("at most %d of the index's 2 parts were fetched at once, want both", m)
+	}
+}
+
+// TestLimiterPerHost: however many fetches the check makes at once, no
+// more than MaxPerHost go to one host.
+func TestLimiterPerHost(t *testing.T) {
+	var inFlight, most atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+	}))
+	defer srv.Close()
+	l := newLimiter(Options{}.remote(), Options{Concurrency: 8, MaxPerHost: 2, MaxRequests: 100, MaxBytes: 1 << 20, Timeout: time.Minute})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			res, err := l.Fetch(t.Context(), fmt.Sprintf("%s/%d", srv.URL, i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+		})
+	}
+	for inFlight.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // time for the other four to arrive, were they let through
+	close(release)
+	wg.Wait()
+	if m := most.Load(); m != 2 {
+		t.Errorf("%d requests to one host at once, want at most MaxPerHost (2)", m)
 	}
 }
 
