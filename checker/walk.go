@@ -75,7 +75,7 @@ func (w *walker) get(ctx context.Context, u string, from where) *Resource {
 	}
 	res, err := f.Fetch(ctx, u)
 	if err != nil {
-		w.fetchFailed(u, from, err)
+		w.documentFailed(u, from, err)
 		return nil
 	}
 	if res.Status != http.StatusOK {
@@ -194,7 +194,7 @@ func (w *walker) walkSite(ctx context.Context, u string) bool {
 		}
 		// Something is there, or may be: a limit, a timeout or a
 		// refusal is reported, not taken for a missing document.
-		w.fetchFailed(u, where{url: u}, err)
+		w.documentFailed(u, where{url: u}, err)
 		return true
 	}
 	if res.Status != http.StatusOK {
@@ -610,7 +610,7 @@ func (w *walker) lookup(ctx context.Context, u string) (res *Resource, failed bo
 	}
 	res, err := f.Fetch(ctx, u)
 	if err != nil {
-		w.fetchFailed(u, where{url: u}, err)
+		w.documentFailed(u, where{url: u}, err)
 		return nil, true
 	}
 	if res.Status != http.StatusOK {
