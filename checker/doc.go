@@ -42,9 +42,13 @@
 //     and its length and digests are compared with the newest listing: the
 //     Resource List, or a later change of the Change Lists.
 //
-// Sources are read through a Fetcher. A local output directory maps URLs to
-// files below a base URL, given or inferred from the Source Description's
-// entries, and opens them through an os.Root: only regular files are read,
+// Sources are read through a Fetcher, where they are or where they stand
+// for their URLs (places.go): a staging host read as if it were the base
+// URL (CheckURL with Options.BaseURL), and the resources of a Source built
+// with copy_resources = false, which are not in its output folder, read
+// under Options.ResourceBaseURL at their URLs or from Options.Resources. A
+// local output directory maps URLs to files below a base URL, given or
+// inferred from the Source Description's entries, and opens them through an os.Root: only regular files are read,
 // never through a symbolic link that leads out of the directory, and a
 // named pipe or a device is reported without being opened for reading. A
 // live Source is fetched over HTTP with a bounded number of requests and

@@ -17,12 +17,14 @@ import (
 // walker follows the links of a Source from its Source Description down to
 // every capability document, index part and package.
 type walker struct {
-	opts   Options
-	start  string      // the URL the check started at, for findings about the whole check
-	local  *dirFetcher // nil over HTTP
-	remote *limiter
-	// inside reports whether a URL belongs to the Source being checked.
-	inside func(string) bool
+	opts  Options
+	start string // the URL the check started at, for findings about the whole check
+	// source reads the URLs of the Source (those inside says belong to
+	// it), remote the others (with FollowExternal), and resources the
+	// resources under opts.ResourceBaseURL, when set (see places.go).
+	source, resources Fetcher
+	remote            *limiter
+	inside            func(string) bool
 
 	*tally
 	seen     visited
@@ -31,17 +33,24 @@ type walker struct {
 	unzipped atomic.Int64    // bytes the packages read so far may decompress to
 }
 
-func newWalker(opts Options, start string, local *dirFetcher, inside func(string) bool) *walker {
-	return &walker{
+// newWalker returns a walker that reads the Source with what source
+// returns for its HTTP fetcher, or with that fetcher when source is nil;
+// inside tells the Source's URLs.
+func newWalker(opts Options, start string, source func(remote Fetcher) Fetcher, inside func(string) bool) *walker {
+	w := &walker{
 		opts:    opts,
 		start:   start,
-		local:   local,
 		remote:  newLimiter(opts.remote(), opts),
 		inside:  inside,
 		seen:    visited{m: map[string]string{}},
 		tally:   &tally{},
 		skipped: map[string]bool{},
 	}
+	w.source = w.remote
+	if source != nil {
+		w.source = source(w.remote)
+	}
+	return w
 }
 
 // where is the place a link was found, for findings about its target.
@@ -52,17 +61,26 @@ type where struct {
 
 func at(d *Document, line int) where { return where{url: d.URL, file: d.File, line: line} }
 
-// fetcherFor returns how to read u, or nil when u is outside the Source and
-// may not be followed.
+// fetcherFor returns how to read the document at u, or nil when u is
+// outside the Source and may not be followed.
 func (w *walker) fetcherFor(u string) Fetcher {
-	in := w.inside(u)
 	switch {
-	case in && w.local != nil:
-		return *w.local
-	case in || w.opts.FollowExternal:
+	case w.inside(u):
+		return w.source
+	case w.opts.FollowExternal:
 		return w.remote
 	}
 	return nil
+}
+
+// resourceFetcher returns how to read the resource at u: from where the
+// resources are when u is under the resource base URL, else as a
+// document; nil when it may not be read.
+func (w *walker) resourceFetcher(u string) Fetcher {
+	if w.resources != nil && strings.HasPrefix(u, w.opts.ResourceBaseURL) {
+		return w.resources
+	}
+	return w.fetcherFor(u)
 }
 
 // get fetches u, a link found at from. It returns nil, after reporting why,

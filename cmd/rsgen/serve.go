@@ -142,8 +142,8 @@ func (f *serveFlags) site() (servedSite, error) {
 	s := servedSite{out: cfg.Out, base: cfg.BaseURL, resBase: cfg.ResourceBaseURL, shortCache: cfg.Publish.ShortCache.Duration}
 	if f.out != "" {
 		s.out = f.out
-	} else if path != "" && !filepath.IsAbs(s.out) {
-		s.out = filepath.Join(cfg.Dir, s.out)
+	} else if path != "" {
+		s.out = resolvePath(cfg.Dir, s.out)
 	}
 	if s.out, err = filepath.Abs(s.out); err != nil {
 		return servedSite{}, err
