@@ -66,10 +66,11 @@
 // # The server
 //
 // Start runs a Handler with the limits of a server left running: a bound
-// on connections at once (a new client takes the place of the longest
-// idle one, or gets 503), header and idle timeouts, and a write deadline
-// extended while bytes flow instead of an overall one that would cut a
-// large download (see server.go).
+// on connections at once, in all and from one client address (a new
+// client takes the place of the longest idle one, or gets 503), header and
+// idle timeouts, and a minimum rate at which a client must read, instead
+// of an overall write timeout that would cut a large download (see
+// server.go).
 //
 // # Caveats
 //
