@@ -138,7 +138,7 @@ var ruleTable = []Rule{
 	{"http-limit", Error, "", "the check stays within --max-requests requests and --max-bytes bytes over HTTP, and copies no package larger than --max-package"},
 	{"max-time", Error, "", "the check finishes within --max-time"},
 	{"external-skipped", Warning, "", "documents on other hosts are checked only with --follow-external"},
-	{"redirect-external", Warning, "", "redirects to other hosts are followed only with --follow-external"},
+	{"redirect-external", Warning, "", "redirects to other hosts are followed only with --follow-external (an error for a document or package, which then goes unchecked with everything it lists)"},
 }
 
 var rulesByID = func() map[string]Rule {

@@ -51,7 +51,7 @@ func OutputPolicy(root *os.Root, rels iter.Seq[string], base string, sets []stri
 	untyped := false
 	for rel := range rels {
 		switch {
-		case layout.PublishStep(rel) == layout.StepImmutable && layout.ContentType(rel) == layout.TypeXML:
+		case hosting.MayBeOpen(rel):
 			isOpen, err := openSegment(root, rel)
 			if err != nil {
 				return nil, err
@@ -107,12 +107,11 @@ func openSegment(root *os.Root, rel string) (bool, error) {
 		return false, fmt.Errorf("read %s: %w", rel, err)
 	}
 	defer f.Close()
-	head, err := rs.NewReader(f).Head()
+	open, err := hosting.IsOpenSegment(f)
 	if err != nil {
 		return false, fmt.Errorf("read %s: %w", rel, err)
 	}
-	capability := head.MD.Capability
-	return (capability == rs.CapChangeList || capability == rs.CapChangeDump) && head.MD.Until.IsZero(), nil
+	return open, nil
 }
 
 // listedTypes returns the media types the Resource Lists of sets publish

@@ -30,6 +30,9 @@ type index struct {
 	basePath  string // the decoded path of base, "/" or "/a/b/"
 	resources map[string]*resource
 	stamps    map[string]stamp
+	// shortCache is the site's short_cache, kept with the index so that a
+	// request sees the configuration of one Reload.
+	shortCache time.Duration
 }
 
 // stamp identifies one version of a file; the zero stamp is a missing
@@ -63,7 +66,7 @@ func (x *index) fresh(root *os.Root) bool {
 // missing document (no build yet, or a build in progress that has not
 // renamed it into place) is empty.
 func readIndex(root *os.Root, s *site) (*index, error) {
-	x := &index{base: s.base, resources: map[string]*resource{}, stamps: map[string]stamp{}}
+	x := &index{base: s.base, resources: map[string]*resource{}, stamps: map[string]stamp{}, shortCache: s.shortCache}
 	sets, err := x.readSourceDescription(root)
 	if err != nil {
 		return nil, err

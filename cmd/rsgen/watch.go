@@ -346,6 +346,7 @@ func (w *watcher) startServer() error {
 		return err
 	}
 	w.handler, w.srv = h, srv
+	warnReachable(w.cio.stderr, "rsgen watch", srv.Addr())
 	return nil
 }
 
