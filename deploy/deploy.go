@@ -22,10 +22,12 @@ type Options struct {
 	// Out is the output folder of the build to publish, State its state
 	// folder: the deploy keeps its own files in State/deploy.
 	Out, State string
-	// BaseURL is where the documents say the output is served, Sets the
-	// names of the sets: the default header policy reads the documents.
+	// BaseURL is where the documents say the output is served: the
+	// order of the writes reads their links.
 	BaseURL string
-	Sets    []string
+	// CopyResources says that the build places the resources in Out
+	// (copy_resources): the deploy then expects them there.
+	CopyResources bool
 	// ShortCache is the max-age of the documents that change.
 	ShortCache time.Duration
 	// Store is where to publish.
@@ -283,21 +285,40 @@ func (d *deployer) readOutput(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if again, err := completeBuild(d.opts.Out, d.opts.State); err != nil || again != mark {
-		return errors.New("a build published into the output while the deploy read it: deploy again")
-	}
 	if err := d.keepAsHashCache(cachePath); err != nil {
 		d.opts.Notify(Event{Kind: EventWarning, Msg: "cannot save the hash cache (the next deploy reads every file again): " + err.Error()})
+	}
+	b, err := d.readBuild()
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if err := d.checkBuilt(b); err != nil {
+		return err
+	}
+	if again, err := completeBuild(d.opts.Out, d.opts.State); err != nil || again != mark {
+		return errors.New("a build published into the output while the deploy read it: deploy again")
 	}
 	d.sum.Files, d.sum.Hashed, d.sum.HashedBytes = res.files, res.hashed, res.hashedBytes
 	d.policy = d.opts.Policy
 	if d.policy == nil {
-		if d.policy, err = d.outputPolicy(); err != nil {
+		if d.policy, err = d.outputPolicy(b.types); err != nil {
 			return err
 		}
 	}
 	d.sum.ScanTime = time.Since(start)
 	return nil
+}
+
+// readBuild reads what the last build recorded of the output in its
+// state (see built).
+func (d *deployer) readBuild() (*built, error) {
+	st, err := snapshot.Load(d.opts.State)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return readBuilt(st, d.opts.CopyResources, d.dir)
 }
 
 // scan writes the file list of the output to d.files, through the hash
@@ -335,15 +356,15 @@ func (d *deployer) keepAsHashCache(cachePath string) error {
 }
 
 // outputPolicy makes rsgen's header policy (OutputPolicy) from the file
-// list.
-func (d *deployer) outputPolicy() (HeaderPolicy, error) {
+// list and the media types the build recorded.
+func (d *deployer) outputPolicy(types map[string]string) (HeaderPolicy, error) {
 	list, f, err := openFileList(d.files)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var readErr error
-	policy, err := OutputPolicy(d.out, list.paths(&readErr), d.opts.BaseURL, d.opts.Sets, d.opts.ShortCache)
+	policy, err := OutputPolicy(d.out, list.paths(&readErr), types, d.opts.ShortCache)
 	if err == nil && readErr != nil {
 		err = fmt.Errorf("read %s: %w", d.files, readErr)
 	}

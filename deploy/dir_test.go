@@ -121,7 +121,7 @@ func TestFileChangedUnderDeploy(t *testing.T) {
 	}
 	defer store.Close()
 	opts := s.options(store)
-	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), slices.Values([]string(nil)), s.cfg.BaseURL, opts.Sets, opts.ShortCache)
+	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), slices.Values([]string(nil)), s.types(t), opts.ShortCache)
 	if err != nil {
 		t.Fatal(err)
 	}

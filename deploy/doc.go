@@ -36,6 +36,14 @@
 // one request: a GET of the manifest, conditional on the entity tag of the
 // copy cached in the state folder, answered 304 with no body.
 //
+// A deploy publishes exactly the last build. Before it writes anything,
+// it compares the output's files, whose SHA-256s it has, with what the
+// build recorded in the state (built.go): the length and SHA-256 of every
+// resource, kept version, kept document and package, and the paths of the
+// other documents. A file edited, added or removed in the output by hand,
+// or a source file rewritten in place since the build (a resource is a
+// hard link to it), fails the deploy, naming the files.
+//
 // The state folder holds the deploy's local files (State/deploy): the hash
 // cache (hashes), and per store a folder with the cached manifest, its
 // entity tag, the lock that keeps one deploy per store from one state
@@ -55,7 +63,11 @@
 // in its files' paths) and streams the file list (path, stat, SHA-256),
 // reading the previous one, the hash cache, in step: files whose stat
 // changed are hashed one worker per core, a batch at a time, and written
-// in order. The plan then reads the file list and the manifest in step,
+// in order. The state's records of the build are in another order (a
+// folder's files before its siblings, kept versions by resource): they
+// are sorted into the file list's order 16 MiB at a time into unnamed
+// files, merged as they are read, and compared with the file list as a
+// merge join. The plan then reads the file list and the manifest in step,
 // as a merge join: it counts, puts the writes of each step and the keys
 // to delete in lists that move their full blocks into unnamed files
 // (internal/chunked's Strings, as a build's lists), and streams the manifest after
@@ -65,8 +77,7 @@
 // the manifests are sent from and cached as files. What stays in memory
 // is small: the writes of documents (a step's waves need all of its own;
 // they are a handful to a few hundred), the open segment documents and
-// the media types the Resource Lists give resources whose names say
-// nothing.
+// the media types the state records for files whose names say nothing.
 //
 // Only keys the manifest names are ever deleted: objects rsgen did not put
 // on the store are never touched. A key that left the output is deleted at
@@ -99,10 +110,12 @@
 // # Headers
 //
 // Content-Type comes from rsgen's media-type table (layout.ContentType), or
-// for a resource whose name says nothing, from the type its Resource List
-// publishes; Cache-Control is immutable for what rsgen never rewrites,
-// short for the other documents and none for resources (OutputPolicy). The
-// policy is a HeaderPolicy, a function of the output path, so another can
+// for a file whose name says nothing (a resource whose type was read from
+// its bytes, and its mementos), from the type the last build recorded in
+// the state, which its lists publish: a memento keeps it after its
+// resource is deleted. Cache-Control is immutable for what rsgen never
+// rewrites, short for the other documents and none for resources
+// (OutputPolicy). The policy is a HeaderPolicy, a function of the output path, so another can
 // replace it. A web root keeps no headers: its server's configuration,
 // written by the build's hosting files, gives them.
 //

@@ -108,7 +108,7 @@ func runDeploy(ctx context.Context, cio cliIO, values any, _ []string) int {
 			fmt.Fprintf(cio.stderr, "rsgen deploy: %v\n", jerr)
 			return exitFailure
 		}
-	} else if sum != nil && (f.dryRun || err == nil && !f.quiet) {
+	} else if sum != nil && (err == nil && !f.quiet || f.dryRun && planned(err)) {
 		printDeploy(cio.stdout, sum, time.Since(start))
 	}
 	if err != nil {
@@ -120,6 +120,13 @@ func runDeploy(ctx context.Context, cio cliIO, values any, _ []string) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// planned reports whether a deploy that failed with err made its plan
+// whole, which a dry run then prints: it would delete too many objects.
+func planned(err error) bool {
+	var tooMany *deploy.TooManyDeletesError
+	return err == nil || errors.As(err, &tooMany)
 }
 
 // options reads the configuration and the flags into the deploy's options,
@@ -137,11 +144,8 @@ func (f *deployFlags) options(ctx context.Context) (*config.Config, deploy.Optio
 	if err != nil {
 		return nil, deploy.Options{}, err
 	}
-	opts := deploy.Options{Out: cfg.Out, State: cfg.State, BaseURL: cfg.BaseURL, ShortCache: cfg.Publish.ShortCache.Duration,
+	opts := deploy.Options{Out: cfg.Out, State: cfg.State, BaseURL: cfg.BaseURL, CopyResources: cfg.CopyResources, ShortCache: cfg.Publish.ShortCache.Duration,
 		MaxDeletes: f.maxDeletes, Grace: cfg.Deploy.DeleteGrace.Duration, DryRun: f.dryRun, BreakLock: f.breakLock}
-	for _, s := range cfg.SetsOrDefault() {
-		opts.Sets = append(opts.Sets, s.Name)
-	}
 	if opts.MaxDeletes < 0 && cfg.Deploy.MaxDeletes != nil {
 		opts.MaxDeletes = *cfg.Deploy.MaxDeletes
 	}
