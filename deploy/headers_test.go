@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/hex"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -118,6 +119,10 @@ func TestS3HeaderPolicyChange(t *testing.T) {
 	resp.Body.Close()
 	if cc, ct := resp.Header.Get("Cache-Control"), resp.Header.Get("Content-Type"); cc != "public, max-age=600" || ct != "application/xml" {
 		t.Errorf("Source Description served with Cache-Control %q, Content-Type %q", cc, ct)
+	}
+	// A re-apply sends the whole set: the SHA-256 metadata stays too.
+	if sha, want := v.view(t, "")[layout.SourceDescription], s.outputFiles(t, store)[layout.SourceDescription]; sha != hex.EncodeToString(want[:]) {
+		t.Errorf("the Source Description's SHA-256 metadata is %q after its headers were re-applied", sha)
 	}
 	if sum := run(t, opts); sum.Unchanged != sum.Files {
 		t.Errorf("the next deploy changed headers again: %+v", sum)
