@@ -225,3 +225,68 @@ func TestHashCacheKept(t *testing.T) {
 		t.Errorf("no-change deploy read %d of %d files; %d unchanged", sum.Hashed, sum.Files, sum.Unchanged)
 	}
 }
+
+// TestDirTamperedManifest alters a web root's manifest, as someone with
+// write access to it could: it names a file rsgen never published there
+// (the site's own notes), a file rsgen published that someone replaced
+// since, and a folder holding files, none of which the output has. The
+// next deploy deletes none of them, warns about each, and completes; the manifest then names none of them, and later deploys run.
+func TestDirTamperedManifest(t *testing.T) {
+	s := tinySite(t, "https://data.example.org/", 2)
+	dst := t.TempDir()
+	store, err := OpenDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	run(t, s.options(store))
+	for rel, content := range map[string]string{"notes.txt": "the site's own notes\n", "docs/file-000.txt": "replaced on the server\n",
+		"folder/inside.txt": "a file in a folder\n"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755)
+		os.WriteFile(filepath.Join(dst, rel), []byte(content), 0o644)
+	}
+	path := filepath.Join(dst, MetaDir, "manifest")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustDecodeManifest(t, data)
+	for _, key := range []string{"notes.txt", "folder"} {
+		m.entries[key] = &entry{Object: Object{Key: key, Size: 21, SHA256: sha256.Sum256([]byte(key))}}
+	}
+	os.WriteFile(path, m.encode(), 0o644)
+	s.remove(t, "docs/file-000.txt")
+	s.build(t)
+
+	var warned []string
+	opts := s.options(store)
+	opts.Notify = func(e Event) {
+		if e.Kind == EventWarning {
+			warned = append(warned, e.Path+": "+e.Msg)
+		}
+	}
+	if sum := run(t, opts); sum.Deletes != 0 {
+		t.Errorf("%d deleted; want none", sum.Deletes)
+	}
+	for _, rel := range []string{"notes.txt", "docs/file-000.txt", "folder/inside.txt"} {
+		if _, err := os.Stat(filepath.Join(dst, rel)); err != nil {
+			t.Errorf("%s was deleted: %v", rel, err)
+		}
+	}
+	if len(warned) != 3 || !strings.HasPrefix(warned[0], "docs/file-000.txt: its length or SHA-256 is not that of the file rsgen published there") ||
+		!strings.HasPrefix(warned[1], "folder: a folder, not the file rsgen published there: kept") || !strings.HasPrefix(warned[2], "notes.txt: ") {
+		t.Errorf("warnings %q; want one about each path kept", warned)
+	}
+	data, err = os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"notes.txt", "folder", "docs/file-000.txt"} {
+		if e := mustDecodeManifest(t, data).entries[key]; e != nil {
+			t.Errorf("the manifest still names %s", key)
+		}
+	}
+	if sum := run(t, s.options(store)); sum.Unchanged != sum.Files {
+		t.Errorf("the next deploy: %+v", sum)
+	}
+}

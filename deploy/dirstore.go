@@ -177,16 +177,27 @@ func (d *DirStore) Stat(_ context.Context, key string) (*Object, error) {
 	return &Object{Key: key, Size: f.size, SHA256: f.sum}, nil
 }
 
-// Delete removes the files at keys, and the folders they leave empty.
-func (d *DirStore) Delete(_ context.Context, keys []string) error {
+// Delete removes the files at objs' keys, and the folders they leave
+// empty: only a regular file that holds the object's bytes (its length
+// and SHA-256), which rsgen published there. Any other file (replaced
+// since, or named by a manifest someone altered) is not rsgen's to
+// delete: it is left, and reported to kept, and so is a folder at a key
+// (named by an altered manifest).
+func (d *DirStore) Delete(_ context.Context, objs []Object, kept func(key, why string)) error {
 	root, err := d.open(false)
 	if err != nil || root == nil {
 		return err
 	}
-	for _, key := range keys {
+	for i := range objs {
+		key := objs[i].Key
 		d.reqs.del.Add(1)
-		if err := root.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		why, err := removeIfHolds(root, &objs[i])
+		if err != nil {
 			return fmt.Errorf("delete %s: %w", key, err)
+		}
+		if why != "" {
+			kept(key, why)
+			continue
 		}
 		for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
 			if root.Remove(dir) != nil {
@@ -195,6 +206,38 @@ func (d *DirStore) Delete(_ context.Context, keys []string) error {
 		}
 	}
 	return nil
+}
+
+// removeIfHolds removes the file at obj.Key when it holds obj's bytes.
+// Otherwise it says why it is kept; nothing there is removed already.
+func removeIfHolds(root *os.Root, obj *Object) (kept string, err error) {
+	info, err := root.Lstat(obj.Key)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	case info.IsDir():
+		return "a folder, not the file rsgen published there: kept", nil
+	case !info.Mode().IsRegular():
+		return "not a regular file, as the file rsgen published there was: kept", nil
+	}
+	f := &localFile{rel: obj.Key}
+	if info.Size() == obj.Size {
+		err = newFileHasher().hash(root, f)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	case info.Size() != obj.Size || f.sum != obj.SHA256:
+		return "its length or SHA-256 is not that of the file rsgen published there (the deploy's manifest): kept", nil
+	}
+	if err := root.Remove(obj.Key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	return "", nil
 }
 
 // metaTag is the entity tag of one of the deploy's files: its length,

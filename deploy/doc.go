@@ -80,7 +80,9 @@
 // the media types the state records for files whose names say nothing.
 //
 // Only keys the manifest names are ever deleted: objects rsgen did not put
-// on the store are never touched. A key that left the output is deleted at
+// on the store are never touched. On a web root, only a regular file that
+// holds the bytes the manifest records is: a file replaced since, or a
+// folder, named by a manifest someone altered, is kept, with a warning. A key that left the output is deleted at
 // the end of the deploy, or, with a grace period, by the first deploy
 // after it, so that caches holding documents that still list it expire
 // first. MaxDeletes fails a deploy that would delete more, before it

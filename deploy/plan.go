@@ -41,9 +41,9 @@ type plan struct {
 	dir   string
 	steps [layout.NumSteps]StepSummary
 	// docs are the writes of documents (isDocument), by step; writes
-	// the others, encoded (encodeTask), and deleted the keys deleted at
-	// the end: lists that move their full blocks into unnamed files of
-	// the plan's folder (spillFile).
+	// the others, and deleted the objects deleted at the end, both
+	// encoded (encodeTask): lists that move their full blocks into
+	// unnamed files of the plan's folder (spillFile).
 	docs      [layout.NumSteps][]*task
 	writes    [layout.NumSteps]chunked.Strings
 	deleted   chunked.Strings
@@ -178,7 +178,7 @@ func (pl *planner) gone(e *entry) error {
 		since = e.since
 	}
 	if time.Duration(pl.now.Unix()-since)*time.Second >= pl.grace {
-		pl.p.deleted.Append(e.Key)
+		pl.p.deleted.Append(encodeTask(&task{obj: e.Object}))
 		return pl.record(e, nil, e)
 	}
 	pl.p.deferred++
@@ -307,22 +307,27 @@ func (p *plan) spilledWrites(step layout.Step, errp *error) iter.Seq[*task] {
 	}
 }
 
-// deletedKeys calls fn with the keys to delete, at most batch at a time.
-func (p *plan) deletedKeys(batch int, fn func([]string) error) error {
-	keys := make([]string, 0, batch)
-	for key := range p.deleted.All() {
-		if keys = append(keys, key); len(keys) == batch {
-			if err := fn(keys); err != nil {
+// deletedObjects calls fn with the objects of list (the plan's deleted),
+// at most batch at a time.
+func deletedObjects(list *chunked.Strings, batch int, fn func([]Object) error) error {
+	objs := make([]Object, 0, batch)
+	for s := range list.All() {
+		t, err := decodeTask(s)
+		if err != nil {
+			return err
+		}
+		if objs = append(objs, t.obj); len(objs) == batch {
+			if err := fn(objs); err != nil {
 				return err
 			}
-			keys = keys[:0]
+			objs = objs[:0]
 		}
 	}
-	if err := p.deleted.Err(); err != nil {
+	if err := list.Err(); err != nil {
 		return err
 	}
-	if len(keys) > 0 {
-		return fn(keys)
+	if len(objs) > 0 {
+		return fn(objs)
 	}
 	return nil
 }

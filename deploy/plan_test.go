@@ -153,7 +153,13 @@ func (p *plan) allWrites(t *testing.T) []*task {
 func (p *plan) deletedList(t *testing.T) []string {
 	t.Helper()
 	var keys []string
-	if err := p.deletedKeys(2, func(batch []string) error { keys = append(keys, batch...); return nil }); err != nil {
+	err := deletedObjects(&p.deleted, 2, func(batch []Object) error {
+		for _, obj := range batch {
+			keys = append(keys, obj.Key)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return keys

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -123,17 +124,33 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 			return fmt.Errorf("step %q: %w (later steps were not started; the next deploy completes this one)", step, err)
 		}
 	}
-	if p.deletes() > 0 {
-		if err := p.deletedKeys(deleteBatch, func(keys []string) error { return d.store.Delete(ctx, keys) }); err != nil {
-			return fmt.Errorf("deletes: %w (the next deploy completes them)", err)
-		}
-		d.opts.Notify(Event{Kind: EventDeleted, Count: p.deletes()})
+	if err := d.delete(ctx, &p.deleted); err != nil {
+		return fmt.Errorf("deletes: %w (the next deploy completes them)", err)
 	}
 	path, err := p.manifestFile(p.final, "final")
 	if err != nil {
 		return fmt.Errorf("state folder: %w", err)
 	}
 	return d.saveManifest(ctx, path)
+}
+
+// delete deletes the objects of list (of the plan), reporting those the
+// store kept as warnings.
+func (d *deployer) delete(ctx context.Context, list *chunked.Strings) error {
+	if list.Len() == 0 {
+		return nil
+	}
+	kept := 0
+	keep := func(key, why string) {
+		kept++
+		d.opts.Notify(Event{Kind: EventWarning, Path: key, Msg: why})
+	}
+	if err := deletedObjects(list, deleteBatch, func(objs []Object) error { return d.store.Delete(ctx, objs, keep) }); err != nil {
+		return err
+	}
+	d.sum.Deletes -= kept
+	d.opts.Notify(Event{Kind: EventDeleted, Count: list.Len() - kept})
+	return nil
 }
 
 // deleteBatch is how many keys a deploy hands the store to delete at a

@@ -249,14 +249,16 @@ func (s *S3Store) Stat(ctx context.Context, key string) (*Object, error) {
 	return obj, nil
 }
 
-// Delete removes keys in batches of 1,000, one request each.
-func (s *S3Store) Delete(ctx context.Context, keys []string) error {
-	for len(keys) > 0 {
-		batch := keys[:min(len(keys), deleteBatch)]
-		keys = keys[len(batch):]
+// Delete removes the objects in batches of 1,000, one request each, by
+// key: what an object holds is not asked (a HEAD per key), and a bucket's
+// manifest is only as safe as the bucket.
+func (s *S3Store) Delete(ctx context.Context, objs []Object, _ func(key, why string)) error {
+	for len(objs) > 0 {
+		batch := objs[:min(len(objs), deleteBatch)]
+		objs = objs[len(batch):]
 		ids := make([]types.ObjectIdentifier, len(batch))
-		for i, k := range batch {
-			ids[i] = types.ObjectIdentifier{Key: s.key(k)}
+		for i, obj := range batch {
+			ids[i] = types.ObjectIdentifier{Key: s.key(obj.Key)}
 		}
 		out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &s.bucket,
 			Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})

@@ -55,9 +55,11 @@ type Store interface {
 	// Stat returns what the store holds at key, or an error wrapping
 	// ErrNotExist. A SHA256 the store cannot tell is zero.
 	Stat(ctx context.Context, key string) (*Object, error)
-	// Delete removes the objects at keys; a key with no object is no
-	// error.
-	Delete(ctx context.Context, keys []string) error
+	// Delete removes the objects at objs' keys; a key with no object is
+	// no error. A store that can tell (a web root) removes only what holds
+	// an object's bytes, and reports any other file to kept, with why,
+	// leaving it in place.
+	Delete(ctx context.Context, objs []Object, kept func(key, why string)) error
 	// ReadMeta copies the deploy's own file name (the manifest) to w and
 	// returns its entity tag, or ErrNotModified when its tag is still
 	// etag, or an error wrapping ErrNotExist. A failure may leave part of
