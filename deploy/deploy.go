@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -404,11 +405,27 @@ func (d *deployer) makePlan(dir string) (*plan, error) {
 			return nil, fmt.Errorf("%s: %w", d.store, err)
 		}
 	}
-	p, err := makePlan(files, m, d.policy, d.store.KeepsHeaders(), d.opts.Now(), d.opts.Grace, dir)
+	p, err := makePlan(files, m, d.policy, d.store.KeepsHeaders(), d.inTheWay, d.opts.Now(), d.opts.Grace, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.store, err)
 	}
 	return p, nil
+}
+
+// inTheWay reports whether the key of a file the output no longer has
+// stands in the way of the output's files, as the scan found them: the
+// output has a folder at key (a file became a folder), or a file at one
+// of its folders (a folder became a file).
+func (d *deployer) inTheWay(key string) bool {
+	if info, err := d.out.Lstat(key); err == nil {
+		return info.IsDir()
+	}
+	for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
+		if info, err := d.out.Lstat(dir); err == nil {
+			return info.Mode().IsRegular() // a folder: so are those above it
+		}
+	}
+	return false
 }
 
 // count puts the plan's numbers into the summary.

@@ -182,7 +182,9 @@ func (d *DirStore) Stat(_ context.Context, key string) (*Object, error) {
 // and SHA-256), which rsgen published there. Any other file (replaced
 // since, or named by a manifest someone altered) is not rsgen's to
 // delete: it is left, and reported to kept, and so is a folder at a key
-// (named by an altered manifest).
+// (named by an altered manifest, or holding the files of a path that
+// became a folder, when the deploy that cleared the way for them was
+// interrupted: see planner.inTheWay).
 func (d *DirStore) Delete(_ context.Context, objs []Object, kept func(key, why string)) error {
 	root, err := d.open(false)
 	if err != nil || root == nil {

@@ -11,16 +11,17 @@
 // TimeMaps; dump packages, their manifests and closed documents; parts;
 // lists and indexes; Capability Lists; the Source Description), the same
 // order in which a build renames its files into place, and deletes only
-// after the last step. Within a step, files are written in parallel: first
-// those that are not documents, then the documents in waves, a document
-// waiting for the files of its own step that it links to (the open Change
-// Dump and the package its build added, say), as read from the document
-// itself. A failure stops the deploy before the next
-// step, so at every moment each readable document links only to objects
-// that are there, with the bytes the document describes. What a
+// after the last step (but for a path that changed between file and
+// folder: see What changed). Within a step, files are written in
+// parallel: first those that are not documents, then the documents in
+// waves, a document waiting for the files of its own step that it links
+// to (the open Change Dump and the package its build added, say), as
+// read from the document itself. A failure stops the deploy before the
+// next step, so at every moment each readable document links only to
+// objects that are there, with the bytes the document describes. What a
 // Destination may see meanwhile is a resource newer than the list that
 // describes it, for the time between the first step and the lists' step;
-// never a missing one.
+// never a missing one, but where a path changed between file and folder.
 //
 // # What changed
 //
@@ -82,11 +83,18 @@
 // Only keys the manifest names are ever deleted: objects rsgen did not put
 // on the store are never touched. On a web root, only a regular file that
 // holds the bytes the manifest records is: a file replaced since, or a
-// folder, named by a manifest someone altered, is kept, with a warning. A key that left the output is deleted at
-// the end of the deploy, or, with a grace period, by the first deploy
-// after it, so that caches holding documents that still list it expire
-// first. MaxDeletes fails a deploy that would delete more, before it
-// writes anything.
+// folder, named by a manifest someone altered, is kept, with a warning.
+// A key that left the output is deleted at the end of the deploy, or,
+// with a grace period, by the first deploy after it, so that caches
+// holding documents that still list it expire first. A key in the way of
+// the output's files, where a path changed between file and folder (a
+// file a where the output has a/b, or the reverse), is deleted before
+// the first write instead, whatever the grace period: a web root cannot
+// hold both, nor can S3-compatible services that keep objects as files
+// (versitygw, MinIO). A Destination then finds the old resource gone
+// while the lists still name it, until the lists' step: the one case in
+// which a deploy shows it a missing resource. MaxDeletes fails a deploy
+// that would delete more, before it writes anything.
 //
 // # Interruptions
 //

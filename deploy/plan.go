@@ -41,14 +41,16 @@ type plan struct {
 	dir   string
 	steps [layout.NumSteps]StepSummary
 	// docs are the writes of documents (isDocument), by step; writes
-	// the others, and deleted the objects deleted at the end, both
-	// encoded (encodeTask): lists that move their full blocks into
-	// unnamed files of the plan's folder (spillFile).
-	docs      [layout.NumSteps][]*task
-	writes    [layout.NumSteps]chunked.Strings
-	deleted   chunked.Strings
-	deferred  int // keys gone from the output, deleted once their grace period is over
-	unchanged int // files the store holds as they are
+	// the others, deleted the objects deleted at the end, and cleared
+	// those deleted before the first write, which stand in the way of
+	// the output's files (see planner.inTheWay), all encoded
+	// (encodeTask): lists that move their full blocks into unnamed files
+	// of the plan's folder (spillFile).
+	docs             [layout.NumSteps][]*task
+	writes           [layout.NumSteps]chunked.Strings
+	deleted, cleared chunked.Strings
+	deferred         int // keys gone from the output, deleted once their grace period is over
+	unchanged        int // files the store holds as they are
 	// changed: the next manifest differs from the one read. Every write
 	// and every delete changes it; so may a change of headers alone on a
 	// store that keeps none, or a key that came back.
@@ -72,8 +74,14 @@ type planner struct {
 	p            *plan
 	policy       HeaderPolicy
 	keepsHeaders bool
-	now          time.Time
-	grace        time.Duration
+	// inTheWay reports whether a key the output no longer has stands in
+	// the way of the output's files: a file where the output has a
+	// folder, or a file below one of the output's files (a path that
+	// changed between file and folder). A web root cannot hold both, nor
+	// can S3-compatible services that keep objects as files; nil: none.
+	inTheWay func(key string) bool
+	now      time.Time
+	grace    time.Duration
 }
 
 // makePlan diffs the output's files against the manifest m (nil: the
@@ -82,14 +90,15 @@ type planner struct {
 // unfinished deploy meant to write is uploaded; one whose headers alone
 // changed is re-headed (on a store that keeps headers); the others are
 // left alone. A key of m that the output no longer has is deleted, once
-// grace has passed since now (retired keys remember when they left).
-func makePlan(files *fileListReader, m *manifestReader, policy HeaderPolicy, keepsHeaders bool, now time.Time, grace time.Duration, dir string) (*plan, error) {
+// grace has passed since now (retired keys remember when they left), or
+// before the first write when inTheWay says it stands in the way.
+func makePlan(files *fileListReader, m *manifestReader, policy HeaderPolicy, keepsHeaders bool, inTheWay func(string) bool, now time.Time, grace time.Duration, dir string) (*plan, error) {
 	p := &plan{dir: dir}
 	for step := range p.writes {
 		p.writes[step].Spill = p.spillFile
 	}
-	p.deleted.Spill = p.spillFile
-	pl := &planner{p: p, policy: policy, keepsHeaders: keepsHeaders, now: now, grace: grace}
+	p.deleted.Spill, p.cleared.Spill = p.spillFile, p.spillFile
+	pl := &planner{p: p, policy: policy, keepsHeaders: keepsHeaders, inTheWay: inTheWay, now: now, grace: grace}
 	if err := pl.merge(files, m); err != nil {
 		pl.p.close()
 		return nil, err
@@ -171,8 +180,14 @@ func (pl *planner) file(f *localFile, e *entry) error {
 	return pl.record(e, &entry{Object: obj}, &entry{Object: obj, status: pending})
 }
 
-// gone plans the key of e, which the output no longer has.
+// gone plans the key of e, which the output no longer has. A key in the
+// way of the output's files is deleted before the first write, whatever
+// the grace period: the store cannot hold both.
 func (pl *planner) gone(e *entry) error {
+	if pl.inTheWay != nil && pl.inTheWay(e.Key) {
+		pl.p.cleared.Append(encodeTask(&task{obj: e.Object}))
+		return pl.record(e, nil, e)
+	}
 	since := pl.now.Unix()
 	if e.status == retired {
 		since = e.since
@@ -307,7 +322,7 @@ func (p *plan) spilledWrites(step layout.Step, errp *error) iter.Seq[*task] {
 	}
 }
 
-// deletedObjects calls fn with the objects of list (the plan's deleted),
+// deletedObjects calls fn with the objects of list (deleted or cleared),
 // at most batch at a time.
 func deletedObjects(list *chunked.Strings, batch int, fn func([]Object) error) error {
 	objs := make([]Object, 0, batch)
@@ -333,7 +348,7 @@ func deletedObjects(list *chunked.Strings, batch int, fn func([]Object) error) e
 }
 
 // deletes counts the keys the plan deletes.
-func (p *plan) deletes() int { return p.deleted.Len() }
+func (p *plan) deletes() int { return p.deleted.Len() + p.cleared.Len() }
 
 // manifestFile finishes the manifest w into the plan's folder as name,
 // once, and returns its path.
@@ -353,5 +368,6 @@ func (p *plan) close() {
 		p.writes[step].Close()
 	}
 	p.deleted.Close()
+	p.cleared.Close()
 	os.RemoveAll(p.dir)
 }

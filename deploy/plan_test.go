@@ -125,7 +125,7 @@ func testPlan(t *testing.T, files []*localFile, m *manifest, policy HeaderPolicy
 	}
 	planDir := filepath.Join(dir, "plan")
 	os.Mkdir(planDir, 0o755)
-	p, err := makePlan(fl, mr, policy, keepsHeaders, now, grace, planDir)
+	p, err := makePlan(fl, mr, policy, keepsHeaders, nil, now, grace, planDir)
 	if err != nil {
 		t.Fatal(err)
 	}

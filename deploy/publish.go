@@ -119,6 +119,13 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 			return err
 		}
 	}
+	// A path that changed between file and folder: the old file, or the
+	// old folder's files, go first, the least time before the new take
+	// their place; a Destination meanwhile finds the old resource gone
+	// while the lists still name it, as it would a moment later.
+	if err := d.delete(ctx, &p.cleared); err != nil {
+		return fmt.Errorf("clear the way for the files whose paths changed between file and folder: %w (nothing else was written; the next deploy completes this one)", err)
+	}
 	for step := range layout.NumSteps {
 		if err := d.runStep(ctx, p, step); err != nil {
 			return fmt.Errorf("step %q: %w (later steps were not started; the next deploy completes this one)", step, err)
