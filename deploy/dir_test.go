@@ -3,12 +3,17 @@ package deploy
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rsgen/rsgen/checker"
 	"github.com/rsgen/rsgen/layout"
@@ -289,4 +294,128 @@ func TestDirTamperedManifest(t *testing.T) {
 	if sum := run(t, s.options(store)); sum.Unchanged != sum.Files {
 		t.Errorf("the next deploy: %+v", sum)
 	}
+}
+
+// TestDirKilledDeployTidied kills a deploy to a web root (SIGKILL) while
+// it writes files: their temporary files stay behind, beside them, where
+// no server configured by rsgen serves them. The next deploy leaves them
+// while another deploy holds the web root's lock; then it removes them,
+// and only them: other files whose names start as a deploy's temporary
+// files do are not the deploy's.
+func TestDirKilledDeployTidied(t *testing.T) {
+	s := tinySite(t, "https://data.example.org/", 3)
+	dst := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "writing")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperDeployDir$")
+	cmd.Env = append(os.Environ(), "RSGEN_DEPLOY_HELPER=1", "HELPER_CONFIG="+s.dir+"/rsgen.toml", "HELPER_BASE="+s.cfg.BaseURL,
+		"HELPER_DIR="+dst, "HELPER_MARKER="+marker)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) { // polls for the child's handshake
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the deploy to kill did not start writing")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	left := tempFiles(t, dst)
+	if len(left) == 0 {
+		t.Fatal("the killed deploy left no temporary file: the test tests nothing")
+	}
+	others := []string{"docs/" + tempPrefix + "notours", "docs/" + layout.TempPrefix + "other", "docs/" + tempPrefix + "0123456789ABCDEF"}
+	for _, rel := range others {
+		os.WriteFile(filepath.Join(dst, rel), []byte("not the deploy's\n"), 0o644)
+	}
+
+	store, err := OpenDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	held, err := store.Lock(context.Background(), Holder{Host: "elsewhere", PID: 4242}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locked *LockedError
+	if _, err := Run(context.Background(), s.options(store)); !errors.As(err, &locked) {
+		t.Fatalf("deploy while another holds the lock: %v", err)
+	}
+	if got := tempFiles(t, dst); !slices.Equal(got, left) {
+		t.Errorf("the deploy refused by the lock touched the temporary files: %v, then %v", left, got)
+	}
+	held.Release(context.Background())
+
+	run(t, s.options(store))
+	if got := tempFiles(t, dst); len(got) != 0 {
+		t.Errorf("temporary files of the killed deploy left: %v", got)
+	}
+	for _, rel := range others {
+		if _, err := os.Stat(filepath.Join(dst, rel)); err != nil {
+			t.Errorf("%s, not the deploy's, was removed: %v", rel, err)
+		}
+	}
+}
+
+// tempFiles returns the deploy's temporary files in the web root dir.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var temps []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && isTemp(d.Name()) {
+			rel, _ := filepath.Rel(dir, p)
+			temps = append(temps, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return temps
+}
+
+// TestHelperDeployDir is the child process of TestDirKilledDeployTidied:
+// a deploy to a web root whose writes stall after their first byte, until
+// it is killed.
+func TestHelperDeployDir(t *testing.T) {
+	if os.Getenv("RSGEN_DEPLOY_HELPER") != "1" || os.Getenv("HELPER_DIR") == "" {
+		t.Skip("runs only as the child of a test")
+	}
+	s := loadSite(t, os.Getenv("HELPER_CONFIG"), os.Getenv("HELPER_BASE"))
+	store, err := OpenDir(os.Getenv("HELPER_DIR"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	Run(context.Background(), s.options(&stallingStore{DirStore: store, marker: os.Getenv("HELPER_MARKER")}))
+}
+
+// stallingStore is a web root whose writes stall (see stallingReader).
+type stallingStore struct {
+	*DirStore
+	marker string
+}
+
+func (s *stallingStore) Put(ctx context.Context, obj *Object, body io.ReaderAt, ifAbsent bool) error {
+	return s.DirStore.Put(ctx, obj, &stallingReader{r: body, marker: s.marker}, ifAbsent)
+}
+
+// stallingReader gives the first byte of a file, then writes the file
+// marker and stalls: the temporary file it is copied into is there.
+type stallingReader struct {
+	r      io.ReaderAt
+	marker string
+}
+
+func (r *stallingReader) ReadAt(p []byte, off int64) (int, error) {
+	if off == 0 {
+		return r.r.ReadAt(p[:1], 0)
+	}
+	os.WriteFile(r.marker, nil, 0o644)
+	time.Sleep(time.Hour) // until killed
+	return 0, io.EOF
 }

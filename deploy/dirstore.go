@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -133,7 +135,7 @@ func writeTemp(root *os.Root, dir string, body io.Reader, obj *Object) (string, 
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	tmp := path.Join(dir, layout.TempPrefix+"deploy-"+randomHex(8))
+	tmp := path.Join(dir, tempPrefix+randomHex(tempRandomBytes))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", err
@@ -151,6 +153,59 @@ func writeTemp(root *os.Root, dir string, body io.Reader, obj *Object) (string, 
 		return "", err
 	}
 	return tmp, nil
+}
+
+// The names of the temporary files of a deploy: tempPrefix and
+// tempRandomBytes in hex.
+const (
+	tempPrefix      = layout.TempPrefix + "deploy-"
+	tempRandomBytes = 8
+)
+
+// isTemp reports whether name is that of a deploy's temporary file.
+func isTemp(name string) bool {
+	rest, ok := strings.CutPrefix(name, tempPrefix)
+	_, err := hex.DecodeString(rest)
+	return ok && len(rest) == 2*tempRandomBytes && err == nil && strings.ToLower(rest) == rest
+}
+
+// Tidy removes the temporary files of killed deploys from dirs and MetaDir:
+// regular files named as writeTemp names them, and nothing else.
+func (d *DirStore) Tidy(_ context.Context, dirs iter.Seq[string]) error {
+	root, err := d.open(false)
+	if err != nil || root == nil {
+		return err
+	}
+	for dir := range dirs {
+		if err := removeTemps(root, dir); err != nil {
+			return err
+		}
+	}
+	return removeTemps(root, MetaDir)
+}
+
+// removeTemps removes the temporary files of deploys from the folder dir.
+func removeTemps(root *os.Root, dir string) error {
+	f, err := root.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove the temporary files of killed deploys: %w", err)
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("remove the temporary files of killed deploys from %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && isTemp(e.Name()) {
+			if err := root.Remove(path.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove the temporary file of a killed deploy: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // Reheader does nothing: the server's configuration gives the headers.

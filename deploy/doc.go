@@ -108,7 +108,11 @@
 // 2026-11-27, holding each: 830 MB to resume a first deploy of a million
 // files killed midway, 65 MB now. A key that
 // an interrupted deploy may have written is never forgotten, so it is
-// deleted if the output no longer has it.
+// deleted if the output no longer has it. A deploy killed while it wrote
+// to a web root leaves temporary files beside the files it was writing
+// (servers configured by rsgen never serve them): the next deploy, under
+// the lock, removes the files of that naming from the folders of the
+// pending keys, and from MetaDir.
 //
 // Two deploys never interleave. On S3 the lock is an object created with
 // If-None-Match: * and renewed with If-Match; one not renewed for two

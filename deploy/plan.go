@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -49,8 +50,12 @@ type plan struct {
 	docs             [layout.NumSteps][]*task
 	writes           [layout.NumSteps]chunked.Strings
 	deleted, cleared chunked.Strings
-	deferred         int // keys gone from the output, deleted once their grace period is over
-	unchanged        int // files the store holds as they are
+	// pendingDirs are the folders of the keys an interrupted deploy
+	// meant to write, where it may have left temporary files (see
+	// Store.Tidy); a folder is listed again only after another.
+	pendingDirs chunked.Strings
+	deferred    int // keys gone from the output, deleted once their grace period is over
+	unchanged   int // files the store holds as they are
 	// changed: the next manifest differs from the one read. Every write
 	// and every delete changes it; so may a change of headers alone on a
 	// store that keeps none, or a key that came back.
@@ -97,7 +102,7 @@ func makePlan(files *fileListReader, m *manifestReader, policy HeaderPolicy, kee
 	for step := range p.writes {
 		p.writes[step].Spill = p.spillFile
 	}
-	p.deleted.Spill, p.cleared.Spill = p.spillFile, p.spillFile
+	p.deleted.Spill, p.cleared.Spill, p.pendingDirs.Spill = p.spillFile, p.spillFile, p.spillFile
 	pl := &planner{p: p, policy: policy, keepsHeaders: keepsHeaders, inTheWay: inTheWay, now: now, grace: grace}
 	if err := pl.merge(files, m); err != nil {
 		pl.p.close()
@@ -112,11 +117,19 @@ func (pl *planner) merge(files *fileListReader, m *manifestReader) error {
 	if err := pl.create(); err != nil {
 		return err
 	}
+	lastPendingDir := ""
 	nextEntry := func() (*entry, error) {
 		if m == nil {
 			return nil, nil
 		}
-		return m.next()
+		e, err := m.next()
+		if dir := ""; e != nil && e.status == pending {
+			if dir = path.Dir(e.Key); dir != lastPendingDir {
+				pl.p.pendingDirs.Append(dir)
+				lastPendingDir = dir
+			}
+		}
+		return e, err
 	}
 	f, ferr := files.next()
 	e, merr := nextEntry()
@@ -369,5 +382,6 @@ func (p *plan) close() {
 	}
 	p.deleted.Close()
 	p.cleared.Close()
+	p.pendingDirs.Close()
 	os.RemoveAll(p.dir)
 }

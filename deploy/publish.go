@@ -92,9 +92,10 @@ func (d *deployer) saveManifest(ctx context.Context, path string) error {
 }
 
 // publish runs the plan under the store's lock: it reads the manifest
-// again (another deploy may have finished since it was read), skips what
-// an interrupted deploy wrote already, records what it is about to write
-// as pending, writes step by step, deletes, and records the result.
+// again (another deploy may have finished since it was read), removes
+// what killed deploys left, skips what an interrupted deploy wrote
+// already, records what it is about to write as pending, writes step by
+// step, deletes, and records the result.
 func (d *deployer) publish(ctx context.Context, p *plan) error {
 	tag := d.etag
 	if err := d.readManifest(ctx); err != nil {
@@ -110,6 +111,7 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 			return err
 		}
 	}
+	d.tidy(ctx, p)
 	if p.tasks() > 0 {
 		path, err := p.manifestFile(p.pending, "pending")
 		if err != nil {
@@ -139,6 +141,19 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 		return fmt.Errorf("state folder: %w", err)
 	}
 	return d.saveManifest(ctx, path)
+}
+
+// tidy removes what the interrupted deploys whose keys the manifest has
+// pending left on the store, under its lock. A failure costs nothing but
+// files that servers configured by rsgen never serve: it is a warning.
+func (d *deployer) tidy(ctx context.Context, p *plan) {
+	err := d.store.Tidy(ctx, p.pendingDirs.All())
+	if err == nil {
+		err = p.pendingDirs.Err()
+	}
+	if err != nil {
+		d.opts.Notify(Event{Kind: EventWarning, Msg: err.Error()})
+	}
 }
 
 // delete deletes the objects of list (of the plan), reporting those the

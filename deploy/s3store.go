@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/url"
 	"path"
@@ -272,6 +273,11 @@ func (s *S3Store) Delete(ctx context.Context, objs []Object, _ func(key, why str
 	}
 	return nil
 }
+
+// Tidy has nothing to do: an upload that does not complete leaves no
+// object. (The parts of a multipart upload whose deploy was killed stay
+// until the bucket's lifecycle rules abort them.)
+func (s *S3Store) Tidy(context.Context, iter.Seq[string]) error { return nil }
 
 func (s *S3Store) metaKey(name string) *string { return s.key(MetaDir + "/" + name) }
 

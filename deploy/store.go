@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
@@ -69,6 +70,11 @@ type Store interface {
 	// of body and returns its new entity tag. The file is streamed, never
 	// held: a manifest of millions of keys is hundreds of megabytes.
 	WriteMeta(ctx context.Context, name string, body io.ReaderAt, size int64) (etag string, err error)
+	// Tidy removes what deploys killed meanwhile left in the folders
+	// dirs and in MetaDir, where they wrote: a web root's temporary
+	// files. The caller holds the store's lock, so that no other deploy
+	// is writing them.
+	Tidy(ctx context.Context, dirs iter.Seq[string]) error
 	// Lock takes the store's deploy lock for holder, so that two deploys
 	// never interleave: it fails with a *LockedError while another deploy
 	// holds it. The caller holds the local lock of this store in its state
