@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -93,8 +94,10 @@ func (c *Config) DeployTo(to, wd string) (DeployTarget, error) {
 			return DeployTarget{}, c.keyError("deploy.endpoint", -1, "%v", err)
 		}
 	}
-	if d.MaxDeletes != nil && *d.MaxDeletes < 0 {
-		return DeployTarget{}, c.keyError("deploy.max_deletes", -1, "must not be negative")
+	if d.MaxDeletes != nil {
+		if err := CheckMaxDeletes(*d.MaxDeletes); err != nil {
+			return DeployTarget{}, c.keyError("deploy.max_deletes", -1, "%v", err)
+		}
 	}
 	var t DeployTarget
 	var err error
@@ -119,6 +122,15 @@ func (c *Config) DeployTo(to, wd string) (DeployTarget, error) {
 		}
 	}
 	return t, nil
+}
+
+// CheckMaxDeletes checks a limit of deletes, from the file or the command
+// line, which say it in the same words: no limit is no value.
+func CheckMaxDeletes(n int) error {
+	if n < 0 {
+		return errors.New("must not be negative (for no limit, leave it out)")
+	}
+	return nil
 }
 
 // checkEndpoint checks an S3 endpoint: an absolute http or https URL.

@@ -145,9 +145,9 @@ func (f *deployFlags) options(ctx context.Context) (*config.Config, deploy.Optio
 		return nil, deploy.Options{}, err
 	}
 	opts := deploy.Options{Out: cfg.Out, State: cfg.State, BaseURL: cfg.BaseURL, CopyResources: cfg.CopyResources, ShortCache: cfg.Publish.ShortCache.Duration,
-		MaxDeletes: f.maxDeletes, Grace: cfg.Deploy.DeleteGrace.Duration, DryRun: f.dryRun, BreakLock: f.breakLock}
-	if opts.MaxDeletes < 0 && cfg.Deploy.MaxDeletes != nil {
-		opts.MaxDeletes = *cfg.Deploy.MaxDeletes
+		Grace: cfg.Deploy.DeleteGrace.Duration, DryRun: f.dryRun, BreakLock: f.breakLock}
+	if opts.MaxDeletes, err = f.maxDeletesOf(cfg); err != nil {
+		return nil, deploy.Options{}, err
 	}
 	if f.grace != "" {
 		var d config.Duration
@@ -160,6 +160,23 @@ func (f *deployFlags) options(ctx context.Context) (*config.Config, deploy.Optio
 		return nil, deploy.Options{}, err
 	}
 	return cfg, opts, nil
+}
+
+// maxDeletesOf returns the limit of deletes: --max-deletes when given,
+// else max_deletes, else none (-1).
+func (f *deployFlags) maxDeletesOf(cfg *config.Config) (int, error) {
+	given := false
+	f.fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "max-deletes" })
+	switch {
+	case given:
+		if err := config.CheckMaxDeletes(f.maxDeletes); err != nil {
+			return 0, &config.Error{Msg: "--max-deletes: " + err.Error()}
+		}
+		return f.maxDeletes, nil
+	case cfg.Deploy.MaxDeletes != nil:
+		return *cfg.Deploy.MaxDeletes, nil
+	}
+	return -1, nil
 }
 
 // openStore opens the target: a bucket, or a folder.
