@@ -93,6 +93,12 @@ func OpenS3(ctx context.Context, opts S3Options) (*S3Store, error) {
 			}
 		}
 	})
+	if ep := client.Options().BaseEndpoint; ep != nil && strings.Contains(*ep, "@") {
+		// From AWS_ENDPOINT_URL or the profile: the SDK drops the
+		// credentials, which rsgen would print in its summaries.
+		return nil, fmt.Errorf("deploy to s3://%s: the S3 endpoint (AWS_ENDPOINT_URL, or the profile's endpoint_url) holds credentials (user:password@): "+
+			"give them to the AWS SDK as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile or a role, and the endpoint without them", opts.Bucket)
+	}
 	if client.Options().Region == "" {
 		return nil, fmt.Errorf("deploy to s3://%s: no region: set AWS_REGION, or region in [deploy]", opts.Bucket)
 	}

@@ -36,7 +36,8 @@ cache of file hashes in the state folder, so a deploy with nothing changed
 makes one request, however many files there are. Only objects rsgen
 published are ever deleted.`,
 	more: `Credentials come from the AWS SDK's usual sources: AWS_ACCESS_KEY_ID and
-AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an instance or task role. S3 objects get
+AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an instance or task role; never from a
+URL (an endpoint or target with user:password@ is refused). S3 objects get
 Content-Type from rsgen's media-type table (or the type the Resource List
 publishes) and Cache-Control: immutable for packages, mementos, patches and
 closed or archived documents, short_cache for the other documents, none for
@@ -186,6 +187,9 @@ func openStore(ctx context.Context, cfg *config.Config, target config.DeployTarg
 	}
 	endpoint, region := cfg.Deploy.Endpoint, cfg.Deploy.Region
 	if f.endpoint != "" {
+		if err := config.CheckEndpoint(f.endpoint); err != nil {
+			return nil, &config.Error{Msg: "--endpoint: " + err.Error()}
+		}
 		endpoint = f.endpoint
 	}
 	if f.region != "" {
