@@ -205,8 +205,7 @@ func (d *deployer) run(ctx context.Context) error {
 		return err
 	}
 	if prev := lease.Previous(); prev != nil {
-		d.opts.Notify(Event{Kind: EventWarning, Msg: fmt.Sprintf("took over the lock of %s from process %d on %s (state %s), started %s: that deploy is gone; this one completes it",
-			d.store, prev.PID, prev.Host, prev.State, prev.Started.UTC().Format(time.RFC3339))})
+		d.opts.Notify(Event{Kind: EventWarning, Msg: fmt.Sprintf("took over the lock of %s from %s: that deploy is gone; this one completes it", d.store, prev)})
 	}
 	lctx, stop := withLease(ctx, lease)
 	err = d.publish(lctx, p)
@@ -241,7 +240,7 @@ func (d *deployer) lockLocally() (Holder, func(), error) {
 	}
 	other, err := flockFile(f, path, holder)
 	if errors.Is(err, errHeld) {
-		return Holder{}, nil, fmt.Errorf("another rsgen deploy to %s from this state folder is running (process %d)", d.store, other.PID)
+		return Holder{}, nil, fmt.Errorf("another rsgen deploy to %s from this state folder is running: the lock %s is held by %s", d.store, path, other)
 	}
 	if err != nil {
 		return Holder{}, nil, err

@@ -111,6 +111,16 @@ type Holder struct {
 	Started time.Time `json:"started"`
 }
 
+// String says who the holder is, for messages: a holder read from a
+// lock that holds no record (one taken by another program, or by a
+// deploy in the moment before it records itself) has no process.
+func (h Holder) String() string {
+	if h.PID == 0 {
+		return "a process that did not record who it is (another program, or an rsgen deploy that has just started)"
+	}
+	return fmt.Sprintf("process %d on %s (state %s), started %s", h.PID, h.Host, h.State, h.Started.UTC().Format(time.RFC3339))
+}
+
 // Lease is a held deploy lock.
 type Lease interface {
 	// Lost is closed when the lock is lost: renewing it failed, or
@@ -135,8 +145,7 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	msg := fmt.Sprintf("another deploy to %s is running: the lock is held by process %d on %s (state %s), started %s",
-		e.Store, e.Holder.PID, e.Holder.Host, e.Holder.State, e.Holder.Started.UTC().Format(time.RFC3339))
+	msg := fmt.Sprintf("another deploy to %s is running: the lock is held by %s", e.Store, e.Holder)
 	if !e.Renewed.IsZero() {
 		msg += fmt.Sprintf(", renewed %s; it expires %s after its last renewal, or take it over with --break-lock once that deploy is known to be gone",
 			e.Renewed.UTC().Format(time.RFC3339), e.Expires)
