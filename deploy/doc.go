@@ -66,7 +66,7 @@
 // changed are hashed one worker per core, a batch at a time, and written
 // in order. The state's records of the build are in another order (a
 // folder's files before its siblings, kept versions by resource): they
-// are sorted into the file list's order 16 MiB at a time into unnamed
+// are sorted into the file list's order 4 MiB at a time into unnamed
 // files, merged as they are read, and compared with the file list as a
 // merge join. The plan then reads the file list and the manifest in step,
 // as a merge join: it counts, puts the writes of each step and the keys

@@ -25,7 +25,7 @@ type sorter struct {
 
 // sortRunBytes is how many bytes of strings a sorter sorts in memory at a
 // time; the tests make it small, so that they merge runs.
-var sortRunBytes = 16 << 20
+var sortRunBytes = 4 << 20
 
 func newSorter(dir string) *sorter { return &sorter{dir: dir, runBytes: sortRunBytes} }
 
