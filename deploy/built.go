@@ -75,16 +75,16 @@ func (f *builtFile) merge(g builtFile) {
 // whose names say nothing, which the header policy needs.
 type built struct {
 	files *sorter
+	// types holds the types of a state's records, which hold each
+	// type's name once (a unique.Handle): so does the map.
 	types map[string]string
-	// shared holds each media type once.
-	shared map[string]string
 }
 
 // readBuilt reads what the build that saved st wrote into the output:
 // with copyResources, the resources are there too. dir is where the
 // sorter's runs go.
 func readBuilt(st *snapshot.State, copyResources bool, dir string) (*built, error) {
-	b := &built{files: newSorter(dir), types: map[string]string{}, shared: map[string]string{}}
+	b := &built{files: newSorter(dir), types: map[string]string{}}
 	if copyResources {
 		for r, err := range st.Records() {
 			if err != nil {
@@ -136,11 +136,6 @@ func (b *built) add(rel string, r *snapshot.Record) {
 	f.sum, f.hasSum = publishedSum(r)
 	b.files.add(f.encode())
 	if t := r.Type(); t != "" && layout.ContentType(rel) == "" {
-		if s, ok := b.shared[t]; ok {
-			t = s
-		} else {
-			b.shared[t] = t
-		}
 		b.types[rel] = t
 	}
 }
