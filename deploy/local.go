@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
@@ -51,6 +52,25 @@ func completeBuild(out, state string) (buildMark, error) {
 	return buildMark{dev: sysfile.Device(info), ino: sysfile.Inode(info), size: info.Size(), mtimeN: info.ModTime().UnixNano()}, nil
 }
 
+// readHolder reads the record of the process that holds the lock file f,
+// for messages. The holder writes it right after it takes the lock, so a
+// record read empty (or cut short) is read again, a few times, before the
+// holder is taken as unknown (a zero Holder): a deploy started in the
+// same moment as another must not name "process 0".
+func readHolder(f *os.File) Holder {
+	for try := 0; ; try++ {
+		var h Holder
+		data, _ := io.ReadAll(io.NewSectionReader(f, 0, 1<<16))
+		if json.Unmarshal(data, &h) == nil && h.PID != 0 || try == holderReads {
+			return h
+		}
+		time.Sleep(10 * time.Millisecond) // the holder is between its lock and its write
+	}
+}
+
+// holderReads is how many times readHolder reads a record again.
+const holderReads = 10
+
 // errHeld is returned by flockFile when another process holds the lock.
 var errHeld = sysfile.ErrHeld
 
@@ -63,9 +83,7 @@ func flockFile(f *os.File, path string, holder Holder) (Holder, error) {
 	if err := sysfile.TryLock(f); err != nil {
 		var other Holder
 		if errors.Is(err, errHeld) {
-			data, _ := io.ReadAll(f)
-			json.Unmarshal(data, &other) // for the message only
-			err = errHeld
+			other, err = readHolder(f), errHeld
 		}
 		f.Close()
 		return other, fmt.Errorf("lock %s: %w", path, err)
