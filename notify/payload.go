@@ -20,6 +20,11 @@ type Head struct {
 	Capability  string
 	From, Until time.Time
 	Links       []rs.Link
+	// AfterGap lets the batch start after the channel's last
+	// notification ended: the channel missed the changes in between (it
+	// was switched off meanwhile), and the gap its intervals then show
+	// sends Destinations to the Change Lists for them.
+	AfterGap bool
 }
 
 func (h *Head) check() error {
