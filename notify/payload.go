@@ -51,6 +51,11 @@ var documentCapabilities = map[string]bool{
 	rs.CapResourceDumpArchive: true, rs.CapChangeDumpArchive: true,
 }
 
+// IsDocumentCapability reports whether a Framework Notification may be
+// about a document of the capability: a capability document, never a
+// manifest or a notification.
+func IsDocumentCapability(capability string) bool { return documentCapabilities[capability] }
+
 // checkEntry checks an entry of a payload with the capability of the
 // channel, in the interval [from, until], after an entry of time last.
 // The specifications make datetime optional; rsgen writes it always
