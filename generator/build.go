@@ -614,10 +614,18 @@ func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 	if err := b.writeDocuments(ctx, closed); err != nil {
 		return nil, err
 	}
+	notes, err := b.prepareNotifications()
+	if err != nil {
+		return nil, err
+	}
+	defer notes.abort()
 	if err := b.writeHosting(); err != nil {
 		return nil, err
 	}
 	if err := b.saveIntent(); err != nil {
+		return nil, err
+	}
+	if err := notes.commit(); err != nil {
 		return nil, err
 	}
 	if err := b.sink.Commit(); err != nil {

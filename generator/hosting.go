@@ -106,6 +106,7 @@ func (b *builder) hostPlan(files []string) *hosting.Plan {
 			continue
 		}
 		rule := hosting.Rule{Path: rel, ContentType: layout.ContentType(rel), Cache: hosting.CacheOf(rel, open[rel]), ClosedFrom: closed[rel]}
+		b.topicHeaders(&rule)
 		if rule.Cache != hosting.CacheHost {
 			plan.Rules = append(plan.Rules, rule)
 		}

@@ -193,7 +193,7 @@ func (b *lister) writeCapabilityList(s *set) error {
 				return err
 			}
 		}
-		return nil
+		return b.writeChannels(w, s)
 	})
 }
 
