@@ -150,5 +150,10 @@ Flags for CI:
 Progress goes to stderr: a status line on a terminal, a plain
 "rsgen: progress:" line every 10s in a log once a build runs that long.
 
+After the site's own deploy step (GitHub Pages, say), rsgen notify sends
+the push notifications of the builds ([notification]) to the hub; rsgen
+deploy sends them itself.
+
 Exit codes: 0 success, 1 failure, 2 usage or configuration error,
-130 interrupted.`
+3 published but notifications pending (deploy, notify: the hub did not take
+them; they stay in the outbox for the next run), 130 interrupted.`
