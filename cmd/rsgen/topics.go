@@ -50,6 +50,9 @@ off has its file removed):
     and patches) is cached for a year as immutable; every other file rsgen
     writes changes from build to build and is cached for [publish]
     short_cache (5m). rsgen deploy gives S3 objects the same headers.
+  - with [notification] hub set, each notification topic
+    (resourcesync/SET/notification/*.xml) is served as application/xml,
+    no-cache, with Link: <TOPIC>; rel="self", <HUB>; rel="hub".
 
 A base_url with a path (https://OWNER.github.io/REPO/, a project site on
 GitHub Pages) works, but Destinations look for the Source Description at the
@@ -88,7 +91,9 @@ apache            writes .htaccess (needs mod_headers and AllowOverride
 S3 and S3-compatible services cannot be configured with a file: publish there
 with "rsgen deploy" ([deploy] to = "s3://bucket/prefix"), which sends each
 object with its content type and Cache-Control, in the order that keeps
-every published document's links valid. S3 cannot send Link headers.
+every published document's links valid. S3 cannot send Link headers: a
+CDN in front of the bucket must add those of the resources and of the
+notification topics (rsgen check warns of a topic without them).
 
 The hosting files are never listed as resources, and nginx and Apache are
 told not to serve them. A source file at the same path fails the build.
