@@ -77,7 +77,8 @@ func entryLines(n *notify.Notification) string {
 
 // TestNotificationOutbox: a build writes the notification of its changes
 // into the outbox, one per channel, covering the time since the channel's
-// last one; the Change Notification has the Change List's entries, the
+// last one, valid by the ResourceSync schema; the Change Notification has
+// the Change List's entries, the
 // Framework Notification one entry per capability document that changed
 // (a component naming its index, never the index); the topic serves the
 // newest; a build without changes notifies nothing; the Capability List
@@ -127,6 +128,7 @@ func TestNotificationOutbox(t *testing.T) {
 	if topic := string(s.outFile(changeTopic)); topic != raw[0] {
 		t.Errorf("the topic serves\n%s\nwant the newest notification\n%s", topic, raw[0])
 	}
+	validateFiles(t, schemaPath, []string{filepath.Join(s.Out, changeTopic), filepath.Join(s.Out, frameworkTopic)})
 	fw, _ := s.pending(frameworkTopic)
 	if len(fw) != 2 {
 		t.Fatalf("%d framework notifications, want the first build's and this one's", len(fw))
