@@ -35,9 +35,9 @@ Pages workflow, after its deploy step.
 Only the notifications of builds whose state was saved are sent (a build
 that was killed may not have published what its notification names). A
 notification leaves the outbox only when the hub answered 2xx; a failure is
-retried 5 times with backoff (1s, doubling), then it and those after it stay
-for the next run, byte for byte the same, so that Destinations drop a
-duplicate. With ping = "websub" the hub is sent a publish ping per channel
+tried again, 5 attempts in all, waiting 1s, 2s, 4s and 8s between them, then
+it and those after it stay for the next run, byte for byte the same, so
+that Destinations drop a duplicate. With ping = "websub" the hub is sent a publish ping per channel
 and fetches the topic, which serves only the newest notification.`,
 	more: `exit codes: 0 sent (or nothing to send), 1 failure, 2 usage or configuration
 error (no hub in [notification]), 3 the hub did not take every notification
