@@ -22,7 +22,7 @@ import (
 )
 
 // TestNotifyKilledLosesNothing kills rsgen notify at random moments while
-// it sends twenty notifications to a slow hub, then runs it again until
+// it sends ten notifications to a slow hub, then runs it again until
 // the outbox is empty: the Destination received every notification, and
 // each that reached it twice (the hub took it, and the kill came before
 // it left the outbox) with the same bytes.
@@ -67,12 +67,12 @@ func TestNotifyKilledLosesNothing(t *testing.T) {
 			t.Fatalf("build: %v\n%s", err, out)
 		}
 	}
-	for i := range 21 {
+	for i := range 11 {
 		build(i)
 	}
 	ps, err := notify.OpenOutbox(filepath.Join(dir, ".rsgen", snapshot.OutboxDir)).Pending()
-	if err != nil || len(ps) != 20 {
-		t.Fatalf("outbox %d, %v; want 20 notifications", len(ps), err)
+	if err != nil || len(ps) != 10 {
+		t.Fatalf("outbox %d, %v; want 10 notifications", len(ps), err)
 	}
 	sent := map[string]bool{}
 	for _, p := range ps {
@@ -102,7 +102,7 @@ func TestNotifyKilledLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		if run < 5 {
-			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+			time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
 			cmd.Process.Signal(syscall.SIGKILL)
 		}
 		err := cmd.Wait()
