@@ -126,7 +126,7 @@ func (b *archiver) snapshotDue(s *set, dump bool) bool {
 // completed set to this build's time. The packages of an archived
 // Resource Dump are kept in the state archive too: once the set changes,
 // no build could make them again.
-func (b *archiver) archiveSnapshot(s *set, dump bool, md rs.MD, n int, size int64, entry func(int, *rs.Entry), packages ...snapshot.Package) error {
+func (b *archiver) archiveSnapshot(s *set, dump bool, md rs.MD, n int, size int64, entry func(int, *rs.Entry) error, packages ...snapshot.Package) error {
 	if !b.snapshotDue(s, dump) {
 		return nil
 	}
@@ -208,9 +208,10 @@ func (b *archiver) writeSnapshotArchive(s *set, dump bool) error {
 	capability := archivedCapability(&snapshot.Archived{Dump: dump})
 	size := int64(len(listed)) * int64(len(b.base)+len(layout.SetDir(s.Name))+80+archiveEntryBound)
 	md := rs.MD{Capability: capability + "-archive"}
-	return b.lister.writeSplit(s, layout.Archive(s.Name, capability), md, nil, len(listed), size, func(i int, e *rs.Entry) {
+	return b.lister.writeSplit(s, layout.Archive(s.Name, capability), md, nil, len(listed), size, func(i int, e *rs.Entry) error {
 		a := &listed[i]
 		*e = rs.Entry{Loc: b.docURL(archivedPath(a)), MD: rs.MD{At: unixTime(a.At), Completed: unixTime(a.Completed)}}
+		return nil
 	}, b.writeDoc)
 }
 
@@ -318,9 +319,10 @@ func (b *archiver) writeSegmentArchive(s *set, kind segmentKind) error {
 	}
 	size := int64(len(segs)) * int64(len(b.base)+len(layout.SetDir(s.Name))+80+archiveEntryBound)
 	md := rs.MD{Capability: kind.capability + "-archive"}
-	return b.lister.writeSplit(s, layout.Archive(s.Name, kind.capability), md, nil, len(segs), size, func(i int, e *rs.Entry) {
+	return b.lister.writeSplit(s, layout.Archive(s.Name, kind.capability), md, nil, len(segs), size, func(i int, e *rs.Entry) error {
 		seg := segs[i]
 		*e = rs.Entry{Loc: b.docURL(segmentPath(kind, s.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
+		return nil
 	}, b.writeDoc)
 }
 

@@ -160,7 +160,6 @@ func Build(ctx context.Context, cfg *config.Config, opts Options) (_ *Summary, e
 		return nil, err
 	}
 	defer b.close()
-	defer snapshot.Catch(&err)
 	if lock.StalePID > 0 {
 		b.warn(WarnState, filepath.Join(cfg.State, snapshot.LockFile), fmt.Sprintf(
 			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID))
@@ -179,11 +178,12 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (_ *Summary, er
 		return nil, err
 	}
 	defer b.close()
-	defer snapshot.Catch(&err)
 	if _, err := b.scan(ctx, b.linker.measuringTee()); err != nil {
 		return nil, err
 	}
-	b.listEvents()
+	if err := b.listEvents(); err != nil {
+		return nil, err
+	}
 	return b.sum, nil
 }
 
@@ -246,13 +246,16 @@ func (b *builder) baseline() bool { return b.prev.LastBuild == 0 }
 // listEvents fills Summary.Events with every event of a first build, when
 // Options.ListEvents asks: the creations, which the scan left out of its
 // events, from the records, and the scan's events, in walk order.
-func (b *builder) listEvents() {
+func (b *builder) listEvents() error {
 	if !b.opts.ListEvents || !b.baseline() {
-		return
+		return nil
 	}
 	events := b.sum.Events
 	all := make([]snapshot.Event, 0, b.sum.Created+len(events))
-	for _, r := range b.next.Files.All() {
+	for r, err := range b.next.Files.All() {
+		if err != nil {
+			return err
+		}
 		for len(events) > 0 && layout.ComparePaths(events[0].Record.Path, r.Path) < 0 {
 			all, events = append(all, events[0]), events[1:]
 		}
@@ -261,6 +264,7 @@ func (b *builder) listEvents() {
 		}
 	}
 	b.sum.Events = append(all, events...)
+	return nil
 }
 
 // spillDir returns the folder into which a large scan spills its records,
@@ -637,7 +641,9 @@ func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 		return nil, err
 	}
 	b.sum.Outputs = b.sink.Counts()
-	b.listEvents()
+	if err := b.listEvents(); err != nil {
+		return nil, err
+	}
 	return b.sum, nil
 }
 

@@ -96,7 +96,10 @@ func (b *lister) writeChangeList(path string, s *set, seg *snapshot.Segment) (bo
 		for i := range seg.Events {
 			ev := &seg.Events[i]
 			e := b.changeEntry(ev)
-			e.Links = b.linker.links(s, ev.Record, ev)
+			var err error
+			if e.Links, err = b.linker.links(s, ev.Record, ev); err != nil {
+				return err
+			}
 			if err := w.Entry(e); err != nil {
 				return err
 			}

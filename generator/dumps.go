@@ -2,6 +2,7 @@ package generator
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -55,16 +56,21 @@ func (b *dumper) zipOptions(workers int) *zippkg.Options {
 // kept as it is: its name is a digest of everything that goes into it.
 func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	members := b.lister.members(s)
+	var readErr error
 	items := func(yield func(zippkg.Item) bool) {
 		for k := range members.Len() {
-			r := b.next.Files.At(members.At(k))
+			r, err := b.next.Files.At(members.At(k))
+			if err != nil {
+				readErr = err
+				return
+			}
 			if !yield(zippkg.Item{Path: r.Path, Size: r.Size}) {
 				return
 			}
 		}
 	}
 	ranges, err := zippkg.Plan(items, zippkg.Limits{MaxBytes: int64(b.cfg.Dumps.PackageSize)})
-	if err != nil {
+	if err = cmp.Or(readErr, err); err != nil {
 		return fmt.Errorf("resource dump of set %s: %w", s.Name, err)
 	}
 	pkgs, err := b.resourcePackages(ctx, s, members, ranges)
@@ -73,7 +79,7 @@ func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	}
 	md := rs.MD{Capability: rs.CapResourceDump, At: unixTime(b.next.SetChanged[s.Name])}
 	size := int64(len(pkgs)) * int64(2*len(b.base)+packageEntryBound+2*len(layout.SetDir(s.Name)))
-	entry := func(i int, e *rs.Entry) { *e = b.packageEntry(&pkgs[i]) }
+	entry := func(i int, e *rs.Entry) error { *e = b.packageEntry(&pkgs[i]); return nil }
 	if err := b.lister.writeSplit(s, layout.ResourceDump(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceDump), len(pkgs), size, entry, b.writeDoc); err != nil {
 		return err
 	}
@@ -126,7 +132,6 @@ func (b *dumper) makePackages(ctx context.Context, s *set, members *memberList, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer snapshot.Catch(&errs[i])
 			made[i], errs[i] = b.makeResourcePackage(ctx, s, members, ranges[i], max(1, runtime.GOMAXPROCS(0)/len(made)))
 		}()
 	}
@@ -147,7 +152,10 @@ func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *membe
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
 	var paths zippkg.Paths
 	for k := r.Start; k < r.End; k++ {
-		r := b.next.Files.At(members.At(k))
+		r, err := b.next.Files.At(members.At(k))
+		if err != nil {
+			return madePackage{}, err
+		}
 		e := zippkg.Entry{Loc: b.resURL(r.Path), Lastmod: r.Lastmod(fromMtime), Path: paths.Assign(zippkg.PathFor(r.Path)),
 			Length: r.Size, Hash: r.Digests.Hash(b.algs)}
 		if schemaSafeType(r.Type()) {
@@ -171,7 +179,10 @@ func (b *dumper) makeResourcePackage(ctx context.Context, s *set, members *membe
 	// rebuild's packages are kept.
 	scanned := make(bitstreams, r.End-r.Start)
 	for k := r.Start; k < r.End; k++ {
-		rec := b.next.Files.At(members.At(k))
+		rec, err := b.next.Files.At(members.At(k))
+		if err != nil {
+			return made, err
+		}
 		scanned[m.Entries[k-r.Start].Path] = bitstream{src: rec.Path, stat: rec.Stat()}
 	}
 	var err error

@@ -28,7 +28,10 @@ func (b *builder) writeHosting() error {
 	if len(files) == 0 {
 		return nil
 	}
-	plan := b.hostPlan(files)
+	plan, err := b.hostPlan(files)
+	if err != nil {
+		return err
+	}
 	warn := func(file, msg string) { b.warn(WarnHosting, file, msg) }
 	for _, f := range files {
 		if err := b.writeSideFile(f, func(w *bufio.Writer) error { return hosting.Write(w, f, plan, warn) }); err != nil {
@@ -53,7 +56,7 @@ func (b *builder) writeSideFile(rel string, fill func(*bufio.Writer) error) erro
 }
 
 // hostPlan derives the rules from this build's documents, sets and files.
-func (b *builder) hostPlan(files []string) *hosting.Plan {
+func (b *builder) hostPlan(files []string) (*hosting.Plan, error) {
 	u, _ := url.Parse(b.base) // parsed by newBuilder already
 	plan := &hosting.Plan{BasePath: u.Path, ShortCache: b.cfg.Publish.ShortCache.Duration,
 		Cloudflare: b.cfg.Publish.HasTarget(config.TargetCloudflarePages)}
@@ -118,9 +121,13 @@ func (b *builder) hostPlan(files []string) *hosting.Plan {
 		rule.Path = folder
 		plan.Rules = append(plan.Rules, rule)
 	}
-	plan.Rules = append(plan.Rules, b.linkRules()...)
+	links, err := b.linkRules()
+	if err != nil {
+		return nil, err
+	}
+	plan.Rules = append(plan.Rules, links...)
 	slices.SortFunc(plan.Rules, func(x, y hosting.Rule) int { return layout.ComparePaths(x.Path, y.Path) })
-	return plan
+	return plan, nil
 }
 
 // ruledFolder returns the folder of folders that holds the output file rel.
@@ -138,28 +145,36 @@ func ruledFolder(folders map[string]hosting.Rule, rel string) (string, bool) {
 // largest such folder), and one per file elsewhere, so that a typical
 // folder-shaped set costs one rule. Resources served from another base URL
 // than the documents are not in the output, and get no rule.
-func (b *builder) linkRules() []hosting.Rule {
+func (b *builder) linkRules() ([]hosting.Rule, error) {
 	if !b.cfg.CopyResources || b.resBase != b.base {
-		return nil
+		return nil, nil
 	}
 	const mixed = "\x00"
-	labels := make([]string, b.next.Files.Len())
+	labels := make([]string, 0, b.next.Files.Len())
 	folders := map[string]string{} // folder -> the label all its files share, or mixed
-	for i, r := range b.next.Files.All() {
+	for r, err := range b.next.Files.All() {
+		if err != nil {
+			return nil, err
+		}
 		p := r.Path
-		labels[i] = strings.Join(b.linker.capabilityLists(p), "\n")
+		label := strings.Join(b.linker.capabilityLists(p), "\n")
+		labels = append(labels, label)
 		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
 			if l, seen := folders[dir]; !seen {
-				folders[dir] = labels[i]
-			} else if l != labels[i] {
+				folders[dir] = label
+			} else if l != label {
 				folders[dir] = mixed
 			}
 		}
 	}
 	var rules []hosting.Rule
 	done := map[string]bool{}
-	for i, r := range b.next.Files.All() {
-		if labels[i] == "" {
+	i := -1
+	for r, err := range b.next.Files.All() {
+		if err != nil {
+			return nil, err
+		}
+		if i++; labels[i] == "" {
 			continue
 		}
 		p := r.Path
@@ -174,5 +189,5 @@ func (b *builder) linkRules() []hosting.Rule {
 			rules = append(rules, hosting.Rule{Path: rule, Links: strings.Split(labels[i], "\n")})
 		}
 	}
-	return rules
+	return rules, nil
 }

@@ -75,17 +75,15 @@ func (b *builder) removeIntended(written map[string]bool) error {
 		}
 	}
 	for _, p := range b.intent.Deleted {
-		if !b.publishes(p) {
+		r, err := b.next.Files.Find(p)
+		if err != nil {
+			return err
+		}
+		if r == nil { // not published by this build
 			if err := b.sink.RemoveFile(p); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// publishes reports whether this build publishes the resource at source
-// path p.
-func (b *builder) publishes(p string) bool {
-	return b.next.Files.Find(p) != nil
 }

@@ -50,21 +50,26 @@ func stemOf(p string) (string, bool) {
 
 // links returns the links of set s's entry for the resource r: in a
 // Resource List (ev nil) or for a change event.
-func (b *linker) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Link {
+func (b *linker) links(s *set, r *snapshot.Record, ev *snapshot.Event) ([]rs.Link, error) {
 	if ev != nil && ev.Change == snapshot.Deleted {
-		return nil
+		return nil, nil
 	}
 	rules := &s.SetLinks
 	rel := strings.TrimPrefix(r.Path, s.prefix)
 	var links []rs.Link
+	var err error
 	for _, m := range s.mirrors {
 		links = append(links, rs.Link{Rel: rs.RelDuplicate, Href: layout.URL(m.base, r.Path), Pri: m.pri})
 	}
 	for _, m := range rules.Metadata {
-		links = b.metadataLinks(links, s, rel, &m)
+		if links, err = b.metadataLinks(links, s, rel, &m); err != nil {
+			return nil, err
+		}
 	}
 	if rules.Alternates != config.AlternatesOff {
-		links = b.alternateLinks(links, r, rules.Alternates)
+		if links, err = b.alternateLinks(links, r, rules.Alternates); err != nil {
+			return nil, err
+		}
 	}
 	for _, c := range rules.Collections {
 		if slices.ContainsFunc(c.Match, func(p string) bool { return layout.MatchGlob(p, rel) }) {
@@ -81,7 +86,7 @@ func (b *linker) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Link
 	if rules.KeepVersions {
 		links = b.versionLinks(links, r, ev, rules.Patches)
 	}
-	return links
+	return links, nil
 }
 
 // describedLink returns a link to the published resource r with its
@@ -96,21 +101,29 @@ func (b *linker) describedLink(relation, href string, r *snapshot.Record) rs.Lin
 // metadataLinks appends the links of metadata rule m for the resource at
 // rel (relative to the set's folder): describedby from an object to its
 // record, describes and profile from a record to its object.
-func (b *linker) metadataLinks(links []rs.Link, s *set, rel string, m *config.Metadata) []rs.Link {
+func (b *linker) metadataLinks(links []rs.Link, s *set, rel string, m *config.Metadata) ([]rs.Link, error) {
 	if stem, ok := matchPair(m.Objects, rel); ok {
-		if rec := b.next.Files.Find(s.prefix + strings.Replace(m.Records, "*", stem, 1)); rec != nil {
+		rec, err := b.next.Files.Find(s.prefix + strings.Replace(m.Records, "*", stem, 1))
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
 			links = append(links, b.describedLink(rs.RelDescribedBy, b.resURL(rec.Path), rec))
 		}
 	}
 	if stem, ok := matchPair(m.Records, rel); ok {
-		if obj := b.next.Files.Find(s.prefix + strings.Replace(m.Objects, "*", stem, 1)); obj != nil {
+		obj, err := b.next.Files.Find(s.prefix + strings.Replace(m.Objects, "*", stem, 1))
+		if err != nil {
+			return nil, err
+		}
+		if obj != nil {
 			links = append(links, b.describedLink(rs.RelDescribes, b.resURL(obj.Path), obj))
 			if m.Profile != "" {
 				links = append(links, rs.Link{Rel: rs.RelProfile, Href: m.Profile})
 			}
 		}
 	}
-	return links
+	return links, nil
 }
 
 // matchPair matches rel against a pattern with one "*" that stands for a
@@ -126,24 +139,24 @@ func matchPair(pattern, rel string) (string, bool) {
 
 // alternateLinks appends the links between the files that share r's stem
 // in its folder: to each other file, or to the generic URI.
-func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config.Alternates) []rs.Link {
+func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config.Alternates) ([]rs.Link, error) {
 	stem, ok := stemOf(r.Path)
 	if !ok {
-		return links
+		return links, nil
 	}
-	group := sameStem(&b.next.Files, stem)
-	if len(group) < 2 {
-		return links
+	group, err := sameStem(&b.next.Files, stem)
+	if err != nil || len(group) < 2 {
+		return links, err
 	}
 	if mode == config.AlternatesCanonical {
-		return append(links, rs.Link{Rel: rs.RelCanonical, Href: b.resURL(stem)})
+		return append(links, rs.Link{Rel: rs.RelCanonical, Href: b.resURL(stem)}), nil
 	}
 	for _, other := range group {
 		if other.Path != r.Path {
 			links = append(links, b.describedLink(rs.RelAlternate, b.resURL(other.Path), other))
 		}
 	}
-	return links
+	return links, nil
 }
 
 // sameStem returns the files of files, in walk order, whose stem is stem.
@@ -151,24 +164,28 @@ func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config
 // 85 bytes per file. In walk order, the paths that begin with stem+"."
 // are one run; within it, a folder whose name begins so (report.d/) is
 // skipped whole: its paths have no such stem.
-func sameStem(files *snapshot.Records, stem string) []*snapshot.Record {
+func sameStem(files *snapshot.Records, stem string) ([]*snapshot.Record, error) {
 	prefix := stem + "."
 	var group []*snapshot.Record
-	i := files.Search(prefix)
-	for i < files.Len() && strings.HasPrefix(files.At(i).Path, prefix) {
-		p := files.At(i).Path
+	i, err := files.Search(prefix)
+	for err == nil && i < files.Len() {
+		var r *snapshot.Record
+		if r, err = files.At(i); err != nil || !strings.HasPrefix(r.Path, prefix) {
+			break
+		}
+		p := r.Path
 		if slash := strings.IndexByte(p[len(prefix):], '/'); slash >= 0 {
 			// Past the folder: '/' orders before every other byte, so the
 			// folder's paths end before its name followed by a NUL.
-			i = files.Search(p[:len(prefix)+slash] + "\x00")
+			i, err = files.Search(p[:len(prefix)+slash] + "\x00")
 			continue
 		}
 		if s, ok := stemOf(p); ok && s == stem {
-			group = append(group, files.At(i))
+			group = append(group, r)
 		}
 		i++
 	}
-	return group
+	return group, err
 }
 
 // versionLinks appends the memento link of r's version and the TimeMap

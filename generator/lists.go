@@ -71,13 +71,21 @@ func (b *lister) writeResourceList(s *set) error {
 	// entry to entry: the writer copies them at once, and a million-entry
 	// list then costs no allocation per entry beyond its links.
 	var loc, hash []byte
-	entry := func(i int, e *rs.Entry) {
-		r := b.next.Files.At(members.At(i))
+	entry := func(i int, e *rs.Entry) error {
+		r, err := b.next.Files.At(members.At(i))
+		if err != nil {
+			return err
+		}
+		links, err := b.linker.links(s, r, nil)
+		if err != nil {
+			return err
+		}
 		loc = layout.AppendURL(loc[:0], b.resBase, r.Path)
 		hash = r.Digests.AppendHash(hash[:0], b.algs)
-		*e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(fromMtime), Links: b.linker.links(s, r, nil)}
+		*e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(fromMtime), Links: links}
 		b.describeContent(&e.MD, r)
 		e.MD.HashBytes = hash
+		return nil
 	}
 	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceList), members.Len(), size, entry, b.writeDoc)
 	if err != nil {
@@ -119,11 +127,13 @@ type docWriter func(rel string, root rs.Root, md rs.MD, links []rs.Link, fill fu
 // bytes), otherwise parts of at most rs.MaxEntries entries and rs.MaxBytes
 // bytes, grouped by an index at doc with the same capability (§10.2,
 // §11.1). Every document links up, and to extra.
-func (b *lister) writeSplit(s *set, doc string, md rs.MD, extra []rs.Link, n int, size int64, entry func(i int, e *rs.Entry), put docWriter) error {
+func (b *lister) writeSplit(s *set, doc string, md rs.MD, extra []rs.Link, n int, size int64, entry func(i int, e *rs.Entry) error, put docWriter) error {
 	entries := func(w *rs.Writer, from int) (int, error) {
 		var e rs.Entry
 		for i := from; i < n; i++ {
-			entry(i, &e)
+			if err := entry(i, &e); err != nil {
+				return i, err
+			}
 			if err := w.Entry(&e); err != nil {
 				return i, err
 			}

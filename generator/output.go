@@ -230,7 +230,6 @@ func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places *
 					once.Do(func() { firstErr = err; cancel() })
 				}
 			}()
-			defer snapshot.Catch(&err)
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
 				if i >= files.Len() {
@@ -248,7 +247,10 @@ func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places *
 				case place == placeKept && o.copies.Load() == 0:
 					continue
 				}
-				r := files.At(i)
+				var r *snapshot.Record
+				if r, err = files.At(i); err != nil {
+					return
+				}
 				if r.Placed {
 					continue
 				}

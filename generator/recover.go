@@ -344,7 +344,7 @@ func (b *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.R
 		sorted := inWalkOrder(&all)
 		f = b.newRecordFile("the recovered records")
 		w = newSetRecords(f, unexplained, late)
-		for _, r := range sorted.All() {
+		for _, r := range sorted.List.All() {
 			if err = w.add(*r); err != nil {
 				break
 			}
@@ -648,17 +648,17 @@ func (b *recoverer) resourceListDocs(name string) (int64, []string, []string, er
 // inWalkOrder returns files sorted in walk order, a path listed twice with
 // its last record. rsgen writes its Resource Lists in walk order, so that
 // they are read into order without sorting a million records; a list in
-// another order (edited by hand) is sorted.
+// another order (edited by hand) is sorted. The records are in memory.
 func inWalkOrder(files *snapshot.Records) snapshot.Records {
 	ordered := true
 	for i := 1; i < files.Len() && ordered; i++ {
-		ordered = layout.ComparePaths(files.At(i-1).Path, files.At(i).Path) < 0
+		ordered = layout.ComparePaths(files.List.At(i-1).Path, files.List.At(i).Path) < 0
 	}
 	if ordered {
 		return *files
 	}
 	recs := make([]snapshot.Record, 0, files.Len())
-	for _, r := range files.All() {
+	for _, r := range files.List.All() {
 		recs = append(recs, *r)
 	}
 	slices.SortStableFunc(recs, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })

@@ -93,7 +93,10 @@ func (b *recoverer) recoverVersions(st *snapshot.State, rec *recovery) error {
 		return fmt.Errorf("recover kept versions: %w", err)
 	}
 	var vs []snapshot.Record
-	for _, found := range files.All() {
+	for found, err := range files.All() {
+		if err != nil {
+			return fmt.Errorf("recover kept versions: %w", err)
+		}
 		r := *found
 		stamp, p, ok := strings.Cut(r.Path, "/")
 		t, err := time.Parse("20060102150405", stamp)

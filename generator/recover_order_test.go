@@ -13,11 +13,11 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// recordPaths returns the paths of recs, with the size of each after a
-// colon.
+// recordPaths returns the paths of recs, in memory, with the size of each
+// after a colon.
 func recordPaths(recs *snapshot.Records) []string {
 	var out []string
-	for _, r := range recs.All() {
+	for _, r := range recs.List.All() {
 		out = append(out, fmt.Sprintf("%s:%d", r.Path, r.Size))
 	}
 	return out

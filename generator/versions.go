@@ -146,15 +146,22 @@ func (b *versioner) mergeVersions(ctx context.Context, out *snapshot.RecordFile)
 	defer stop()
 	prev := versionCursor{next: next}
 	prev.advance()
-	files := &b.next.Files
-	var old []snapshot.Record
-	for i := 0; ; {
-		for i < files.Len() && !b.keeps(files.At(i).Path) {
-			i++
+	nextFile, stopFiles := iter.Pull2(b.next.Files.All())
+	defer stopFiles()
+	// file returns the next record whose versions are kept, or nil.
+	file := func() (*snapshot.Record, error) {
+		for {
+			r, err, ok := nextFile()
+			if !ok || err != nil || b.keeps(r.Path) {
+				return r, err
+			}
 		}
-		var cur *snapshot.Record
-		if i < files.Len() {
-			cur = files.At(i)
+	}
+	cur, err := file()
+	var old []snapshot.Record
+	for {
+		if err != nil {
+			return err
 		}
 		if cur == nil && !prev.ok {
 			return prev.failure()
@@ -168,15 +175,16 @@ func (b *versioner) mergeVersions(ctx context.Context, out *snapshot.RecordFile)
 		if old = prev.group(p, old[:0]); prev.err != nil {
 			return prev.failure()
 		}
+		this := cur
 		if cur != nil && cur.Path == p {
-			i++
+			cur, err = file()
 		} else {
-			cur = nil
+			this = nil
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := b.keepResource(p, old, cur, out); err != nil {
+		if err := b.keepResource(p, old, this, out); err != nil {
 			return err
 		}
 	}

@@ -652,7 +652,7 @@ func (s *scan) events() []Event {
 // walk order: those of out, or their copies when out is spilled.
 func (s *scan) changedRecords() iter.Seq[*Record] {
 	return func(yield func(*Record) bool) {
-		all := s.out.All()
+		all := s.out.List.All() // in memory, unless spilled
 		if s.out.disk != nil {
 			all = s.changed.All()
 		}
