@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -23,6 +22,7 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 	"github.com/rsgen/rsgen/zippkg"
 	"github.com/zeebo/blake3"
+	"golang.org/x/sync/errgroup"
 )
 
 // dumper writes Resource Dumps and Change Dumps.
@@ -123,25 +123,19 @@ func (b *dumper) resourcePackages(ctx context.Context, s *set, members *memberLi
 	return pkgs, nil
 }
 
-// makePackages makes the packages of the first len(made) ranges, one
-// goroutine each, and returns the error of the first that failed.
+// makePackages makes the packages of the first len(made) ranges, all at
+// once, and returns the error of the first that failed, which stops the
+// others.
 func (b *dumper) makePackages(ctx context.Context, s *set, members *memberList, ranges []zippkg.Range, made []madePackage) error {
-	errs := make([]error, len(made))
-	var wg sync.WaitGroup
+	g, ctx := errgroup.WithContext(ctx)
 	for i := range made {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			made[i], errs[i] = b.makeResourcePackage(ctx, s, members, ranges[i], max(1, runtime.GOMAXPROCS(0)/len(made)))
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+		g.Go(func() error {
+			var err error
+			made[i], err = b.makeResourcePackage(ctx, s, members, ranges[i], max(1, runtime.GOMAXPROCS(0)/len(made)))
 			return err
-		}
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 // makeResourcePackage makes the package of the members in range r of the

@@ -17,6 +17,7 @@ import (
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -208,69 +209,50 @@ func (o *output) keepAdded() {
 }
 
 // placeAll makes sure every file has its current bytes in the output,
-// placing those that are missing or stale, in parallel, checking each as
-// much as its placement asks (nil: check all).
+// placing those that are missing or stale, on every core, checking each
+// as much as its placement asks (nil: check all).
 func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places *chunked.List[placement]) error {
 	if !o.enabled {
 		return nil
 	}
-	var next atomic.Int64
-	var firstErr error
-	var once sync.Once
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var err error
-			defer func() {
-				if err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-				}
-			}()
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= files.Len() {
-					return
-				}
-				place := placeCheck
-				if places != nil {
-					place = *places.At(i)
-				}
-				// The record is only read when the file may need placing:
-				// spilled records are decoded to be read.
-				switch {
-				case place == placeDone:
-					continue
-				case place == placeKept && o.copies.Load() == 0:
-					continue
-				}
-				var r *snapshot.Record
-				if r, err = files.At(i); err != nil {
-					return
-				}
-				if r.Placed {
-					continue
-				}
-				if place == placeKept {
-					// Unless the scan's tee wrote a new copy: a rewritten
-					// resource whose published form changed with the
-					// configuration, not with its source (htmllink.go).
-					if _, pending := o.pending.Load(r.Path); !pending {
-						continue
-					}
-				}
-				if err = o.place(r, place == placeNew); err != nil {
-					return
-				}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range files.Len() {
+		if gctx.Err() != nil {
+			break
+		}
+		place := placeCheck
+		if places != nil {
+			place = *places.At(i)
+		}
+		// The record is only read when the file may need placing:
+		// spilled records are decoded to be read.
+		switch {
+		case place == placeDone:
+			continue
+		case place == placeKept && o.copies.Load() == 0:
+			continue
+		}
+		r, err := files.At(i)
+		if err != nil {
+			g.Go(func() error { return err })
+			break
+		}
+		if r.Placed {
+			continue
+		}
+		if place == placeKept {
+			// Unless the scan's tee wrote a new copy: a rewritten
+			// resource whose published form changed with the
+			// configuration, not with its source (htmllink.go).
+			if _, pending := o.pending.Load(r.Path); !pending {
+				continue
 			}
-		}()
+		}
+		g.Go(func() error { return o.place(r, place == placeNew) })
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }

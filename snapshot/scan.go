@@ -15,6 +15,7 @@ import (
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"golang.org/x/sync/errgroup"
 )
 
 // RaceWindow is how much older than the recording scan's start a file's
@@ -143,36 +144,26 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Ev
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s.jobs = make(chan []hashJob, 4*workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.worker(ctx, cancel)
-		}()
-	}
+	// A job's error cancels the walk; it, not the cancellation, is the
+	// cause errgroup reports.
+	g, jobCtx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	s.work, s.hashers = g, make(chan *hasher, workers)
 	walkErr := fs.WalkDir(opts.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if ctxErr := ctx.Err(); ctxErr != nil {
+		if ctxErr := jobCtx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		return s.visit(p, d, err)
+		return s.visit(jobCtx, p, d, err)
 	})
 	if walkErr == nil {
 		walkErr = s.deleteRest()
 	}
-	s.flushStats()
-	close(s.jobs)
+	s.flushStats(jobCtx)
 	if walkErr == nil {
 		s.walkEnded()
 	}
-	wg.Wait()
-	// A worker's error cancels the walk; it, not the cancellation, is the
-	// cause to report.
-	if s.err != nil {
-		return Records{}, nil, ScanStats{}, s.err
+	if err = g.Wait(); err != nil {
+		return Records{}, nil, ScanStats{}, err
 	}
 	if walkErr != nil {
 		return Records{}, nil, ScanStats{}, walkErr
@@ -202,12 +193,15 @@ type scan struct {
 	// paths holds the paths of new files, which the walk alone adds.
 	paths pathArena
 
-	// jobs carries files to the workers: one file to read, or a batch of
-	// files with a previous record to stat (batch, while the walk fills
-	// it), most of which a rebuild finds unchanged. Stat'ing in the
-	// workers spreads a rebuild's system calls over every core.
-	jobs  chan []hashJob
-	batch []hashJob
+	// work runs the jobs, at most Workers at once: one file to read, or a
+	// batch of files with a previous record to stat (batch, while the
+	// walk fills it), most of which a rebuild finds unchanged. Stat'ing in
+	// the jobs spreads a rebuild's system calls over every core. hashers
+	// holds the hashers of the jobs that ended, one per job running at
+	// most, each reused for every file it reads.
+	work    *errgroup.Group
+	hashers chan *hasher
+	batch   []hashJob
 	// statting counts the batches whose stats are not all taken yet: the
 	// walk has found every file when it has ended and statting is 0.
 	statting int
@@ -225,7 +219,6 @@ type scan struct {
 	open    []int32
 	deleted []Record // prev's records of files that are gone
 	stats   ScanStats
-	err     error // the first hashing error
 
 	// Only the walk's goroutine, and Scan once the workers are done, use
 	// these.
@@ -250,7 +243,7 @@ type hashJob struct {
 // job: enough that handing them over costs little beside the stats.
 const statBatch = 64
 
-func (s *scan) visit(p string, d fs.DirEntry, err error) error {
+func (s *scan) visit(ctx context.Context, p string, d fs.DirEntry, err error) error {
 	if err != nil && p != "." && errors.Is(err, fs.ErrNotExist) {
 		return nil // removed since its folder was read, like a file before its read
 	}
@@ -278,19 +271,19 @@ func (s *scan) visit(p string, d fs.DirEntry, err error) error {
 	}
 	if !d.Type().IsRegular() {
 		if d.Type()&fs.ModeSymlink != 0 && s.opts.FollowSymlinks {
-			return s.follow(p)
+			return s.follow(ctx, p)
 		}
 		s.skip(p, skipCode(d.Type()), skipReason(d.Type()))
 		return nil
 	}
-	return s.addFile(p, d.Info)
+	return s.addFile(ctx, p, d.Info)
 }
 
 // addFile adds the regular file p to the results, keeping its place: a
 // worker reads it, or stats it and takes its trusted previous record. A
 // file new to the state is read whatever its stat says, and is not stat'ed
 // before: the read stats the file it opens.
-func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
+func (s *scan) addFile(ctx context.Context, p string, stat func() (fs.FileInfo, error)) error {
 	old, err := s.previous(p)
 	if err != nil {
 		return err
@@ -299,7 +292,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 		s.found(p, -1, true)
 		rec := Record{Path: s.paths.join(p, nil)}
 		rec.SetType(layout.TypeByName(p))
-		s.jobs <- []hashJob{{index: s.place(&rec), rec: rec}}
+		s.submit(ctx, []hashJob{{index: s.place(&rec), rec: rec}})
 		return s.keepSettled(false)
 	}
 	if s.batch == nil {
@@ -307,7 +300,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 	}
 	s.batch = append(s.batch, hashJob{index: s.place(old), rec: Record{Path: p}, old: old, stat: stat})
 	if len(s.batch) == statBatch {
-		s.flushStats()
+		s.flushStats(ctx)
 	}
 	return s.keepSettled(false)
 }
@@ -402,15 +395,15 @@ func (s *scan) spill(recs []Record) {
 	}
 }
 
-// flushStats hands the files waiting to be stat'ed to the workers.
-func (s *scan) flushStats() {
+// flushStats hands the files waiting to be stat'ed to a job.
+func (s *scan) flushStats(ctx context.Context) {
 	if len(s.batch) == 0 {
 		return
 	}
 	s.mu.Lock()
 	s.statting++
 	s.mu.Unlock()
-	s.jobs <- s.batch
+	s.submit(ctx, s.batch)
 	s.batch = nil
 }
 
@@ -496,35 +489,44 @@ func (s *scan) trusted(old, cur *Record) bool {
 		old.Stat().Describes(cur.Stat(), s.prevScanStart) && old.Digests.HasAll(s.opts.Algorithms)
 }
 
-// worker takes jobs until there are no more: it stats a batch's files
-// first, so that the walk's end is known as soon as can be, then reads
-// those it must.
-func (s *scan) worker(ctx context.Context, cancel context.CancelFunc) {
-	h := newHasher(s.opts.Algorithms)
-	for batch := range s.jobs {
-		if ctx.Err() != nil {
-			continue
+// submit runs a job once fewer than Workers run: it stats a batch's
+// files first, so that the walk's end is known as soon as can be, then
+// reads those it must. The first error cancels ctx, and so the walk.
+func (s *scan) submit(ctx context.Context, batch []hashJob) {
+	s.work.Go(func() error {
+		var h *hasher
+		select {
+		case h = <-s.hashers:
+		default:
+			h = newHasher(s.opts.Algorithms)
 		}
+		defer func() { s.hashers <- h }()
 		if batch[0].stat != nil {
-			batch = s.statAll(ctx, cancel, batch)
+			var err error
+			if batch, err = s.statAll(ctx, batch); err != nil {
+				return err
+			}
 		}
 		for i := range batch {
-			if ctx.Err() != nil {
-				break
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			s.read(ctx, cancel, h, &batch[i])
+			if err := s.read(ctx, h, &batch[i]); err != nil {
+				return err
+			}
 		}
-	}
+		return nil
+	})
 }
 
 // statAll stats a batch's files, puts those whose previous record can be
 // trusted in their places, and returns the others, to be read.
-func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []hashJob) []hashJob {
+func (s *scan) statAll(ctx context.Context, batch []hashJob) ([]hashJob, error) {
 	defer s.statted()
 	toRead := batch[:0]
 	for _, job := range batch {
-		if ctx.Err() != nil {
-			return nil
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		info, err := job.stat()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -532,9 +534,7 @@ func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []h
 			continue
 		}
 		if err != nil {
-			s.fail(&PathError{Path: job.rec.Path, Err: unwrapPathError(err)})
-			cancel()
-			return nil
+			return nil, &PathError{Path: job.rec.Path, Err: unwrapPathError(err)}
 		}
 		rec := &job.rec
 		rec.SetStat(info)
@@ -551,11 +551,11 @@ func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []h
 		rec.SetType(layout.TypeByName(rec.Path))
 		toRead = append(toRead, job)
 	}
-	return toRead
+	return toRead, nil
 }
 
 // read reads a file and puts its record in its place.
-func (s *scan) read(ctx context.Context, cancel context.CancelFunc, h *hasher, job *hashJob) {
+func (s *scan) read(ctx context.Context, h *hasher, job *hashJob) error {
 	err := h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
 	for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
 		err = h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
@@ -570,14 +570,14 @@ func (s *scan) read(ctx context.Context, cancel context.CancelFunc, h *hasher, j
 		s.drop(job)
 		s.skip(job.rec.Path, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
 	case err != nil:
-		s.fail(&PathError{Path: job.rec.Path, Err: unwrapPathError(err)})
-		cancel()
+		return &PathError{Path: job.rec.Path, Err: unwrapPathError(err)}
 	default:
 		s.settle(job)
 		if s.opts.Notify != nil {
 			s.opts.Notify(Note{Kind: NoteHashed, Path: job.rec.Path, Bytes: job.rec.Size})
 		}
 	}
+	return nil
 }
 
 // settle compares the record of a file just read with its previous one,
@@ -674,14 +674,6 @@ func (s *scan) evented(r *Record) bool {
 func (s *scan) found(p string, size int64, read bool) {
 	if s.opts.Notify != nil {
 		s.opts.Notify(Note{Kind: NoteFound, Path: p, Bytes: size, Read: read})
-	}
-}
-
-func (s *scan) fail(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err == nil {
-		s.err = err
 	}
 }
 
