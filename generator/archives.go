@@ -54,35 +54,6 @@ type archiveState struct {
 	prune []string
 }
 
-// archives returns the capabilities whose archives set s publishes, in the
-// order the Capability List gives them.
-func (b *archiver) archives(s *set) []string {
-	a := &b.cfg.Archives
-	var caps []string
-	if a.ResourceLists {
-		caps = append(caps, rs.CapResourceList)
-	}
-	if a.ResourceDumps && s.resourceDump {
-		caps = append(caps, rs.CapResourceDump)
-	}
-	if a.ChangeLists {
-		caps = append(caps, rs.CapChangeList)
-	}
-	if a.ChangeDumps && s.changeDump {
-		caps = append(caps, rs.CapChangeDump)
-	}
-	return caps
-}
-
-// archivesLink returns the rel="archives" link that set s's live documents
-// of a capability carry, when that capability is archived.
-func (b *archiver) archivesLink(s *set, capability string) []rs.Link {
-	if !slices.Contains(b.archives(s), capability) {
-		return nil
-	}
-	return []rs.Link{{Rel: rs.RelArchives, Href: b.docURL(layout.Archive(s.Name, capability))}}
-}
-
 func archivedCapability(a *snapshot.Archived) string {
 	if a.Dump {
 		return rs.CapResourceDump
@@ -107,7 +78,7 @@ func (b *archiver) snapshotDue(s *set, dump bool) bool {
 	if dump {
 		capability = rs.CapResourceDump
 	}
-	if !slices.Contains(b.archives(s), capability) {
+	if !slices.Contains(s.archives, capability) {
 		return false
 	}
 	var last *snapshot.Archived
@@ -168,7 +139,7 @@ func (b *archiver) writeArchivedDoc(rel string, root rs.Root, md rs.MD, links []
 // writeArchives publishes the archived documents of set s that earlier
 // builds kept, and writes its archives.
 func (b *archiver) writeArchives(s *set) error {
-	for _, capability := range b.archives(s) {
+	for _, capability := range s.archives {
 		var err error
 		switch capability {
 		case rs.CapResourceList, rs.CapResourceDump:
@@ -337,7 +308,7 @@ func (b *archiver) retain() {
 	groups := map[[2]string][]int{} // set and capability -> indexes in carried, oldest first
 	for _, a := range b.prev.Archived {
 		i := slices.IndexFunc(b.sets, func(s *set) bool { return s.Name == a.Set })
-		if i < 0 || !slices.Contains(b.archives(b.sets[i]), archivedCapability(&a)) {
+		if i < 0 || !slices.Contains(b.sets[i].archives, archivedCapability(&a)) {
 			b.pruneSnapshot(&a) // its archive is no longer published
 			continue
 		}

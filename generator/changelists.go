@@ -221,7 +221,7 @@ func (b *journals) writeSegmentIndex(s *set, kind segmentKind) error {
 		}
 	}
 	md := rs.MD{Capability: kind.capability, From: unixTime(segs[0].From)}
-	links := append([]rs.Link{b.upLink(s)}, b.archiver.archivesLink(s, kind.capability)...)
+	links := append([]rs.Link{b.upLink(s)}, b.archivesLink(s, kind.capability)...)
 	return b.writeDoc(kind.index(s.Name), rs.SitemapIndex, md, links, func(w *rs.Writer) error {
 		for _, seg := range segs {
 			e := rs.Entry{Loc: b.docURL(segmentPath(kind, s.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}

@@ -40,12 +40,6 @@ func (b *builder) writeDocuments(ctx context.Context, closed map[string][]snapsh
 	return b.lister.writeSourceDescription()
 }
 
-// docURL returns the URI of a document at output path rel.
-func (b *run) docURL(rel string) string { return layout.URL(b.base, rel) }
-
-// resURL returns the URI of the resource at source path p.
-func (b *run) resURL(p string) string { return layout.URL(b.resBase, p) }
-
 func unixTime(sec int64) time.Time {
 	if sec == 0 {
 		return time.Time{}
@@ -82,10 +76,6 @@ func (b *run) writeDoc(rel string, root rs.Root, md rs.MD, links []rs.Link, fill
 	}
 	b.sink.Record(rel, changed)
 	return nil
-}
-
-func (b *run) upLink(s *set) rs.Link {
-	return rs.Link{Rel: rs.RelUp, Href: b.docURL(layout.CapabilityList(s.Name))}
 }
 
 // writeChangeList writes the Change List of set s for segment seg at path.

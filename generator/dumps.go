@@ -80,7 +80,7 @@ func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	md := rs.MD{Capability: rs.CapResourceDump, At: unixTime(b.next.SetChanged[s.Name])}
 	size := int64(len(pkgs)) * int64(2*len(b.base)+packageEntryBound+2*len(layout.SetDir(s.Name)))
 	entry := func(i int, e *rs.Entry) error { *e = b.packageEntry(&pkgs[i]); return nil }
-	if err := b.lister.writeSplit(s, layout.ResourceDump(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceDump), len(pkgs), size, entry, b.writeDoc); err != nil {
+	if err := b.lister.writeSplit(s, layout.ResourceDump(s.Name), md, b.archivesLink(s, rs.CapResourceDump), len(pkgs), size, entry, b.writeDoc); err != nil {
 		return err
 	}
 	return b.archiver.archiveSnapshot(s, true, md, len(pkgs), size, entry, pkgs...)

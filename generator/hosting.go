@@ -157,7 +157,7 @@ func (b *builder) linkRules() ([]hosting.Rule, error) {
 			return nil, err
 		}
 		p := r.Path
-		label := strings.Join(b.linker.capabilityLists(p), "\n")
+		label := strings.Join(b.capabilityLists(p), "\n")
 		labels = append(labels, label)
 		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
 			if l, seen := folders[dir]; !seen {

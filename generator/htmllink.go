@@ -2,18 +2,13 @@ package generator
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"html"
 	"io/fs"
 
 	"io"
 
-	xhtml "golang.org/x/net/html"
-
-	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/snapshot"
+	xhtml "golang.org/x/net/html"
 )
 
 // HTML resources with a <link rel="resourcesync"> ([publish] html_link)
@@ -58,62 +53,13 @@ type published struct {
 	digests snapshot.Digests
 }
 
-// capabilityLists returns the URLs of the Capability Lists of the sets
-// that hold source path p.
-func (b *linker) capabilityLists(p string) []string {
-	var urls []string
-	for _, s := range b.sets {
-		if s.Contains(p) {
-			urls = append(urls, b.docURL(layout.CapabilityList(s.Name)))
-		}
-	}
-	return urls
-}
-
-// linkTags returns the tags to insert into the HTML resource at source
-// path p, or nil when it is published as it is.
-func (b *linker) linkTags(p string) []byte {
-	if !b.cfg.Publish.HTMLLink || !b.cfg.CopyResources || layout.TypeByName(p) != layout.TypeHTML {
-		return nil
-	}
-	var tags []byte
-	for _, u := range b.capabilityLists(p) {
-		tags = fmt.Appendf(tags, `<link rel="resourcesync" href="%s">`, html.EscapeString(u))
-	}
-	return tags
-}
-
-// tagsVersion changes when the form of the inserted tags does, so that a
-// build of a newer rsgen writes every rewritten page again.
-const tagsVersion = "1"
-
-// tagsConfig identifies what the tags linkTags inserts depend on beside a
-// page's path: html_link and copy_resources, the base URL of the
-// documents and the sets' names and selections; "" when nothing is
-// inserted. The state keeps it (snapshot.State.HTMLLink).
-func (b *linker) tagsConfig() string {
-	if !b.cfg.Publish.HTMLLink || !b.cfg.CopyResources {
-		return ""
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%q\n", tagsVersion, b.base)
-	for _, s := range b.sets {
-		fmt.Fprintf(h, "%q %q %q %q\n", s.Name, s.prefix, s.Include, s.Exclude)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
 // rereadRewritten reports whether the scan must read every rewritten
 // page, whatever its stat: when the tags changed since the last build, or
 // when the output does not look like the last build's (a page whose copy
 // is missing can only be published again by the scan's read).
 func (b *linker) rereadRewritten() bool {
-	return b.prev.HTMLLink != b.tagsConfig() || !b.intact
+	return b.prev.HTMLLink != b.tags || !b.intact
 }
-
-// rewrites reports whether the resource at source path p is published
-// with other bytes than its source file's.
-func (b *linker) rewrites(p string) bool { return b.linkTags(p) != nil }
 
 // rewriter returns a writer that writes the published form of r's bytes
 // into dst, and a function that completes it after the last byte and

@@ -87,7 +87,7 @@ func (b *lister) writeResourceList(s *set) error {
 		e.MD.HashBytes = hash
 		return nil
 	}
-	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceList), members.Len(), size, entry, b.writeDoc)
+	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archivesLink(s, rs.CapResourceList), members.Len(), size, entry, b.writeDoc)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (b *lister) writeCapabilityList(s *set) error {
 	}
 	// The archives come last, so that a reader that stops at the first
 	// way to reach a document meets the live ones first.
-	for _, c := range b.archiver.archives(s) {
+	for _, c := range s.archives {
 		caps = append(caps, struct{ capability, rel string }{c + "-archive", layout.Archive(s.Name, c)})
 	}
 	return b.writeDoc(layout.CapabilityList(s.Name), rs.URLSet, rs.MD{Capability: rs.CapCapabilityList}, links, func(w *rs.Writer) error {
@@ -227,20 +227,4 @@ func (b *lister) writeSourceDescription() error {
 		}
 		return nil
 	})
-}
-
-// describedBy returns the URL of the description of set s, or of the
-// Source when s is nil (§8, §9): the set's describedby, else the Source's,
-// else, when the document browser is published, its page, which describes
-// the Source from its own documents. "" when there is none.
-func (b *lister) describedBy(s *set) string {
-	switch {
-	case s != nil && s.DescribedBy != "":
-		return s.DescribedBy
-	case b.cfg.DescribedBy != "":
-		return b.cfg.DescribedBy
-	case b.cfg.Publish.Viewer:
-		return b.docURL(layout.ViewerPage)
-	}
-	return ""
 }

@@ -1,8 +1,6 @@
 package generator
 
 import (
-	"github.com/rsgen/rsgen/config"
-	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
@@ -34,20 +32,15 @@ import (
 // previous and the next state, the clock, the URLs, the sink, and the
 // parts, which call one another through it.
 type run struct {
-	src     *snapshot.Tree // the source folder, read only through it
-	cfg     *config.Config
-	opts    Options
-	algs    []rs.HashAlgorithm
-	sets    []*set
-	prev    *snapshot.State
-	next    *snapshot.State
-	now     int64
-	base    string // base URL of the documents, with a trailing slash
-	resBase string // base URL of the resources, with a trailing slash
-	sum     *Summary
-	sink    *sink.Sink      // every file this build writes to the output goes through it
-	intent  snapshot.Intent // what a failed build was publishing (intent.go)
-	intact  bool            // the output looks like the last build's (outputIntact), judged before the scan
+	*site
+	src    *snapshot.Tree // the source folder, read only through it
+	prev   *snapshot.State
+	next   *snapshot.State
+	now    int64
+	sum    *Summary
+	sink   *sink.Sink      // every file this build writes to the output goes through it
+	intent snapshot.Intent // what a failed build was publishing (intent.go)
+	intact bool            // the output looks like the last build's (outputIntact), judged before the scan
 
 	lister    *lister
 	journals  *journals

@@ -3,7 +3,6 @@ package generator
 import (
 	"bufio"
 	_ "embed"
-	"path/filepath"
 	"strings"
 
 	"github.com/rsgen/rsgen/layout"
@@ -50,26 +49,6 @@ func (b *builder) writeViewer() error {
 		}
 	}
 	return nil
-}
-
-// stylesheetHref returns the href of the stylesheet instruction of the
-// document written at path, or "" for none. The href is relative, so that
-// the documents render wherever the output is served (under any base URL,
-// or from rsgen serve on another address): browsers apply only stylesheets
-// of the document's own origin. Documents kept in the state folder (closed
-// Change Lists) lie one folder below it at their output path.
-func (b *run) stylesheetHref(path string) string {
-	if !b.cfg.Publish.Stylesheet {
-		return ""
-	}
-	rel, err := filepath.Rel(b.cfg.Out, path)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		if rel, err = filepath.Rel(b.cfg.State, path); err != nil || strings.HasPrefix(rel, "..") {
-			return ""
-		}
-		_, rel, _ = strings.Cut(filepath.ToSlash(rel), "/")
-	}
-	return relativeHref(filepath.ToSlash(rel), StylesheetPath)
 }
 
 // relativeHref returns the relative reference from the document at output

@@ -62,17 +62,6 @@ func isJSON(r *snapshot.Record) bool {
 	return r.Type() == "application/json" || strings.HasSuffix(r.Type(), "+json")
 }
 
-// versioned reports whether the resource at source path p is in a set
-// that keeps versions, and whether in one that publishes patches.
-func (b *versioner) versioned(p string) (keep, patches bool) {
-	for _, s := range b.sets {
-		if s.KeepVersions && s.Contains(p) {
-			keep, patches = true, patches || s.Patches
-		}
-	}
-	return keep, patches
-}
-
 // keepVersions keeps the versions of this build's resources, carries over
 // those of earlier builds, writes the TimeMaps and patches, and finds the
 // versions the Change Lists of this build link to (those of the events of
