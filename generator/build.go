@@ -39,7 +39,7 @@ func Build(ctx context.Context, cfg *config.Config, opts Options) (_ *Summary, e
 		b.warn(WarnState, filepath.Join(cfg.State, snapshot.LockFile), fmt.Sprintf(
 			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID))
 	}
-	if err := b.prepare(lock.Leftover); err != nil {
+	if err := prepare(b.site, b.loaded, lock.Leftover); err != nil {
 		return nil, err
 	}
 	return b.build(ctx)
@@ -78,22 +78,15 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source folder: %w", err)
 	}
-	b := newParts(&run{site: site, src: src, sum: &Summary{}})
-	b.sink = sink.New(cfg.Out, func(rel string) { b.notify(Note{Kind: NoteWritten, Path: rel}) })
-	if b.prev, err = b.recoverer.loadState(); err != nil {
+	prev, err := load(site)
+	if err != nil {
 		src.Close()
 		return nil, err
 	}
-	b.journals.migrateShared(b.prev)
-	if err := b.checkContinuity(); err != nil {
-		b.close()
-		return nil, err
-	}
-	if b.intent, err = snapshot.LoadIntent(cfg.State); err != nil {
-		b.close()
-		return nil, err
-	}
-	b.now = b.clampedNow()
+	b := newParts(&run{site: site, src: src, sum: &Summary{}, loaded: prev, prev: prev.state, intent: prev.intent,
+		now: prev.now, intact: prev.intact, recovered: prev.recovered})
+	b.archiver.arch.prune = prev.pruned
+	b.sink = sink.New(cfg.Out, func(rel string) { b.notify(Note{Kind: NoteWritten, Path: rel}) })
 	b.sum.Now = time.Unix(b.now, 0).UTC()
 	return b, nil
 }
@@ -137,63 +130,6 @@ func (b *builder) listEvents() error {
 	return nil
 }
 
-// spillDir returns the folder into which a large scan spills its records,
-// and recovery the records it rebuilds: the state folder, unless there is
-// none yet (rsgen plan before the first build), when the records stay in
-// memory.
-func (b *run) spillDir() string {
-	if info, err := os.Stat(b.cfg.State); err != nil || !info.IsDir() {
-		return ""
-	}
-	return b.cfg.State
-}
-
-// spillFile makes the file a list of paths spills into: an unnamed file
-// of the state folder (see spillDir).
-func (b *run) spillFile() (chunked.File, error) {
-	dir := b.spillDir()
-	if dir == "" {
-		return nil, errors.New("no state folder yet")
-	}
-	return snapshot.UnnamedFile(dir)
-}
-
-// pathList returns an empty list of paths that moves its full blocks into
-// a file of the state folder (spillFile), so that a build holds a block of
-// it however long it grows; without a state folder, it stays in memory.
-func (b *run) pathList() chunked.Strings {
-	return chunked.Strings{Spill: b.spillFile, BlockSize: spillBlockSize}
-}
-
-// newRecordFile returns where records the build makes go, what says
-// which: an unnamed file of the state folder (see snapshot.RecordFile), so
-// that a build holds a buffer of them, not all (at a million files, the
-// recovered records in memory were 140 MB of a peak of 280 MB). It is only
-// a saving: without a state folder to write into (rsgen plan before any
-// build), or when the file cannot be made, the records stay in memory, and
-// the build goes on as it would have.
-func (b *run) newRecordFile(what string) *snapshot.RecordFile {
-	f, err := snapshot.NewRecordFile(b.spillDir())
-	if err != nil {
-		b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; %s stay in memory", err, what)})
-		f, _ = snapshot.NewRecordFile("")
-	}
-	return f
-}
-
-// clampedNow returns the build time in whole seconds, never before the
-// previous build, so that Change Lists stay in chronological order when a
-// clock runs backwards.
-func (b *builder) clampedNow() int64 {
-	now := b.opts.Now.Unix()
-	if now < b.prev.LastBuild {
-		b.warn(WarnClock, "", fmt.Sprintf("build time %s is before the previous build (%s); using the previous build's time",
-			b.opts.Now.UTC().Format(time.RFC3339), time.Unix(b.prev.LastBuild, 0).UTC().Format(time.RFC3339)))
-		return b.prev.LastBuild
-	}
-	return now
-}
-
 // recordVisitor is handed each record of the scan, with its index, as it
 // settles (see snapshot.ScanOptions.Visit).
 type recordVisitor func(i int, r *snapshot.Record) error
@@ -212,7 +148,6 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 		visitors = append(visitors, reserved.visit)
 	}
 	var visitErr error
-	b.intact = b.outputIntact()
 	reread := b.linker.rereadRewritten()
 	files, events, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
 		FS:         b.src,
@@ -227,7 +162,7 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 
 		FollowSymlinks: b.cfg.FollowSymlinks,
 		SkipUnreadable: b.opts.SkipUnreadable,
-		SpillDir:       b.spillDir(),
+		SpillDir:       spillDir(b.cfg.State),
 		SpillAfter:     spillAfter,
 		Baseline:       b.baseline(),
 		Visit: func(i int, r *snapshot.Record) error {
@@ -506,7 +441,7 @@ type placements struct {
 }
 
 func (b *builder) placements() *placements {
-	return &placements{b: b, checkAll: b.opts.Verify || b.recoverer.recovered != nil}
+	return &placements{b: b, checkAll: b.opts.Verify || b.recovered != nil}
 }
 
 // visit adds the placement of record i, a visitor of the scan's records.
@@ -533,32 +468,6 @@ func (p *placements) list() *chunked.List[placement] {
 		return nil
 	}
 	return &p.of
-}
-
-// outputIntact reports whether the output looks like the last build's:
-// there was one, and its Source Description and the first resource it
-// published are there. The parts that trust the output without a stat
-// per file (placements, rewritten pages, kept versions) share one answer,
-// taken before the scan places anything (b.intact): each judged at a file
-// of its own, a page whose copy was lost went unread by the scan, which
-// judged the output at the last build's first file, still there, and was
-// checked by placements, which judged it at this build's, the page: the
-// build failed where it could have read the page.
-func (b *run) outputIntact() bool {
-	if b.prev.LastBuild == 0 {
-		return false
-	}
-	if _, err := os.Lstat(b.sink.Path(layout.SourceDescription)); err != nil {
-		return false
-	}
-	for r, err := range b.prev.Records() {
-		if err != nil {
-			return false
-		}
-		_, err := os.Lstat(b.sink.Path(r.Path))
-		return err == nil
-	}
-	return false
 }
 
 // recordSetChanges carries over, per set, the time of the last build that

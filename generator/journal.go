@@ -137,27 +137,3 @@ func (b *journals) segmentBytes(events []snapshot.Event) int64 {
 	}
 	return n
 }
-
-// migrateShared turns the segments of a state written before format 3,
-// shared by all sets, into one journal per set that state published, each
-// with the events of its own resources: the journals every later build
-// keeps. The closed documents stay as they were written, in the state's
-// archive; their checksums are learnt the first time they are published.
-func (b *journals) migrateShared(st *snapshot.State) {
-	if st.Shared == nil {
-		return
-	}
-	st.Journals = map[string][]snapshot.Segment{}
-	for _, s := range b.sets {
-		if _, published := st.SetChanged[s.Name]; !published {
-			continue
-		}
-		journal := make([]snapshot.Segment, len(st.Shared))
-		for i, seg := range st.Shared {
-			seg.Events = slices.DeleteFunc(slices.Clone(seg.Events), func(ev snapshot.Event) bool { return !s.Contains(ev.Record.Path) })
-			journal[i] = seg
-		}
-		st.Journals[s.Name] = journal
-	}
-	st.Shared = nil
-}

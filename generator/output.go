@@ -57,15 +57,10 @@ func (b *builder) openOutput() (*output, error) {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	o.link = sameDevice(b.cfg.Source, o.dir)
-	o.added = b.pathList()
-	b.sink.SpillInto(b.spillFile, spillBlockSize)
+	o.added = pathList(b.cfg.State)
+	b.sink.SpillInto(spillInto(b.cfg.State), spillBlockSize)
 	return o, nil
 }
-
-// spillBlockSize is the size of the blocks of the lists of paths a build
-// spills (output.added, the sink's staged files), 64 KiB when 0; the tests
-// make it small, so that every build spills them.
-var spillBlockSize = 0
 
 func sameDevice(a, b string) bool {
 	ia, errA := os.Stat(a)

@@ -33,14 +33,16 @@ import (
 // parts, which call one another through it.
 type run struct {
 	*site
-	src    *snapshot.Tree // the source folder, read only through it
-	prev   *snapshot.State
-	next   *snapshot.State
-	now    int64
-	sum    *Summary
-	sink   *sink.Sink      // every file this build writes to the output goes through it
-	intent snapshot.Intent // what a failed build was publishing (intent.go)
-	intact bool            // the output looks like the last build's (outputIntact), judged before the scan
+	src       *snapshot.Tree // the source folder, read only through it
+	prev      *snapshot.State
+	next      *snapshot.State
+	now       int64
+	sum       *Summary
+	sink      *sink.Sink      // every file this build writes to the output goes through it
+	intent    snapshot.Intent // what a failed build was publishing (intent.go)
+	intact    bool            // the output looks like the last build's (outputIntact), judged before the scan
+	loaded    *previous
+	recovered *recovery
 
 	lister    *lister
 	journals  *journals
@@ -49,7 +51,6 @@ type run struct {
 	keeper    *keeper
 	linker    *linker
 	versioner *versioner
-	recoverer *recoverer
 }
 
 // builder runs the pipeline of one build (build.go).
@@ -61,9 +62,8 @@ func newParts(r *run) *builder {
 	r.journals = &journals{run: r}
 	r.dumper = &dumper{run: r, carried: map[string][]carriedPackage{}}
 	r.archiver = &archiver{run: r}
-	r.keeper = &keeper{run: r, toKeep: r.pathList()}
+	r.keeper = &keeper{run: r, toKeep: pathList(r.cfg.State)}
 	r.linker = &linker{run: r}
 	r.versioner = &versioner{run: r}
-	r.recoverer = &recoverer{run: r}
 	return &builder{run: r}
 }

@@ -20,10 +20,10 @@ import (
 // made again. It returns the output paths of the documents, packages and
 // manifest copies it read, and adds the closed Change Dumps to the
 // recovery's archive. A set without dumps has none of these documents.
-func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery) ([]string, error) {
+func (rc *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery) ([]string, error) {
 	var outputs []string
-	docs, err := b.readSplitDoc(layout.ResourceDump(name), rs.CapResourceDump, func(e *rs.Entry) error {
-		p, err := b.pubPackage(name, false, e)
+	docs, err := rc.readSplitDoc(layout.ResourceDump(name), rs.CapResourceDump, func(e *rs.Entry) error {
+		p, err := rc.pubPackage(name, false, e)
 		if err == nil {
 			st.Packages = append(st.Packages, p)
 			outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
@@ -36,16 +36,16 @@ func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery)
 	outputs = append(outputs, docs...)
 	var dumps []string
 	index := layout.ChangeDumpIndex(name)
-	_, err = readPublished(b.sink.Path(index), func(_ *rs.Head, e *rs.Entry) error {
-		rel, ok := layout.PathFromURL(b.base, e.Loc)
+	_, err = readPublished(rc.s.outPath(index), func(_ *rs.Head, e *rs.Entry) error {
+		rel, ok := layout.PathFromURL(rc.s.base, e.Loc)
 		if !ok {
-			return fmt.Errorf("%s: change dump %s is not under %s", index, e.Loc, b.base)
+			return fmt.Errorf("%s: change dump %s is not under %s", index, e.Loc, rc.s.base)
 		}
 		dumps = append(dumps, rel)
 		if e.MD.Until.IsZero() {
 			return nil
 		}
-		k, err := b.recoverKept(rel, rec)
+		k, err := rc.recoverKept(rel, rec)
 		if err != nil {
 			return err
 		}
@@ -65,8 +65,8 @@ func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery)
 	}
 	outputs = append(outputs, index)
 	for _, rel := range dumps {
-		_, err := b.readSplitDoc(rel, rs.CapChangeDump, func(e *rs.Entry) error {
-			p, err := b.pubPackage(name, true, e)
+		_, err := rc.readSplitDoc(rel, rs.CapChangeDump, func(e *rs.Entry) error {
+			p, err := rc.pubPackage(name, true, e)
 			if err == nil {
 				st.Packages = append(st.Packages, p)
 				outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
@@ -85,15 +85,15 @@ func (b *recoverer) recoverDumps(name string, st *snapshot.State, rec *recovery)
 // readSplitDoc reads the dump document at rel, or its index and parts,
 // calling pkg for each package entry, and returns the documents read; none
 // when rel does not exist.
-func (b *recoverer) readSplitDoc(rel, capability string, pkg func(*rs.Entry) error) ([]string, error) {
+func (rc *recoverer) readSplitDoc(rel, capability string, pkg func(*rs.Entry) error) ([]string, error) {
 	var parts []string
-	head, err := readPublished(b.sink.Path(rel), func(head *rs.Head, e *rs.Entry) error {
+	head, err := readPublished(rc.s.outPath(rel), func(head *rs.Head, e *rs.Entry) error {
 		if head.Root != rs.SitemapIndex {
 			return pkg(e)
 		}
-		p, ok := layout.PathFromURL(b.base, e.Loc)
+		p, ok := layout.PathFromURL(rc.s.base, e.Loc)
 		if !ok {
-			return fmt.Errorf("%s: part %s is not under %s", rel, e.Loc, b.base)
+			return fmt.Errorf("%s: part %s is not under %s", rel, e.Loc, rc.s.base)
 		}
 		parts = append(parts, p)
 		return nil
@@ -108,7 +108,7 @@ func (b *recoverer) readSplitDoc(rel, capability string, pkg func(*rs.Entry) err
 		return nil, fmt.Errorf("%s: capability %q, want %q", rel, head.MD.Capability, capability)
 	}
 	for _, p := range parts {
-		if _, err := readPublished(b.sink.Path(p), func(_ *rs.Head, e *rs.Entry) error { return pkg(e) }); err != nil {
+		if _, err := readPublished(rc.s.outPath(p), func(_ *rs.Head, e *rs.Entry) error { return pkg(e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -118,12 +118,12 @@ func (b *recoverer) readSplitDoc(rel, capability string, pkg func(*rs.Entry) err
 // pubPackage returns the record of a package a live dump document lists.
 // The package must still be in the output: a record is a promise that it
 // is.
-func (b *recoverer) pubPackage(set string, change bool, e *rs.Entry) (snapshot.Package, error) {
-	p, err := b.packageRecord(set, change, e)
+func (rc *recoverer) pubPackage(set string, change bool, e *rs.Entry) (snapshot.Package, error) {
+	p, err := rc.packageRecord(set, change, e)
 	if err != nil {
 		return p, err
 	}
-	info, err := os.Stat(b.sink.Path(p.Path))
+	info, err := os.Stat(rc.s.outPath(p.Path))
 	if err != nil {
 		return p, fmt.Errorf("dump package %s: %w", p.Path, err)
 	}
@@ -139,11 +139,11 @@ func (b *recoverer) pubPackage(set string, change bool, e *rs.Entry) (snapshot.P
 // warning when it is lost or damaged, as for a build that kept its state,
 // so that a damaged archive does not keep every later build from
 // recovering its state.
-func (b *recoverer) packageRecord(set string, change bool, e *rs.Entry) (snapshot.Package, error) {
+func (rc *recoverer) packageRecord(set string, change bool, e *rs.Entry) (snapshot.Package, error) {
 	p := snapshot.Package{Set: set, Change: change, Length: e.MD.Length}
-	rel, ok := layout.PathFromURL(b.base, e.Loc)
+	rel, ok := layout.PathFromURL(rc.s.base, e.Loc)
 	if !ok {
-		return p, fmt.Errorf("dump package %s is not under %s", e.Loc, b.base)
+		return p, fmt.Errorf("dump package %s is not under %s", e.Loc, rc.s.base)
 	}
 	p.Path = rel
 	p.At, p.From, p.Until = unixOf(e.MD.At), unixOf(e.MD.From), unixOf(e.MD.Until)

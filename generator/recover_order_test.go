@@ -135,8 +135,8 @@ func TestRecoveredRecordsAreSpilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.close()
-	if b.recoverer.recovered == nil || b.prev.Files.Len() != 0 || b.prev.NumFiles() != 3 {
-		t.Fatalf("recovered %v, %d records in memory of %d, want 0 of 3", b.recoverer.recovered != nil, b.prev.Files.Len(), b.prev.NumFiles())
+	if b.recovered == nil || b.prev.Files.Len() != 0 || b.prev.NumFiles() != 3 {
+		t.Fatalf("recovered %v, %d records in memory of %d, want 0 of 3", b.recovered != nil, b.prev.Files.Len(), b.prev.NumFiles())
 	}
 	if left, _ := os.ReadDir(cfg.State); len(left) != 0 {
 		t.Errorf("the spilled records left %v in the state folder", left)

@@ -77,6 +77,9 @@ func (s *site) warn(code, path, msg string) {
 // docURL returns the URI of a document at output path rel.
 func (s *site) docURL(rel string) string { return layout.URL(s.base, rel) }
 
+// outPath returns the file at output path rel.
+func (s *site) outPath(rel string) string { return filepath.Join(s.cfg.Out, filepath.FromSlash(rel)) }
+
 // resURL returns the URI of the resource at source path p.
 func (s *site) resURL(p string) string { return layout.URL(s.resBase, p) }
 

@@ -75,7 +75,7 @@ func (b *versioner) keepVersions(ctx context.Context, closed map[string][]snapsh
 	b.setRecheck()
 	b.trusted = b.outputTrusted()
 	b.linker.findEventVersions(b.next.Journals, closed)
-	out := b.newRecordFile("the kept versions")
+	out := newRecordFile(b.site, "the kept versions")
 	if err := b.mergeVersions(ctx, out); err != nil {
 		out.Close()
 		return err
@@ -107,7 +107,7 @@ func (b *versioner) watchVersionFiles() {
 // (its outputs do), with a state rebuilt from the output, and when the
 // base URLs the TimeMaps and patch links name changed.
 func (b *versioner) setRecheck() {
-	b.recheck = b.opts.Verify || len(b.watched) > 0 || b.recoverer.recovered != nil ||
+	b.recheck = b.opts.Verify || len(b.watched) > 0 || b.recovered != nil ||
 		b.prev.BaseURL != b.base || b.prev.ResourceBaseURL != b.resBase
 }
 
