@@ -7,12 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
-	"github.com/rsgen/rsgen/hosting"
-	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
@@ -53,7 +50,8 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (_ *Summary, er
 		return nil, err
 	}
 	defer b.close()
-	if _, err := b.scan(ctx, b.linker.measuringTee()); err != nil {
+	rw := &rewriter{s: b.site}
+	if _, err := b.runScan(ctx, rw.measuringTee(), rw); err != nil {
 		return nil, err
 	}
 	if err := b.listEvents(); err != nil {
@@ -130,215 +128,21 @@ func (b *builder) listEvents() error {
 	return nil
 }
 
-// recordVisitor is handed each record of the scan, with its index, as it
-// settles (see snapshot.ScanOptions.Visit).
-type recordVisitor func(i int, r *snapshot.Record) error
-
-// scan walks the source and diffs it against the snapshot, filling b.next
-// with the new file list and b.sum with the counts and events, and hands
-// every record to the visitors as the scan settles it: a large scan's
-// records are spilled, and reading them back costs a decoding of each
-// (about 0.3 s at a million files).
-func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...recordVisitor) ([]snapshot.Event, error) {
-	scanStart := time.Now().UnixNano() // wall clock: only for the racy-file check
-	b.sum.Sets = make([]SetSummary, len(b.sets))
-	reserved := b.reservedPaths()
-	visitors = append([]recordVisitor{b.countInSets, b.linker.warnHeadless}, visitors...)
-	if b.cfg.CopyResources { // else the source files are not in the output
-		visitors = append(visitors, reserved.visit)
-	}
-	var visitErr error
-	reread := b.linker.rereadRewritten()
-	files, events, stats, err := snapshot.Scan(ctx, b.prev, snapshot.ScanOptions{
-		FS:         b.src,
-		Algorithms: b.algs,
-		Exclude:    b.excluder().Exclude,
-		Verify:     b.opts.Verify,
-		Reread:     func(old *snapshot.Record) bool { return reread && (old.Rewritten || b.linker.rewrites(old.Path)) },
-		Tee:        tee,
-		Notify:     b.scanNote,
-		Now:        b.now,
-		Adjust:     b.linker.applyRewrite,
-
-		FollowSymlinks: b.cfg.FollowSymlinks,
-		SkipUnreadable: b.opts.SkipUnreadable,
-		SpillDir:       spillDir(b.cfg.State),
-		SpillAfter:     spillAfter,
-		Baseline:       b.baseline(),
-		Visit: func(i int, r *snapshot.Record) error {
-			for _, v := range visitors {
-				if visitErr = v(i, r); visitErr != nil {
-					return visitErr
-				}
-			}
-			return nil
-		},
-	})
-	if visitErr != nil {
-		return nil, visitErr // it says what and where
-	}
+// runScan runs the scan stage and makes the next state of its files.
+func (b *builder) runScan(ctx context.Context, tee snapshot.Tee, rw *rewriter) ([]snapshot.Event, error) {
+	sc, err := scan(ctx, b.site, b.src, b.loaded, tee, rw, b.sum)
 	if err != nil {
-		var pe *snapshot.PathError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("scan %s: %w", filepath.Join(b.cfg.Source, filepath.FromSlash(pe.Path)), pe.Err)
-		}
-		return nil, fmt.Errorf("scan %s: %w", b.cfg.Source, err)
-	}
-	if err := reserved.err(); err != nil {
 		return nil, err
 	}
-	b.next = &snapshot.State{LastBuild: b.now, ScanStart: scanStart, BaseURL: b.base, ResourceBaseURL: b.resBase, HTMLLink: b.tags, Files: files,
+	b.scanned = sc
+	b.next = &snapshot.State{LastBuild: b.now, ScanStart: sc.start, BaseURL: b.base, ResourceBaseURL: b.resBase, HTMLLink: b.tags, Files: sc.files,
 		SetChanged: map[string]int64{}}
-	b.summarizeSets(events)
-	s := b.sum
-	s.ScanTime = time.Duration(time.Now().UnixNano() - scanStart)
-	s.Files, s.Hashed, s.HashedBytes, s.Skipped = stats.Files, stats.Hashed, stats.HashedBytes, stats.Skipped
-	s.Events = events
-	return events, nil
-}
-
-// excluder returns the scan's excluder, which counts and reports the
-// files left out because they cannot be published.
-func (b *builder) excluder() *excluder {
-	ex := newExcluder(b.cfg, b.opts.ConfigFile, b.resBase, b.opts.Exclude...)
-	ex.unpublishable = func(p, reason string) {
-		b.sum.LeftOut++
-		b.warn(WarnURITooLong, p, reason)
-	}
-	return ex
-}
-
-// reservedPaths finds the source files at paths rsgen writes its own
-// files at (a scan visits with it when resources are copied into the
-// output): each is refused,
-// and all of them are named at once, so that one build lists what to
-// rename or exclude.
-type reservedPaths struct {
-	source       string
-	hostingFiles []string
-	found        []string // messages, the first maxReservedListed
-	n            int
-}
-
-// maxReservedListed bounds the source files a refusal names.
-const maxReservedListed = 10
-
-func (b *builder) reservedPaths() *reservedPaths {
-	return &reservedPaths{source: b.cfg.Source, hostingFiles: hosting.Files(&b.cfg.Publish)}
-}
-
-// visit notes r when rsgen writes its own file at its path.
-func (rp *reservedPaths) visit(_ int, r *snapshot.Record) error {
-	var why string
-	switch {
-	case layout.IsReserved(r.Path):
-		why = "would be overwritten by rsgen's own documents at the same path: rename it or exclude it"
-	case slices.Contains(rp.hostingFiles, r.Path):
-		why = "would be overwritten by the file rsgen writes for [publish] (targets or robots): exclude it, or turn that off and write the file yourself"
-	default:
-		return nil
-	}
-	if rp.n++; len(rp.found) < maxReservedListed {
-		rp.found = append(rp.found, fmt.Sprintf("source file %s %s", filepath.Join(rp.source, filepath.FromSlash(r.Path)), why))
-	}
-	return nil
-}
-
-// err refuses the source files found: the one, or how many on a line of
-// its own and then one per line.
-func (rp *reservedPaths) err() error {
-	switch {
-	case rp.n == 0:
-		return nil
-	case rp.n == 1:
-		return errors.New(rp.found[0])
-	}
-	msg := fmt.Sprintf("%d source files are at paths rsgen writes its own files at:\n  %s", rp.n, strings.Join(rp.found, "\n  "))
-	if rp.n > len(rp.found) {
-		msg += fmt.Sprintf("\n  and %d more", rp.n-len(rp.found))
-	}
-	return errors.New(msg)
-}
-
-// countInSets counts the record in the resources of each set it is in, or
-// in the files in no set, and in the files created or updated: the events
-// of a first build do not say (see snapshot.ScanOptions.Baseline).
-func (b *builder) countInSets(_ int, r *snapshot.Record) error {
-	switch r.Change {
-	case snapshot.Created:
-		b.sum.Created++
-	case snapshot.Updated:
-		b.sum.Updated++
-	}
-	listed := false
-	for k, s := range b.sets {
-		if s.Contains(r.Path) {
-			b.sum.Sets[k].Resources++
-			listed = true
-			switch r.Change {
-			case snapshot.Created:
-				b.sum.Sets[k].Created++
-			case snapshot.Updated:
-				b.sum.Sets[k].Updated++
-			}
-		}
-	}
-	if !listed {
-		b.sum.Unlisted++
-		if b.opts.ListUnlisted {
-			b.sum.UnlistedPaths = append(b.sum.UnlistedPaths, r.Path)
-		}
-	}
-	return nil
-}
-
-// summarizeSets counts the deletions, in all and in each set (countInSets
-// counts the other changes), and warns about a set that publishes
-// nothing: its folder is missing, or nothing matches its globs.
-func (b *builder) summarizeSets(events []snapshot.Event) {
-	for i, s := range b.sets {
-		b.sum.Sets[i].Name = s.Name
-	}
-	for _, ev := range events {
-		if ev.Change != snapshot.Deleted {
-			continue
-		}
-		b.sum.Deleted++
-		for k, s := range b.sets {
-			if s.Contains(ev.Record.Path) {
-				b.sum.Sets[k].Deleted++
-			}
-		}
-	}
-	for k, s := range b.sets {
-		if b.sum.Sets[k].Resources > 0 {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(b.cfg.Source, filepath.FromSlash(s.prefix))); s.prefix != "" && err != nil {
-			b.warn(WarnSet, "", fmt.Sprintf("set %s publishes nothing: its path %s is not a folder of the source %s", s.Name, strings.TrimSuffix(s.prefix, "/"), b.cfg.Source))
-		} else {
-			b.warn(WarnSet, "", fmt.Sprintf("set %s publishes nothing: no file of the source matches its path and globs (rsgen status --explain lists what is left out)", s.Name))
-		}
-	}
-}
-
-func (b *builder) scanNote(n snapshot.Note) {
-	switch n.Kind {
-	case snapshot.NoteSkipped:
-		b.warn(n.Code, n.Path, n.Msg)
-	case snapshot.NoteHashed:
-		b.notify(Note{Kind: NoteHashed, Path: n.Path, Bytes: n.Bytes})
-	case snapshot.NoteFound:
-		b.notify(Note{Kind: NoteFound, Path: n.Path, Bytes: n.Bytes, Read: n.Read})
-	case snapshot.NoteWalked:
-		b.notify(Note{Kind: NoteWalked})
-	case snapshot.NoteInfo:
-		b.notify(Note{Kind: NoteInfo, Msg: n.Msg})
-	}
+	return sc.events, nil
 }
 
 func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
-	out, err := b.openOutput()
+	rw := &rewriter{s: b.site}
+	out, err := b.openOutput(rw)
 	if err != nil {
 		return nil, err
 	}
@@ -348,12 +152,11 @@ func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 		}
 	}()
 	defer b.sink.Discard()
-	places := b.placements()
-	events, err := b.scan(ctx, out.tee(), places.visit, b.lister.collectMembers)
+	events, err := b.runScan(ctx, out.tee(), rw)
 	if err != nil {
 		return nil, err
 	}
-	if err := out.placeAll(ctx, &b.next.Files, places.list()); err != nil {
+	if err := out.placeAll(ctx, &b.next.Files, b.scanned.places.list()); err != nil {
 		return nil, err
 	}
 	b.sum.ResourcesPlaced = int(out.placed.Load())
@@ -412,62 +215,6 @@ func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 		return nil, err
 	}
 	return b.sum, nil
-}
-
-// placement says how much placeAll must check of one resource's output
-// copy.
-type placement uint8
-
-const (
-	placeCheck placement = iota // stat the copy and place it when stale
-	placeKept                   // the previous build placed this very record: trusted
-	placeNew                    // never published: link without looking first
-	placeDone                   // the scan's tee placed it already
-)
-
-// placements tells placeAll what to check of each file: of is nil to check
-// everything, or holds a placement per record, which visit fills in. A
-// record equal to the one the previous build placed is trusted as the
-// record is, without a stat (on a rebuild of a large tree that stat costs
-// as much as the scan), unless --verify asks, the state was recovered, or
-// the output does not look like the last build's: its Source Description
-// or first resource is missing (a fresh or wiped output folder). A file
-// the previous build did not have is linked at once: a link fails if
-// anything is in the way, and only then is the path looked at.
-type placements struct {
-	b        *builder
-	checkAll bool                    // --verify, or a recovered state: of stays empty
-	of       chunked.List[placement] // a byte per record, in chunks: no copy as it grows
-}
-
-func (b *builder) placements() *placements {
-	return &placements{b: b, checkAll: b.opts.Verify || b.recovered != nil}
-}
-
-// visit adds the placement of record i, a visitor of the scan's records.
-func (p *placements) visit(i int, cur *snapshot.Record) error {
-	if p.checkAll {
-		return nil
-	}
-	place := placeCheck
-	switch {
-	case cur.Placed:
-		place = placeDone
-	case cur.Change == snapshot.Created:
-		place = placeNew
-	case p.b.intact && cur.Unchanged:
-		place = placeKept
-	}
-	p.of.Append(place)
-	return nil
-}
-
-// list returns the placement of each record, or nil to check them all.
-func (p *placements) list() *chunked.List[placement] {
-	if p.checkAll {
-		return nil
-	}
-	return &p.of
 }
 
 // recordSetChanges carries over, per set, the time of the last build that

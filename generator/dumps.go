@@ -55,7 +55,7 @@ func (b *dumper) zipOptions(workers int) *zippkg.Options {
 // them. A package whose contents did not change since the last build is
 // kept as it is: its name is a digest of everything that goes into it.
 func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
-	members := b.lister.members(s)
+	members := b.scanned.members[s]
 	var readErr error
 	items := func(yield func(zippkg.Item) bool) {
 		for k := range members.Len() {
@@ -294,7 +294,7 @@ func (b *dumper) openBitstream(e *zippkg.Entry, scanned bitstreams) (io.ReadClos
 	if !ok {
 		return nil, fmt.Errorf("no source file for %s in the package", e.Path)
 	}
-	if b.linker.rewrites(bs.src) {
+	if b.rewrites(bs.src) {
 		return os.Open(b.sink.Current(b.sink.Path(bs.src)))
 	}
 	f, err := b.src.Open(bs.src)

@@ -15,7 +15,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -24,12 +23,10 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// linker derives the links between resources (here and in htmllink.go).
+// linker derives the links between resources.
 type linker struct {
 	*run
-	patches   map[string]*rs.Link // patch output path -> its link, once written (versions.go)
-	published sync.Map            // source path -> published: rewritten resources (htmllink.go)
-	headless  sync.Map            // source paths of rewritten resources without a <head> (htmllink.go)
+	patches map[string]*rs.Link // patch output path -> its link, once written (versions.go)
 	// eventSeen holds, for the path of each event this build's documents
 	// list, the times its records were first seen (findEventVersions);
 	// keptSeen those of them whose versions are kept, and firstSeen the

@@ -3,58 +3,15 @@ package generator
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
-	"github.com/rsgen/rsgen/snapshot"
 )
 
 // lister writes the lists of each set (here and in documents.go).
 type lister struct {
 	*run
-	// memberOf holds, per set, the indexes of its files in next.Files, and
-	// pathBytes the sum of their paths' lengths (collectMembers).
-	memberOf  map[*set]*memberList
-	pathBytes map[*set]int64
-}
-
-// memberList is the members of a set: indexes in next.Files, in walk
-// order, held as runs of consecutive indexes. A set is mostly all the
-// files, or a folder, whose files are consecutive in walk order: a run or
-// a few, where a list of indexes took 8 bytes per resource.
-type memberList struct {
-	runs []memberRun
-	n    int
-}
-
-// memberRun is a run of consecutive indexes: its first member's position
-// in the list and index in next.Files (32 bits each: a run per member,
-// the worst case, costs what an index did).
-type memberRun struct{ pos, index int32 }
-
-func (m *memberList) add(i int) {
-	if k := len(m.runs); k > 0 && int(m.runs[k-1].index)+m.n-int(m.runs[k-1].pos) == i {
-		m.n++
-		return
-	}
-	m.runs = append(m.runs, memberRun{pos: int32(m.n), index: int32(i)})
-	m.n++
-}
-
-// Len returns the number of members.
-func (m *memberList) Len() int {
-	if m == nil {
-		return 0
-	}
-	return m.n
-}
-
-// At returns the index in next.Files of the k-th member.
-func (m *memberList) At(k int) int {
-	j := sort.Search(len(m.runs), func(j int) bool { return int(m.runs[j].pos) > k }) - 1
-	return int(m.runs[j].index) + k - int(m.runs[j].pos)
 }
 
 // resourceEntryBound bounds the bytes of one Resource List entry beyond its
@@ -63,9 +20,9 @@ const resourceEntryBound = 400
 
 // writeResourceList writes the set's Resource List (§10).
 func (b *lister) writeResourceList(s *set) error {
-	members := b.members(s)
+	members := b.scanned.members[s]
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
-	size := int64(members.Len())*int64(len(b.resBase)+resourceEntryBound) + 3*b.pathBytes[s]
+	size := int64(members.Len())*int64(len(b.resBase)+resourceEntryBound) + 3*b.scanned.pathBytes[s]
 	md := rs.MD{Capability: rs.CapResourceList, At: unixTime(b.next.SetChanged[s.Name])}
 	// The URI and hash of each entry are rendered into buffers reused from
 	// entry to entry: the writer copies them at once, and a million-entry
@@ -92,29 +49,6 @@ func (b *lister) writeResourceList(s *set) error {
 		return err
 	}
 	return b.archiver.archiveSnapshot(s, false, md, members.Len(), size, entry)
-}
-
-// members returns the indexes in b.next.Files of the files of set s,
-// matched once per build by collectMembers: the Resource List, the
-// Resource Dump and their archives all need them.
-func (b *lister) members(s *set) *memberList { return b.memberOf[s] }
-
-// collectMembers adds record i to the members of each set it is in: a
-// visitor of the scan's records (see builder.scan).
-func (b *lister) collectMembers(i int, r *snapshot.Record) error {
-	if b.memberOf == nil {
-		b.memberOf, b.pathBytes = map[*set]*memberList{}, map[*set]int64{}
-		for _, s := range b.sets {
-			b.memberOf[s] = &memberList{}
-		}
-	}
-	for _, s := range b.sets {
-		if s.Contains(r.Path) {
-			b.memberOf[s].add(i)
-			b.pathBytes[s] += int64(len(r.Path))
-		}
-	}
-	return nil
 }
 
 // docWriter writes a document at output path rel: into the output

@@ -50,9 +50,9 @@ type output struct {
 	sink *sink.Sink
 }
 
-func (b *builder) openOutput() (*output, error) {
+func (b *builder) openOutput(rw *rewriter) (*output, error) {
 	o := &output{dir: b.cfg.Out, src: b.src, enabled: b.cfg.CopyResources,
-		rewrites: b.linker.rewrites, rewrite: b.linker.rewriter, sink: b.sink}
+		rewrites: b.rewrites, rewrite: rw.rewrite, sink: b.sink}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}

@@ -42,6 +42,7 @@ type run struct {
 	intent    snapshot.Intent // what a failed build was publishing (intent.go)
 	intact    bool            // the output looks like the last build's (outputIntact), judged before the scan
 	loaded    *previous
+	scanned   *scanned
 	recovered *recovery
 
 	lister    *lister

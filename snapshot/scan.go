@@ -50,11 +50,6 @@ type ScanOptions struct {
 	// Now is the time of the build, in Unix seconds: the time of the
 	// events, and when new content is first seen (Record.Seen).
 	Now int64
-	// Adjust, when set, is called on the record of each file read, before
-	// it is compared with the previous one: the generator gives a resource
-	// it rewrites for publishing the length and digests of its published
-	// bytes there.
-	Adjust func(r *Record)
 	// SkipUnreadable turns a file or folder that cannot be read for lack
 	// of permission into a skip note instead of a failure.
 	SkipUnreadable bool
@@ -584,9 +579,6 @@ func (s *scan) read(ctx context.Context, h *hasher, job *hashJob) error {
 // marking it, and puts it in its place.
 func (s *scan) settle(job *hashJob) {
 	r := &job.rec
-	if s.opts.Adjust != nil {
-		s.opts.Adjust(r)
-	}
 	switch {
 	case job.old == nil:
 		r.Change, r.Seen = Created, s.opts.Now
