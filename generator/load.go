@@ -13,10 +13,10 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// previous is what a build goes on from, as the load stage found it: the
+// loaded is what a build goes on from, as the load stage found it: the
 // previous state, loaded from the state folder or rebuilt from the output
 // (recover.go), and what the load learnt about the folders on the way.
-type previous struct {
+type loaded struct {
 	state     *snapshot.State
 	recovered *recovery       // the state rebuilt from the output, nil if it was not
 	intent    snapshot.Intent // what a failed build was publishing (intent.go)
@@ -27,17 +27,20 @@ type previous struct {
 	// (outputIntact), judged before the scan places anything.
 	intact bool
 	// pruned are the kept files of a Source that starts afresh at a new
-	// base URL (rebase), which leave the state archive once the build is
-	// saved.
+	// base URL (see checkContinuity), which leave the state archive once
+	// the build is saved.
 	pruned []string
+	// kept is what the state archive and the output hold of the files
+	// kept for the state, surveyed by a build once the folders are
+	// prepared (see prepare).
+	kept *keptSurvey
 }
 
 // load loads the previous state of site s, or rebuilds it from the
 // output; turns the journals of a state written before format 3 into one
-// per set; refuses a discontinuity the user did not confirm (and starts
-// the Source afresh on a confirmed rebase); and reads the publishing
-// record of a failed build.
-func load(s *site) (_ *previous, err error) {
+// per set; and reads the publishing record of a failed build. The caller
+// then holds the state against the site (checkContinuity).
+func load(s *site) (_ *loaded, err error) {
 	st, rec, err := loadState(&recoverer{s})
 	if err != nil {
 		return nil, err
@@ -48,10 +51,7 @@ func load(s *site) (_ *previous, err error) {
 		}
 	}()
 	migrateShared(s.sets, st)
-	prev := &previous{state: st, recovered: rec}
-	if prev.pruned, err = checkContinuity(s, st); err != nil {
-		return nil, err
-	}
+	prev := &loaded{state: st, recovered: rec}
 	if prev.intent, err = snapshot.LoadIntent(s.cfg.State); err != nil {
 		return nil, err
 	}
@@ -61,11 +61,11 @@ func load(s *site) (_ *previous, err error) {
 }
 
 // close lets go of the previous state's file.
-func (p *previous) close() { p.state.Close() }
+func (p *loaded) close() { p.state.Close() }
 
 // baseline reports whether this is a first build, whose Resource List is
 // the baseline: no Change List publishes its events (§12.1).
-func (p *previous) baseline() bool { return p.state.LastBuild == 0 }
+func (p *loaded) baseline() bool { return p.state.LastBuild == 0 }
 
 // loadState loads the previous state, or rebuilds it from the output when
 // it is missing, unusable or --state-from-output asks for it; the

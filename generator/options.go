@@ -147,3 +147,12 @@ const (
 	WarnSet        = "set"                   // a set that publishes nothing
 	WarnBaseURL    = "base-url"              // a base URL Destinations will not find
 )
+
+// notes collects the notes of a stage that decides before anything is
+// done (the plan), sent once it has decided.
+type notes []Note
+
+// warn adds a warning of the given code (a Warn constant).
+func (n *notes) warn(code, path, msg string) {
+	*n = append(*n, Note{Kind: NoteWarning, Code: code, Path: path, Msg: msg})
+}

@@ -21,9 +21,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// output is the output folder: it places resources in it and removes what
+// placer places the resources in the output folder and removes what
 // is obsolete.
-type output struct {
+type placer struct {
 	dir     string
 	src     *snapshot.Tree // the source, read only through it
 	enabled bool           // copy_resources: resources are placed in the output
@@ -50,15 +50,16 @@ type output struct {
 	sink *sink.Sink
 }
 
-func (b *builder) openOutput(rw *rewriter) (*output, error) {
-	o := &output{dir: b.cfg.Out, src: b.src, enabled: b.cfg.CopyResources,
-		rewrites: b.rewrites, rewrite: rw.rewrite, sink: b.sink}
+// openOutput opens the output folder of site s, into which resources are
+// placed from the source src, rewritten by rw, and through the sink w.
+func openOutput(s *site, src *snapshot.Tree, w *sink.Sink, rw *rewriter) (*placer, error) {
+	o := &placer{dir: s.cfg.Out, src: src, enabled: s.cfg.CopyResources, rewrites: s.rewrites, rewrite: rw.rewrite, sink: w}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	o.link = sameDevice(b.cfg.Source, o.dir)
-	o.added = pathList(b.cfg.State)
-	b.sink.SpillInto(spillInto(b.cfg.State), spillBlockSize)
+	o.link = sameDevice(s.cfg.Source, o.dir)
+	o.added = pathList(s.cfg.State)
+	w.SpillInto(spillInto(s.cfg.State), spillBlockSize)
 	return o, nil
 }
 
@@ -73,7 +74,7 @@ func sameDevice(a, b string) bool {
 	return okA && okB && sa.Dev == sb.Dev
 }
 
-func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
+func (o *placer) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
 
 // tee returns the scan's tee when resources are placed in the output:
 // each file the scan reads is copied into the output by the same read,
@@ -86,7 +87,7 @@ func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.
 // A file new to the state is hard-linked as soon as it is read, so that
 // the links of a cold build cost no pass of their own after the scan; a
 // failed scan takes them back (discard).
-func (o *output) tee() snapshot.Tee {
+func (o *placer) tee() snapshot.Tee {
 	if !o.enabled {
 		return nil
 	}
@@ -150,7 +151,7 @@ func (o *output) tee() snapshot.Tee {
 // later builds recognise it as current. It is done as the scan reads r, not
 // noted for placeAll: a --verify build reads every file, and that note was
 // a path per resource (30 MB for 100,000 files copied).
-func (o *output) restamp(r *snapshot.Record, dst string) error {
+func (o *placer) restamp(r *snapshot.Record, dst string) error {
 	info, err := os.Lstat(dst)
 	if err == nil && info.ModTime().UnixNano() != r.ModTime {
 		t := time.Unix(0, r.ModTime)
@@ -167,7 +168,7 @@ func (o *output) restamp(r *snapshot.Record, dst string) error {
 // build that failed; after a build that published, nothing is left to
 // remove. Its error says that the list of the resources added could not
 // be read back: those it did not yield stay in the output.
-func (o *output) discard() error {
+func (o *placer) discard() error {
 	o.pending.Range(func(p, tmp any) bool {
 		os.Remove(tmp.(string))
 		o.pending.Delete(p)
@@ -187,7 +188,7 @@ func (o *output) discard() error {
 }
 
 // placedNew counts a resource placed where nothing was published.
-func (o *output) placedNew(rel string) {
+func (o *placer) placedNew(rel string) {
 	o.placed.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -197,7 +198,7 @@ func (o *output) placedNew(rel string) {
 // keepAdded makes the resources this build added part of the output, which
 // discard then leaves alone: once the documents that list them are
 // published.
-func (o *output) keepAdded() {
+func (o *placer) keepAdded() {
 	o.mu.Lock()
 	o.added.Close()
 	o.mu.Unlock()
@@ -206,7 +207,7 @@ func (o *output) keepAdded() {
 // placeAll makes sure every file has its current bytes in the output,
 // placing those that are missing or stale, on every core, checking each
 // as much as its placement asks (nil: check all).
-func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places *chunked.List[placement]) error {
+func (o *placer) placeAll(ctx context.Context, files *snapshot.Records, places *chunked.List[placement]) error {
 	if !o.enabled {
 		return nil
 	}
@@ -254,7 +255,7 @@ func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places *
 
 // place puts one resource in the output unless it is there already. A
 // fresh resource, never published before, is linked without a look first.
-func (o *output) place(r *snapshot.Record, fresh bool) error {
+func (o *placer) place(r *snapshot.Record, fresh bool) error {
 	dst := o.path(r.Path)
 	if tmp, ok := o.pending.LoadAndDelete(r.Path); ok {
 		if err := o.replace(tmp.(string), dst, fresh); err != nil {
@@ -307,7 +308,7 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 // openSource opens the source file of r through the Tree, which never
 // leaves the source, and checks that it is still the file r describes: a
 // file changed or replaced since the scan is not placed.
-func (o *output) openSource(r *snapshot.Record) (fs.File, error) {
+func (o *placer) openSource(r *snapshot.Record) (fs.File, error) {
 	f, err := o.src.Open(r.Path)
 	if err != nil {
 		return nil, err
@@ -326,7 +327,7 @@ func (o *output) openSource(r *snapshot.Record) (fs.File, error) {
 
 // count counts a resource placed, added where nothing was published or
 // replacing its published copy.
-func (o *output) count(rel string, added bool) {
+func (o *placer) count(rel string, added bool) {
 	if added {
 		o.placedNew(rel)
 		return
@@ -337,7 +338,7 @@ func (o *output) count(rel string, added bool) {
 // linkFresh tries to hard-link the open source file src of a resource at
 // dst, where nothing should be. It reports false, leaving the work to the
 // general path, when anything is there or linking is refused.
-func (o *output) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) bool {
+func (o *placer) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) bool {
 	if o.mkdirs(filepath.Dir(dst)) != nil {
 		return false
 	}
@@ -354,7 +355,7 @@ func (o *output) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) 
 // does not hold a pending copy per resource until placeAll. It reports
 // false, leaving the copy pending, when anything is there or the file
 // system cannot rename without replacing.
-func (o *output) placeFresh(r *snapshot.Record, tmp, dst string) bool {
+func (o *placer) placeFresh(r *snapshot.Record, tmp, dst string) bool {
 	if unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE) != nil {
 		return false
 	}
@@ -363,7 +364,7 @@ func (o *output) placeFresh(r *snapshot.Record, tmp, dst string) bool {
 }
 
 // linkFreshSource is linkFresh for a resource the scan did not read.
-func (o *output) linkFreshSource(r *snapshot.Record, dst string) bool {
+func (o *placer) linkFreshSource(r *snapshot.Record, dst string) bool {
 	src, err := o.openSource(r)
 	if err != nil {
 		return false
@@ -386,7 +387,7 @@ func inodeOf(info fs.FileInfo) uint64 {
 
 // current reports whether the output file info already holds r's bytes: it
 // is the same inode (a hard link), or a copy with r's size and mtime.
-func (o *output) current(info os.FileInfo, r *snapshot.Record) bool {
+func (o *placer) current(info os.FileInfo, r *snapshot.Record) bool {
 	if !info.Mode().IsRegular() || info.Size() != r.Size {
 		return false
 	}
@@ -398,7 +399,7 @@ func (o *output) current(info os.FileInfo, r *snapshot.Record) bool {
 
 // mkdirs creates dir and its parents, once per build: most resources share
 // their folder with others.
-func (o *output) mkdirs(dir string) error {
+func (o *placer) mkdirs(dir string) error {
 	if _, done := o.dirs.Load(dir); done {
 		return nil
 	}
@@ -413,7 +414,7 @@ func (o *output) mkdirs(dir string) error {
 // name to replace dst with, so that dst is never missing; where it does
 // not, one link suffices, and is just as atomic. It reports whether it
 // created dst rather than replaced it.
-func (o *output) linkInto(src snapshot.Linker, dst string, missing bool) (created bool, err error) {
+func (o *placer) linkInto(src snapshot.Linker, dst string, missing bool) (created bool, err error) {
 	if missing {
 		err := src.LinkTo(dst)
 		if !errors.Is(err, os.ErrExist) {
@@ -433,10 +434,10 @@ func (o *output) linkInto(src snapshot.Linker, dst string, missing bool) (create
 }
 
 // replace puts the temporary file tmp at dst: at once where nothing was
-// published (fresh), else staged with the documents (see stage), so that a
-// build that fails before its documents are written leaves the published
-// bytes of a resource those documents describe as they were.
-func (o *output) replace(tmp, dst string, fresh bool) error {
+// published (fresh), else staged with the documents (see sink.Stage), so
+// that a build that fails before its documents are written leaves the
+// published bytes of a resource those documents describe as they were.
+func (o *placer) replace(tmp, dst string, fresh bool) error {
 	if fresh {
 		return os.Rename(tmp, dst)
 	}

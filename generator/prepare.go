@@ -18,7 +18,7 @@ import (
 // left; or the state is new or recovered), removes the temporary files it
 // left behind. That sweep reads every folder of the output, so a build
 // after a clean one skips it.
-func prepare(s *site, prev *previous, interrupted bool) error {
+func prepare(s *site, prev *loaded, interrupted bool) error {
 	if err := restoreRecovered(s, prev.recovered); err != nil {
 		return err
 	}

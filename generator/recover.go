@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,10 +17,6 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// recoverer rebuilds a lost or stale state from the output of site s
-// (recover*.go).
-type recoverer struct{ s *site }
-
 // # Recovering the state from the published output
 //
 // The output folder holds almost everything the state does: the Resource
@@ -30,7 +25,7 @@ type recoverer struct{ s *site }
 // events; the Change List Index their times. When the state is missing
 // (a CI runner that restored the output, say a gh-pages branch, but not the
 // state folder), corrupt, truncated, or written by a newer rsgen, the
-// builder rebuilds it from there instead of publishing every resource as
+// build rebuilds it from there instead of publishing every resource as
 // created:
 //
 //   - missing state and an output holding an rsgen build: automatic;
@@ -54,15 +49,6 @@ var (
 	// written by rsgen for this base URL.
 	errNotRsgenOutput = errors.New("no rsgen build in the output folder")
 )
-
-// recovery is a state rebuilt from the output, and what the build must do
-// with it before writing anything.
-type recovery struct {
-	state   *snapshot.State
-	archive []string // output paths of closed Change Lists and Change Dumps to copy into the state archive
-	lists   int      // Change Lists read
-	bad     string   // "corrupt" or "newer": the state file to keep aside
-}
 
 // outputNewer returns why the output holds a build the loaded state st
 // does not know, or "" when it holds none. A set's Resource List "at" is
@@ -472,18 +458,6 @@ func (rc *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]sna
 	return journal, late, unexplained, outputs, nil
 }
 
-// recoverKept returns the record of a file kept in the state archive, as
-// its copy in the output has it, and puts that copy back into the state
-// archive (see restoreRecovered).
-func (rc *recoverer) recoverKept(rel string, rec *recovery) (snapshot.Kept, error) {
-	sum, err := measure(rc.s.outPath(rel))
-	if err != nil {
-		return snapshot.Kept{}, fmt.Errorf("recover %s: %w", rel, err)
-	}
-	rec.archive = append(rec.archive, rel)
-	return snapshot.Kept{Path: rel, Size: sum.size, SHA256: sum.sha256}, nil
-}
-
 // sortedPaths sorts paths in walk order and drops repeats.
 func sortedPaths(paths []string) []string {
 	slices.SortFunc(paths, layout.ComparePaths)
@@ -566,28 +540,6 @@ func inWalkOrder(files *snapshot.Records) snapshot.Records {
 		out.Append(r)
 	}
 	return out
-}
-
-// pubRecord returns the recovered record of a published resource entry.
-func (rc *recoverer) pubRecord(e *rs.Entry) (snapshot.Record, error) {
-	p, ok := layout.PathFromURL(rc.s.resBase, e.Loc)
-	if !ok {
-		return snapshot.Record{}, fmt.Errorf("resource %s is not under %s", e.Loc, rc.s.resBase)
-	}
-	r := snapshot.Record{Path: p}
-	r.SetType(e.MD.Type)
-	if e.MD.Change == rs.ChangeDeleted {
-		return r, nil
-	}
-	var err error
-	if r.Digests, err = snapshot.ParseHash(e.MD.Hash); err != nil {
-		return r, fmt.Errorf("%s: %w", e.Loc, err)
-	}
-	if !e.MD.HasLength || e.MD.Length < 0 {
-		return r, fmt.Errorf("%s: no length", e.Loc)
-	}
-	r.Size = e.MD.Length
-	return r, nil
 }
 
 // pubList is one Change List found in the output.
@@ -682,34 +634,4 @@ func (rc *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
 		return nil
 	})
 	return evs, err
-}
-
-// readPublished streams the document rsgen published at path through
-// rs.Reader (bounded, as every document rsgen writes is), calling entry,
-// when not nil, for each entry with the document's head; with a nil entry
-// it reads only the head.
-func readPublished(path string, entry func(*rs.Head, *rs.Entry) error) (*rs.Head, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := rs.NewReader(f)
-	head, err := r.Head()
-	if err == nil && entry != nil {
-		err = r.Entries(func(e *rs.Entry) error { return entry(head, e) })
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return head, nil
-}
-
-// unixOf returns a time read from a document in Unix seconds; the zero
-// time (the attribute was left out) is 0.
-func unixOf(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.Unix()
 }

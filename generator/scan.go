@@ -39,7 +39,7 @@ func (sc *scanned) close() { sc.files.Close() }
 // scan walks the source src of site s and diffs it against the previous
 // state. tee receives the bytes of each file read (see output.tee), and rw
 // says which of them html_link rewrites. The counts go into sum.
-func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *previous, tee snapshot.Tee, rw *rewriter, sum *Summary) (*scanned, error) {
+func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee snapshot.Tee, rw *rewriter, sum *Summary) (*scanned, error) {
 	start := time.Now().UnixNano() // wall clock: only for the racy-file check
 	sum.Sets = make([]SetSummary, len(s.sets))
 	sc := &scanned{start: start, members: map[*set]*memberList{}, pathBytes: map[*set]int64{}}
@@ -47,7 +47,7 @@ func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *previous, tee 
 		sc.members[st] = &memberList{}
 	}
 	sc.places.checkAll = s.opts.Verify || prev.recovered != nil
-	reserved := &reservedPaths{source: s.cfg.Source, hostingFiles: hosting.Files(&s.cfg.Publish)}
+	reserved := &reservedPaths{source: s.cfg.Source, hostFiles: hosting.Files(&s.cfg.Publish)}
 	visit := func(i int, r *snapshot.Record) error {
 		countInSets(s, r, sum)
 		warnHeadless(s, rw, r)
@@ -146,11 +146,11 @@ func countInSets(s *site, r *snapshot.Record, sum *Summary) {
 	case snapshot.Updated:
 		sum.Updated++
 	}
-	listed := false
+	inSet := false
 	for k, st := range s.sets {
 		if st.Contains(r.Path) {
 			sum.Sets[k].Resources++
-			listed = true
+			inSet = true
 			switch r.Change {
 			case snapshot.Created:
 				sum.Sets[k].Created++
@@ -159,7 +159,7 @@ func countInSets(s *site, r *snapshot.Record, sum *Summary) {
 			}
 		}
 	}
-	if !listed {
+	if !inSet {
 		sum.Unlisted++
 		if s.opts.ListUnlisted {
 			sum.UnlistedPaths = append(sum.UnlistedPaths, r.Path)
@@ -211,10 +211,10 @@ func summarizeSets(s *site, events []snapshot.Event, sum *Summary) {
 // and all of them are named at once, so that one build lists what to
 // rename or exclude.
 type reservedPaths struct {
-	source       string
-	hostingFiles []string
-	found        []string // messages, the first maxReservedListed
-	n            int
+	source    string
+	hostFiles []string
+	found     []string // messages, the first maxReservedListed
+	n         int
 }
 
 // maxReservedListed bounds the source files a refusal names.
@@ -226,7 +226,7 @@ func (rp *reservedPaths) add(r *snapshot.Record) {
 	switch {
 	case layout.IsReserved(r.Path):
 		why = "would be overwritten by rsgen's own documents at the same path: rename it or exclude it"
-	case slices.Contains(rp.hostingFiles, r.Path):
+	case slices.Contains(rp.hostFiles, r.Path):
 		why = "would be overwritten by the file rsgen writes for [publish] (targets or robots): exclude it, or turn that off and write the file yourself"
 	default:
 		return

@@ -2,7 +2,6 @@ package generator
 
 import (
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
-	"github.com/rsgen/rsgen/snapshot"
 )
 
 // vcsDirs are version-control folders, never published even when dotfiles
@@ -168,38 +166,13 @@ func (s *set) Contains(p string) bool {
 	return !slices.ContainsFunc(s.Exclude, matches)
 }
 
-// Excluded is a source path left out of the scan, and why.
-type Excluded struct {
-	Path, Reason string
-}
-
-// Explain lists the source paths the scan leaves out, with the reason for
-// each; an excluded folder is listed without its contents.
-func Explain(cfg *config.Config, opts Options) ([]Excluded, error) {
-	ex := newExcluder(cfg, opts.ConfigFile, resourceBase(cfg), opts.Exclude...)
-	src, err := snapshot.OpenTree(cfg.Source, false)
-	if err != nil {
-		return nil, fmt.Errorf("explain %s: %w", cfg.Source, err)
+// resourceBase returns the base URL of the resources, with a trailing
+// slash: resource_base_url, else base_url. Validate has checked both.
+func resourceBase(cfg *config.Config) string {
+	u := cfg.BaseURL
+	if cfg.ResourceBaseURL != "" {
+		u = cfg.ResourceBaseURL
 	}
-	defer src.Close()
-	var list []Excluded
-	err = fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == "." {
-			return nil
-		}
-		if reason, excluded := ex.reason(p, d.IsDir()); excluded {
-			list = append(list, Excluded{Path: p, Reason: reason})
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("explain %s: %w", cfg.Source, err)
-	}
-	return list, nil
+	base, _ := layout.ParseBaseURL(u)
+	return base
 }

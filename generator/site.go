@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
@@ -49,17 +48,6 @@ func resolve(cfg *config.Config, opts Options) (*site, error) {
 	s := &site{cfg: cfg, opts: opts, algs: cfg.Hashes, sets: newSets(cfg), base: base, baseURL: *u, resBase: resourceBase(cfg)}
 	s.tags = s.tagsConfig()
 	return s, nil
-}
-
-// resourceBase returns the base URL of the resources, with a trailing
-// slash: resource_base_url, else base_url. Validate has checked both.
-func resourceBase(cfg *config.Config) string {
-	u := cfg.BaseURL
-	if cfg.ResourceBaseURL != "" {
-		u = cfg.ResourceBaseURL
-	}
-	base, _ := layout.ParseBaseURL(u)
-	return base
 }
 
 // notify sends n to Options.Notify, if any.
@@ -135,26 +123,6 @@ func (s *site) capabilityLists(p string) []string {
 		}
 	}
 	return urls
-}
-
-// stylesheetHref returns the href of the stylesheet instruction of the
-// document written at path, or "" for none. The href is relative, so that
-// the documents render wherever the output is served (under any base URL,
-// or from rsgen serve on another address): browsers apply only stylesheets
-// of the document's own origin. Documents kept in the state folder (closed
-// Change Lists) lie one folder below it at their output path.
-func (s *site) stylesheetHref(path string) string {
-	if !s.cfg.Publish.Stylesheet {
-		return ""
-	}
-	rel, err := filepath.Rel(s.cfg.Out, path)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		if rel, err = filepath.Rel(s.cfg.State, path); err != nil || strings.HasPrefix(rel, "..") {
-			return ""
-		}
-		_, rel, _ = strings.Cut(filepath.ToSlash(rel), "/")
-	}
-	return relativeHref(filepath.ToSlash(rel), StylesheetPath)
 }
 
 // tagsVersion changes when the form of the inserted tags does, so that a
