@@ -288,7 +288,7 @@ func (b *versioner) carryVersions(old []snapshot.Record, keep bool) ([]snapshot.
 			vs = append(vs, v)
 			continue
 		}
-		_, ok, written, err := b.keeper.publishKept(rel, versionSums(&v))
+		_, ok, written, err := b.keeper.restoreKept(rel, versionSums(&v))
 		if err != nil {
 			return nil, err
 		}
