@@ -339,7 +339,7 @@ func (b *run) notify(n Note) {
 
 // The codes of warnings, by which they are grouped for people.
 const (
-	WarnSymlink    = snapshot.SkipSymlink    // a symbolic link not followed
+	WarnSymlink    = snapshot.SkipSymlink    // a symbolic link not followed: follow_symlinks is off
 	WarnSpecial    = snapshot.SkipSpecial    // a FIFO, socket or device skipped
 	WarnUnreadable = snapshot.SkipUnreadable // a file or folder skipped for lack of permission
 	WarnURITooLong = "uri-too-long"          // a file left out: its URI is too long for a list
@@ -352,6 +352,10 @@ const (
 	WarnHosting    = "hosting"               // a hosting file cannot say everything
 	WarnSet        = "set"                   // a set that publishes nothing
 	WarnBaseURL    = "base-url"              // a base URL Destinations will not find
+
+	// WarnSymlinkRefused is a symbolic link that follow_symlinks does not
+	// follow: it points outside the source, loops or is broken.
+	WarnSymlinkRefused = snapshot.SkipSymlinkRefused
 )
 
 func (b *run) warn(code, path, msg string) {

@@ -99,7 +99,7 @@ const (
 // Note reports one thing a scan did.
 type Note struct {
 	Kind  NoteKind
-	Code  string // NoteSkipped: why, for grouping: "symlink", "special" or "unreadable"
+	Code  string // NoteSkipped: why, for grouping: one of the Skip codes
 	Path  string
 	Bytes int64 // NoteFound: -1 when the size is known only once the file is read
 	Msg   string
@@ -687,9 +687,14 @@ func (s *scan) fail(err error) {
 
 // The codes of skip notes.
 const (
-	SkipSymlink    = "symlink"    // a symbolic link not followed
+	SkipSymlink    = "symlink"    // a symbolic link not followed: following is off
 	SkipSpecial    = "special"    // a FIFO, socket or device
 	SkipUnreadable = "unreadable" // refused for lack of permission (SkipUnreadable)
+	// SkipSymlinkRefused is a symbolic link that following does not
+	// follow: it points outside the source, loops or is broken. It has a
+	// code of its own, so that what a warning about many of them advises
+	// is not to turn following on, which it is.
+	SkipSymlinkRefused = "symlink-refused"
 )
 
 func (s *scan) skip(p, code, reason string) {
