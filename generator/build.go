@@ -412,6 +412,10 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 	}
 	if err != nil {
 		var pe *snapshot.PathError
+		var te *snapshot.TeeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("output folder: write %s: %w", b.sink.Path(te.Path), te.Err)
+		}
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("scan %s: %w", filepath.Join(b.cfg.Source, filepath.FromSlash(pe.Path)), pe.Err)
 		}

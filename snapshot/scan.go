@@ -563,7 +563,11 @@ func (s *scan) read(ctx context.Context, cancel context.CancelFunc, h *hasher, j
 	if errors.Is(err, ErrChangedWhileReading) {
 		err = fmt.Errorf("%w (read %d times)", err, MaxReads)
 	}
+	var teeErr *TeeError
 	switch {
+	case errors.As(err, &teeErr):
+		s.fail(teeErr) // the output's, not the file's
+		cancel()
 	case errors.Is(err, fs.ErrNotExist):
 		s.drop(job) // removed since the folder was read
 	case err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission):
