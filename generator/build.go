@@ -155,17 +155,36 @@ func Build(ctx context.Context, cfg *config.Config, opts Options) (_ *Summary, e
 		return nil, err
 	}
 	defer lock.Release()
+	if lock.StalePID > 0 && opts.Notify != nil {
+		opts.Notify(Note{Kind: NoteWarning, Code: WarnState, Path: filepath.Join(cfg.State, snapshot.LockFile), Msg: fmt.Sprintf(
+			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID)})
+	}
+	if opts.Notify != nil {
+		opts.Notify = (&onceNotes{notify: opts.Notify, sent: map[Note]bool{}}).note
+	}
+	for scans := 1; ; scans++ {
+		sum, err := buildOnce(ctx, cfg, opts, lock.Leftover)
+		switch {
+		case !errors.Is(err, errRemovedSinceScan):
+			return sum, err
+		case scans == maxScans:
+			return nil, fmt.Errorf("%w; the source was scanned %d times, and each time a file went away before the build could publish it", err, scans)
+		case opts.Notify != nil:
+			opts.Notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; scanning the source again", err)})
+		}
+	}
+}
+
+// buildOnce runs one build under the state's lock, interrupted tells
+// prepare that the last build may not have finished.
+func buildOnce(ctx context.Context, cfg *config.Config, opts Options, interrupted bool) (_ *Summary, err error) {
 	b, err := newBuilder(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer b.close()
 	defer snapshot.Catch(&err)
-	if lock.StalePID > 0 {
-		b.warn(WarnState, filepath.Join(cfg.State, snapshot.LockFile), fmt.Sprintf(
-			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID))
-	}
-	if err := b.prepare(lock.Leftover); err != nil {
+	if err := b.prepare(interrupted); err != nil {
 		return nil, err
 	}
 	return b.build(ctx)

@@ -294,7 +294,7 @@ func (b *dumper) openBitstream(e *zippkg.Entry, scanned bitstreams) (io.ReadClos
 	}
 	f, err := b.src.Open(bs.src)
 	if err != nil {
-		return nil, err
+		return nil, goneSinceScan(bs.src, err)
 	}
 	if _, same, err := isScanned(f, bs.stat, b.next.ScanStart); err != nil || !same {
 		if err != nil {

@@ -327,11 +327,12 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 
 // openSource opens the source file of r through the Tree, which never
 // leaves the source, and checks that it is still the file r describes: a
-// file changed or replaced since the scan is not placed.
+// file changed or replaced since the scan is not placed, and one removed
+// makes the build scan again (rescan.go).
 func (o *output) openSource(r *snapshot.Record) (fs.File, error) {
 	f, err := o.src.Open(r.Path)
 	if err != nil {
-		return nil, err
+		return nil, goneSinceScan(r.Path, err)
 	}
 	info, err := f.Stat()
 	if err == nil && (!info.Mode().IsRegular() || info.Size() != r.Size || info.ModTime().UnixNano() != r.ModTime ||

@@ -372,8 +372,8 @@ func (b *versioner) copyVersion(w io.Writer, r *snapshot.Record) error {
 	var err error
 	if r.Rewritten {
 		in, err = os.Open(b.sink.Current(b.sink.Path(r.Path)))
-	} else {
-		in, err = b.src.Open(r.Path)
+	} else if in, err = b.src.Open(r.Path); err != nil {
+		err = goneSinceScan(r.Path, err)
 	}
 	if err != nil {
 		return err
