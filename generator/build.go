@@ -375,6 +375,9 @@ const (
 	// WarnSymlinkRefused is a symbolic link that follow_symlinks does not
 	// follow: it points outside the source, loops or is broken.
 	WarnSymlinkRefused = snapshot.SkipSymlinkRefused
+	// WarnUnreadableKept is a file, or a folder of files, that cannot be
+	// read, whose last published version is kept (--skip-unreadable).
+	WarnUnreadableKept = snapshot.KeptUnreadable
 )
 
 func (b *run) warn(code, path, msg string) {

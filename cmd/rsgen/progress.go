@@ -177,6 +177,7 @@ var manyWarnings = map[string]string{
 	generator.WarnSymlinkRefused: "%d symbolic links not followed: they point outside the source, loop or are broken, and follow_symlinks follows only links that stay inside it (rsgen status --explain lists them with their targets)",
 	generator.WarnSpecial:        "%d FIFOs, sockets or devices skipped (rsgen status --explain lists them)",
 	generator.WarnUnreadable:     "%d unreadable files or folders left out (rsgen status --explain lists them)",
+	generator.WarnUnreadableKept: "%d unreadable files or folders keep their last published versions (rsgen status --explain lists them)",
 	generator.WarnURITooLong:     "%d files left out: their URIs would be longer than the 2048 characters a <loc> may have",
 	generator.WarnHTMLHead:       "%d HTML pages without a <head> start tag, published without their <link rel=\"resourcesync\">",
 	generator.WarnJSONPatch:      "%d updates of JSON files get no JSON Patch (a version is not valid JSON)",
