@@ -212,6 +212,12 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 		return nil, fmt.Errorf("generator: base_url: %w", err)
 	}
 	resBase := resourceBase(cfg)
+	if opts.limits == (limits{}) {
+		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
+	}
+	if err := checkConfiguredSizes(cfg, base, opts.limits); err != nil {
+		return nil, err
+	}
 	info, err := os.Stat(cfg.Source)
 	if err != nil {
 		return nil, fmt.Errorf("source folder: %w", err)
@@ -222,9 +228,6 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	src, err := snapshot.OpenTree(cfg.Source, cfg.FollowSymlinks)
 	if err != nil {
 		return nil, fmt.Errorf("source folder: %w", err)
-	}
-	if opts.limits == (limits{}) {
-		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
 	}
 	b := newParts(&run{cfg: cfg, opts: opts, algs: cfg.Hashes, sets: newSets(cfg), src: src,
 		base: base, resBase: resBase, sum: &Summary{}})

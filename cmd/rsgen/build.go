@@ -156,7 +156,7 @@ func failed(ctx context.Context, cio cliIO, name string, err error) int {
 		return exitInterrupted
 	}
 	fmt.Fprintf(cio.stderr, "rsgen %s: %v\n", name, err)
-	return exitFailure
+	return exitCodeOf(err) // a configuration the build refuses is exit 2, as Validate's
 }
 
 // eventJSON is one change event, as build --json and status --json print it.
