@@ -615,6 +615,7 @@ func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 	if err != nil {
 		return nil, err
 	}
+	out.overTypeChange = out.typeChanges(events)
 	if err := out.placeAll(ctx, &b.next.Files, places.list()); err != nil {
 		return nil, err
 	}

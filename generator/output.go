@@ -47,6 +47,10 @@ type output struct {
 	// sink stages a replacement of a published file until the build's
 	// documents are written.
 	sink *sink.Sink
+	// overTypeChange holds the paths of new resources that stand where
+	// an earlier build published a resource of the other type: they are
+	// staged, never placed at once (typechanges.go).
+	overTypeChange map[string]bool
 }
 
 func (b *builder) openOutput() (*output, error) {
@@ -105,8 +109,8 @@ func (o *output) tee() snapshot.Tee {
 			}, nil
 		}
 		dst := o.path(r.Path)
-		if err := o.mkdirs(filepath.Dir(dst)); err != nil {
-			return nil, nil, err
+		if err := o.mkdirs(filepath.Dir(dst)); err != nil && !errors.Is(err, syscall.ENOTDIR) {
+			return nil, nil, err // ENOTDIR: a type change, the copy waits above (sink.TempName)
 		}
 		f, err := sink.CreateLazy(dst)
 		if err != nil {
@@ -277,6 +281,9 @@ func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places *
 // fresh resource, never published before, is linked without a look first.
 func (o *output) place(r *snapshot.Record, fresh bool) error {
 	dst := o.path(r.Path)
+	if o.overTypeChange[r.Path] {
+		fresh = false // staged: the old type leaves first, at Commit
+	}
 	if tmp, ok := o.pending.LoadAndDelete(r.Path); ok {
 		if err := o.replace(tmp.(string), dst, fresh); err != nil {
 			os.Remove(tmp.(string))
@@ -298,8 +305,8 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 		// or the output does not look like the last build's.
 		return fmt.Errorf("place %s: the published copy of this page is missing or altered, and its source was not read, as it did not change since the last build; build with --verify to publish it again", dst)
 	}
-	missing := errors.Is(err, os.ErrNotExist)
-	if err := o.mkdirs(filepath.Dir(dst)); err != nil {
+	missing := errors.Is(err, os.ErrNotExist) && !o.overTypeChange[r.Path]
+	if err := o.mkdirs(filepath.Dir(dst)); err != nil && !(errors.Is(err, syscall.ENOTDIR) && o.overTypeChange[r.Path]) {
 		return fmt.Errorf("place %s: %w", dst, err)
 	}
 	src, err := o.openSource(r)
@@ -442,7 +449,10 @@ func (o *output) linkInto(src snapshot.Linker, dst string, missing bool) (create
 			return err == nil, err
 		}
 	}
-	tmp := sink.TempName(dst)
+	tmp, err := sink.TempName(dst)
+	if err != nil {
+		return false, err
+	}
 	os.Remove(tmp)
 	if err := src.LinkTo(tmp); err != nil {
 		return false, err
