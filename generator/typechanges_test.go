@@ -17,7 +17,8 @@ import (
 // at depth, and back, build cleanly in one build each, with the output
 // linked or copied (another file system), with every capability whose
 // files follow the resources' paths (versions and their TimeMaps, dumps,
-// html_link's rewritten pages), and after a wiped output. Each build
+// html_link's rewritten pages), after a wiped output, and from a state
+// rebuilt from the output. Each build
 // publishes the old resources as deleted and the new as created, and
 // passes the checker reading every resource (#33: the build failed with
 // "file exists" or "not a directory", and so did every later one).
@@ -36,12 +37,15 @@ func TestTypeChanges(t *testing.T) {
 		root  string
 		tweak func(*config.Config)
 		wipe  bool // the output is wiped before each build
+		// recover rebuilds the state from the output before each build
+		recover bool
 	}{
-		{"linked", "", nil, false},
-		{"copied", other, nil, false},
-		{"every capability", "", kept, false},
-		{"every capability, copied", other, kept, false},
-		{"wiped output", "", kept, true},
+		{"linked", "", nil, false, false},
+		{"copied", other, nil, false, false},
+		{"every capability", "", kept, false, false},
+		{"every capability, copied", other, kept, false, false},
+		{"wiped output", "", kept, true, false},
+		{"state rebuilt from the output", "", kept, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.root == "" && strings.Contains(tc.name, "copied") {
@@ -94,7 +98,7 @@ func TestTypeChanges(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				sum := s.build(t0.Add(time.Duration(i+1) * time.Hour))
+				sum := s.buildWith(generator.Options{Now: t0.Add(time.Duration(i+1) * time.Hour), StateFromOutput: tc.recover})
 				var created, deleted []string
 				for _, ev := range sum.Events {
 					switch ev.Change.String() {
