@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
@@ -26,7 +27,9 @@ type output struct {
 	dir     string
 	src     *snapshot.Tree // the source, read only through it
 	enabled bool           // copy_resources: resources are placed in the output
-	link    bool           // source and output share a file system: hard-link
+	link    bool           // resources = "link", and source and output share a file system: hard-link
+	clone   bool           // resources = "reflink": clone, until a clone fails (see cloneTemp)
+	noClone atomic.Bool    // a clone failed: the file system does not clone, copy
 	placed  atomic.Int64   // resources written by this build
 	dirs    sync.Map       // folders known to exist
 	pending sync.Map       // source path -> temporary copy made by the scan
@@ -59,7 +62,8 @@ func (b *builder) openOutput() (*output, error) {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	o.link = sameDevice(b.cfg.Source, o.dir)
+	o.link = b.cfg.Publish.Resources == config.PlaceLink && sameDevice(b.cfg.Source, o.dir)
+	o.clone = b.cfg.Publish.Resources == config.PlaceReflink
 	o.added = b.pathList()
 	b.sink.SpillInto(b.spillFile, spillBlockSize)
 	return o, nil
@@ -112,6 +116,11 @@ func (o *output) tee() snapshot.Tee {
 		if err := o.mkdirs(filepath.Dir(dst)); err != nil && !errors.Is(err, syscall.ENOTDIR) {
 			return nil, nil, err // ENOTDIR: a type change, the copy waits above (sink.TempName)
 		}
+		if !rewritten {
+			if done, cloned, err := o.cloneTee(r, isNew, src, dst); err != nil || cloned {
+				return nil, done, err
+			}
+		}
 		f, err := sink.CreateLazy(dst)
 		if err != nil {
 			return nil, nil, err
@@ -151,6 +160,48 @@ func (o *output) tee() snapshot.Tee {
 		}
 		return w, done, nil
 	}
+}
+
+// cloneTee is the tee's work for a resource placed by a clone (resources
+// = "reflink"): the open file src is cloned before the scan reads it (the
+// stat after the read proves it unchanged across the clone), and the
+// clone waits, as a copy does (see tee), unless the copy at dst already
+// holds r. cloned is false where the file system does not clone: the tee
+// copies instead.
+func (o *output) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst string) (done func(bool) error, cloned bool, err error) {
+	tmp, cloned, err := o.cloneTemp(src, dst, r)
+	if err != nil || !cloned {
+		return nil, false, err
+	}
+	return func(ok bool) error {
+		if info, err := os.Lstat(dst); !ok || err == nil && o.current(info, r) {
+			os.Remove(tmp)
+			r.Placed = ok
+			return nil
+		}
+		if r.Placed = isNew && o.placeFresh(r, tmp, dst); r.Placed {
+			return nil
+		}
+		o.pending.Store(r.Path, tmp)
+		o.copies.Add(1)
+		return nil
+	}, true, nil
+}
+
+// cloneTemp clones the open source file src of r into a temporary file for
+// dst, when resources = "reflink" and the file system clones; cloned is
+// false otherwise, and the first clone that fails makes every later
+// resource of the build a copy without trying.
+func (o *output) cloneTemp(src fs.File, dst string, r *snapshot.Record) (tmp string, cloned bool, err error) {
+	f, ok := src.(sink.Descriptor)
+	if !o.clone || !ok || o.noClone.Load() {
+		return "", false, nil
+	}
+	tmp, cloned, err = sink.CloneTemp(f, dst, r.ModTime)
+	if err == nil && !cloned {
+		o.noClone.Store(true)
+	}
+	return tmp, cloned, err
 }
 
 // restamp places r, whose copy at dst the scan found equal to the bytes
@@ -320,8 +371,11 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 		created, err = o.linkInto(l, dst, missing)
 	}
 	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) {
-		var tmp string
-		if tmp, err = sink.CopyTemp(src, dst, r.ModTime); err == nil {
+		tmp, cloned, cerr := o.cloneTemp(src, dst, r)
+		if err = cerr; err == nil && !cloned {
+			tmp, err = sink.CopyTemp(src, dst, r.ModTime)
+		}
+		if err == nil {
 			created, err = missing, o.replace(tmp, dst, missing)
 		}
 	}

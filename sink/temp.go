@@ -92,6 +92,38 @@ func CopyTemp(src io.Reader, dst string, mtime int64) (string, error) {
 	return tmp.Name(), nil
 }
 
+// Descriptor is an open file whose descriptor a clone can share blocks
+// with (an *os.File, a file of a snapshot.Tree).
+type Descriptor interface{ Fd() uintptr }
+
+// CloneTemp clones the open file src into a new temporary file for dst
+// (see tempDir), with modification time mtime (nanoseconds) and the mode
+// of a published file, and returns its name; ok is false, with nothing
+// left behind, where the file system does not clone (the caller copies
+// instead).
+func CloneTemp(src Descriptor, dst string, mtime int64) (tmp string, ok bool, err error) {
+	f, err := createTemp(dst)
+	if err != nil {
+		return "", false, err
+	}
+	err = cloneFile(f.Fd(), src.Fd())
+	cloned := err == nil
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = Stamp(f.Name(), mtime)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		if !cloned {
+			err = nil // not a failure: the caller copies
+		}
+		return "", false, err
+	}
+	return f.Name(), true, nil
+}
+
 // Stamp gives a copied file its source's mtime, by which later builds
 // recognise it as current, and the mode of a published file.
 func Stamp(path string, mtime int64) error {

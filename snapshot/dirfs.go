@@ -377,6 +377,10 @@ func (f *rawFile) Stat() (fs.FileInfo, error) {
 	return fi, nil
 }
 
+// Fd returns the file's descriptor, for a clone of the file
+// (sink.CloneTemp): what is cloned is the file that was opened.
+func (f *rawFile) Fd() uintptr { return uintptr(f.fd) }
+
 // LinkTo hard-links the open file at dst, which must not exist, through
 // /proc's name of its descriptor.
 func (f *rawFile) LinkTo(dst string) error {
