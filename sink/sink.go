@@ -205,6 +205,14 @@ func (s *Sink) Record(rel string, changed bool) {
 	}
 }
 
+// Recorded reports whether this build recorded output path rel (see
+// Record), which is not that of a version.
+func (s *Sink) Recorded(rel string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recorded[rel]
+}
+
 // Outputs returns the output paths this build recorded, in the order it
 // recorded them, but those of versions (see Record).
 func (s *Sink) Outputs() []string { return s.outputs }
