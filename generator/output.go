@@ -332,7 +332,8 @@ func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places *
 // fresh resource, never published before, is linked without a look first.
 func (o *output) place(r *snapshot.Record, fresh bool) error {
 	dst := o.path(r.Path)
-	if o.overTypeChange[r.Path] {
+	typeChange := o.overTypeChange[r.Path]
+	if typeChange {
 		fresh = false // staged: the old type leaves first, at Commit
 	}
 	if tmp, ok := o.pending.LoadAndDelete(r.Path); ok {
@@ -356,8 +357,10 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 		// or the output does not look like the last build's.
 		return fmt.Errorf("place %s: the published copy of this page is missing or altered, and its source was not read, as it did not change since the last build; build with --verify to publish it again", dst)
 	}
-	missing := errors.Is(err, os.ErrNotExist) && !o.overTypeChange[r.Path]
-	if err := o.mkdirs(filepath.Dir(dst)); err != nil && !(errors.Is(err, syscall.ENOTDIR) && o.overTypeChange[r.Path]) {
+	missing := errors.Is(err, os.ErrNotExist) && !typeChange
+	// A type change's folder may be a file still, until Commit: the
+	// temporary file waits above it (sink.TempName).
+	if err := o.mkdirs(filepath.Dir(dst)); err != nil && !(typeChange && errors.Is(err, syscall.ENOTDIR)) {
 		return fmt.Errorf("place %s: %w", dst, err)
 	}
 	src, err := o.openSource(r)
