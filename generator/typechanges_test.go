@@ -23,6 +23,7 @@ import (
 // passes the checker reading every resource (#33: the build failed with
 // "file exists" or "not a directory", and so did every later one).
 func TestTypeChanges(t *testing.T) {
+	t.Parallel() // six histories of builds: they overlap the other tests
 	kept := func(c *config.Config) {
 		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
 		c.Dumps.ResourceDump, c.Dumps.ChangeDump = true, true
