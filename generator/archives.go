@@ -49,6 +49,9 @@ type archiveState struct {
 	// carried counts the records of b.next.Archived carried over from the
 	// previous build; the ones after them are this build's snapshots.
 	carried int
+	// published holds, by set and kind, the carried snapshots this build
+	// published (publishCarried), once it has.
+	published map[snapshotKind][]snapshot.Archived
 	// prune are the paths, relative to the state archive, of documents
 	// that left their archive; they are deleted once the state is saved.
 	prune []string
@@ -75,12 +78,72 @@ func (b *archiver) archives(s *set) []string {
 }
 
 // archivesLink returns the rel="archives" link that set s's live documents
-// of a capability carry, when that capability is archived.
-func (b *archiver) archivesLink(s *set, capability string) []rs.Link {
-	if !slices.Contains(b.archives(s), capability) {
-		return nil
+// of a capability carry, when that capability's archive is published: it
+// is archived, and the archive lists something. It is called before the
+// live document is written, and so before the snapshot of it this build
+// may add (see publishes).
+func (b *archiver) archivesLink(s *set, capability string) ([]rs.Link, error) {
+	ok, err := b.publishes(s, capability)
+	if !ok || err != nil {
+		return nil, err
 	}
-	return []rs.Link{{Rel: rs.RelArchives, Href: b.docURL(layout.Archive(s.Name, capability))}}
+	return []rs.Link{{Rel: rs.RelArchives, Href: b.docURL(layout.Archive(s.Name, capability))}}, nil
+}
+
+// publishes reports whether set s publishes its archive of a capability:
+// an archive without entries is not published, as no empty document but
+// the open Change List is. An archive of Resource Lists (or Dumps) lists
+// the carried snapshots still whole and the one this build takes, when a
+// snapshot is due and the set has files (an archived document would be
+// empty otherwise); one of Change Lists (or Dumps), the closed segments.
+func (b *archiver) publishes(s *set, capability string) (bool, error) {
+	if !slices.Contains(b.archives(s), capability) {
+		return false, nil
+	}
+	switch capability {
+	case rs.CapChangeList:
+		return len(b.journals.closedSegments(s, changeLists)) > 0, nil
+	case rs.CapChangeDump:
+		return len(b.journals.closedSegments(s, changeDumps)) > 0, nil
+	}
+	dump := capability == rs.CapResourceDump
+	carried, err := b.publishCarried(s, dump)
+	return len(carried) > 0 || b.snapshotDue(s, dump) && b.lister.members(s).Len() > 0, err
+}
+
+// snapshotKind names the archived Resource Lists, or Resource Dumps, of
+// a set.
+type snapshotKind struct {
+	set  string
+	dump bool
+}
+
+// publishCarried publishes, once per build, set s's archived Resource
+// Lists (or Resource Dumps, with their packages) that earlier builds kept,
+// and returns those published whole (see publishSnapshot).
+func (b *archiver) publishCarried(s *set, dump bool) ([]snapshot.Archived, error) {
+	key := snapshotKind{s.Name, dump}
+	if listed, done := b.arch.published[key]; done {
+		return listed, nil
+	}
+	listed := []snapshot.Archived{}
+	for i, a := range b.next.Archived[:b.arch.carried] {
+		if a.Set != s.Name || a.Dump != dump {
+			continue
+		}
+		ok, err := b.publishSnapshot(&b.next.Archived[i])
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			listed = append(listed, b.next.Archived[i])
+		}
+	}
+	if b.arch.published == nil {
+		b.arch.published = map[snapshotKind][]snapshot.Archived{}
+	}
+	b.arch.published[key] = listed
+	return listed, nil
 }
 
 func archivedCapability(a *snapshot.Archived) string {
@@ -127,8 +190,8 @@ func (b *archiver) snapshotDue(s *set, dump bool) bool {
 // Resource Dump are kept in the state archive too: once the set changes,
 // no build could make them again.
 func (b *archiver) archiveSnapshot(s *set, dump bool, md rs.MD, n int, size int64, entry func(int, *rs.Entry), packages ...snapshot.Package) error {
-	if !b.snapshotDue(s, dump) {
-		return nil
+	if n == 0 || !b.snapshotDue(s, dump) {
+		return nil // an archived document is never empty: a set without files has none
 	}
 	a := snapshot.Archived{Set: s.Name, Dump: dump, At: b.next.SetChanged[s.Name], Completed: b.now, Packages: packages}
 	md.Completed = unixTime(b.now)
@@ -187,23 +250,19 @@ func (b *archiver) writeArchives(s *set) error {
 
 // writeSnapshotArchive publishes set s's archived Resource Lists (or
 // Resource Dumps, with their packages) and writes the archive listing
-// them with their at and completed.
+// them with their at and completed, unless it lists none.
 func (b *archiver) writeSnapshotArchive(s *set, dump bool) error {
-	var listed []snapshot.Archived
-	for i, a := range b.next.Archived {
-		if a.Set != s.Name || a.Dump != dump {
-			continue
+	listed, err := b.publishCarried(s, dump)
+	if err != nil {
+		return err
+	}
+	for _, a := range b.next.Archived[b.arch.carried:] {
+		if a.Set == s.Name && a.Dump == dump {
+			listed = append(listed, a)
 		}
-		if i < b.arch.carried {
-			ok, err := b.publishSnapshot(&a)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-		}
-		listed = append(listed, a)
+	}
+	if len(listed) == 0 {
+		return nil
 	}
 	capability := archivedCapability(&snapshot.Archived{Dump: dump})
 	size := int64(len(listed)) * int64(len(b.base)+len(layout.SetDir(s.Name))+80+archiveEntryBound)
@@ -307,14 +366,12 @@ func (b *archiver) publishArchivedPackage(p snapshot.Package) (carriedPackage, b
 }
 
 // writeSegmentArchive writes set s's archive of closed Change Lists (or
-// Change Dumps), in forward chronological order with from and until.
+// Change Dumps), in forward chronological order with from and until,
+// once one is closed.
 func (b *archiver) writeSegmentArchive(s *set, kind segmentKind) error {
-	var segs []*snapshot.Segment
-	journal := b.next.Journals[s.Name]
-	for i := range journal {
-		if seg := &journal[i]; seg.Until != 0 && listed(seg, segmentPath(kind, s.Name, seg)) {
-			segs = append(segs, seg)
-		}
+	segs := b.journals.closedSegments(s, kind)
+	if len(segs) == 0 {
+		return nil // nothing closed yet: an empty archive is not published
 	}
 	size := int64(len(segs)) * int64(len(b.base)+len(layout.SetDir(s.Name))+80+archiveEntryBound)
 	md := rs.MD{Capability: kind.capability + "-archive"}

@@ -155,17 +155,36 @@ func Build(ctx context.Context, cfg *config.Config, opts Options) (_ *Summary, e
 		return nil, err
 	}
 	defer lock.Release()
+	if lock.StalePID > 0 && opts.Notify != nil {
+		opts.Notify(Note{Kind: NoteWarning, Code: WarnState, Path: filepath.Join(cfg.State, snapshot.LockFile), Msg: fmt.Sprintf(
+			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID)})
+	}
+	if opts.Notify != nil {
+		opts.Notify = (&onceNotes{notify: opts.Notify, sent: map[Note]bool{}}).note
+	}
+	for scans := 1; ; scans++ {
+		sum, err := buildOnce(ctx, cfg, opts, lock.Leftover)
+		switch {
+		case !errors.Is(err, errRemovedSinceScan):
+			return sum, err
+		case scans == maxScans:
+			return nil, fmt.Errorf("%w; the source was scanned %d times, and each time a file went away before the build could publish it", err, scans)
+		case opts.Notify != nil:
+			opts.Notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; scanning the source again", err)})
+		}
+	}
+}
+
+// buildOnce runs one build under the state's lock, interrupted tells
+// prepare that the last build may not have finished.
+func buildOnce(ctx context.Context, cfg *config.Config, opts Options, interrupted bool) (_ *Summary, err error) {
 	b, err := newBuilder(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer b.close()
 	defer snapshot.Catch(&err)
-	if lock.StalePID > 0 {
-		b.warn(WarnState, filepath.Join(cfg.State, snapshot.LockFile), fmt.Sprintf(
-			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID))
-	}
-	if err := b.prepare(lock.Leftover); err != nil {
+	if err := b.prepare(interrupted); err != nil {
 		return nil, err
 	}
 	return b.build(ctx)
@@ -193,6 +212,12 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 		return nil, fmt.Errorf("generator: base_url: %w", err)
 	}
 	resBase := resourceBase(cfg)
+	if opts.limits == (limits{}) {
+		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
+	}
+	if err := checkConfiguredSizes(cfg, base, opts.limits); err != nil {
+		return nil, err
+	}
 	info, err := os.Stat(cfg.Source)
 	if err != nil {
 		return nil, fmt.Errorf("source folder: %w", err)
@@ -203,9 +228,6 @@ func newBuilder(cfg *config.Config, opts Options) (*builder, error) {
 	src, err := snapshot.OpenTree(cfg.Source, cfg.FollowSymlinks)
 	if err != nil {
 		return nil, fmt.Errorf("source folder: %w", err)
-	}
-	if opts.limits == (limits{}) {
-		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
 	}
 	b := newParts(&run{cfg: cfg, opts: opts, algs: cfg.Hashes, sets: newSets(cfg), src: src,
 		base: base, resBase: resBase, sum: &Summary{}})
@@ -339,7 +361,7 @@ func (b *run) notify(n Note) {
 
 // The codes of warnings, by which they are grouped for people.
 const (
-	WarnSymlink    = snapshot.SkipSymlink    // a symbolic link not followed
+	WarnSymlink    = snapshot.SkipSymlink    // a symbolic link not followed: follow_symlinks is off
 	WarnSpecial    = snapshot.SkipSpecial    // a FIFO, socket or device skipped
 	WarnUnreadable = snapshot.SkipUnreadable // a file or folder skipped for lack of permission
 	WarnURITooLong = "uri-too-long"          // a file left out: its URI is too long for a list
@@ -352,6 +374,13 @@ const (
 	WarnHosting    = "hosting"               // a hosting file cannot say everything
 	WarnSet        = "set"                   // a set that publishes nothing
 	WarnBaseURL    = "base-url"              // a base URL Destinations will not find
+
+	// WarnSymlinkRefused is a symbolic link that follow_symlinks does not
+	// follow: it points outside the source, loops or is broken.
+	WarnSymlinkRefused = snapshot.SkipSymlinkRefused
+	// WarnUnreadableKept is a file, or a folder of files, that cannot be
+	// read, whose last published version is kept (--skip-unreadable).
+	WarnUnreadableKept = snapshot.KeptUnreadable
 )
 
 func (b *run) warn(code, path, msg string) {
@@ -413,6 +442,10 @@ func (b *builder) scan(ctx context.Context, tee snapshot.Tee, visitors ...record
 	}
 	if err != nil {
 		var pe *snapshot.PathError
+		var te *snapshot.TeeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("output folder: write %s: %w", b.sink.Path(te.Path), te.Err)
+		}
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("scan %s: %w", filepath.Join(b.cfg.Source, filepath.FromSlash(pe.Path)), pe.Err)
 		}
@@ -587,6 +620,7 @@ func (b *builder) build(ctx context.Context) (_ *Summary, err error) {
 	if err != nil {
 		return nil, err
 	}
+	out.overTypeChange = out.typeChanges(events)
 	if err := out.placeAll(ctx, &b.next.Files, places.list()); err != nil {
 		return nil, err
 	}

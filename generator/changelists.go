@@ -19,17 +19,25 @@ type segmentKind struct {
 	index      func(set string) string
 	path       func(set string, from time.Time, seq int) string
 	write      func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error)
+	// holds reports whether the document of segment seg has entries: no
+	// document but the open Change List is published empty.
+	holds func(r *run, s *set, seg *snapshot.Segment) bool
 }
 
 var (
 	changeLists = segmentKind{rs.CapChangeList, layout.ChangeListIndex, layout.ChangeList,
 		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) {
 			return r.lister.writeChangeList(path, s, seg)
-		}}
+		},
+		// The open Change List is published even empty, so that the
+		// Change List Index always exists (see doc.go); a closed one
+		// always holds events.
+		func(*run, *set, *snapshot.Segment) bool { return true }}
 	changeDumps = segmentKind{rs.CapChangeDump, layout.ChangeDumpIndex, layout.ChangeDump,
 		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) {
 			return r.dumper.writeChangeDump(path, s, seg)
-		}}
+		},
+		func(r *run, s *set, seg *snapshot.Segment) bool { return len(r.dumper.changePackagesOf(s, seg)) > 0 }}
 )
 
 // segmentKinds returns the kinds of segment documents set s publishes.
@@ -82,6 +90,9 @@ func (b *journals) writeJournalDocs(ctx context.Context, s *set, closed []snapsh
 func (b *journals) archiveSegment(s *set, seg *snapshot.Segment) error {
 	var kept []snapshot.Kept
 	for _, kind := range b.segmentKinds(s) {
+		if !kind.holds(b.run, s, seg) {
+			continue // a Change Dump without packages (change_dump turned on late): not written
+		}
 		rel := segmentPath(kind, s.Name, seg)
 		if _, err := kind.write(b.run, b.keeper.archivePath(rel), s, seg); err != nil {
 			return err
@@ -203,26 +214,45 @@ func listed(seg *snapshot.Segment, rel string) bool {
 	return false
 }
 
-// writeSegmentIndex writes the open document of one kind of set s and the
-// index over it and the closed ones.
+// closedSegments returns the closed segments of set s whose document of
+// a kind is published, oldest first.
+func (b *journals) closedSegments(s *set, kind segmentKind) []*snapshot.Segment {
+	var segs []*snapshot.Segment
+	journal := b.next.Journals[s.Name]
+	for i := range journal {
+		if seg := &journal[i]; seg.Until != 0 && listed(seg, segmentPath(kind, s.Name, seg)) {
+			segs = append(segs, seg)
+		}
+	}
+	return segs
+}
+
+// writeSegmentIndex writes the open document of one kind of set s, unless
+// it would be empty (an open Change Dump before the segment's first
+// change), and the index over it and the closed ones, unless that would be
+// empty (a set's Change Dump Index before its first change).
 func (b *journals) writeSegmentIndex(s *set, kind segmentKind) error {
 	journal := b.next.Journals[s.Name]
 	open := &journal[len(journal)-1]
-	rel := segmentPath(kind, s.Name, open)
-	changed, err := kind.write(b.run, b.sink.Path(rel), s, open)
+	segs := b.closedSegments(s, kind)
+	if kind.holds(b.run, s, open) {
+		rel := segmentPath(kind, s.Name, open)
+		changed, err := kind.write(b.run, b.sink.Path(rel), s, open)
+		if err != nil {
+			return err
+		}
+		b.sink.Record(rel, changed)
+		segs = append(segs, open)
+	}
+	if len(segs) == 0 {
+		return nil
+	}
+	md := rs.MD{Capability: kind.capability, From: unixTime(segs[0].From)}
+	archives, err := b.archiver.archivesLink(s, kind.capability)
 	if err != nil {
 		return err
 	}
-	b.sink.Record(rel, changed)
-	var segs []*snapshot.Segment
-	for i := range journal {
-		if listed(&journal[i], segmentPath(kind, s.Name, &journal[i])) {
-			segs = append(segs, &journal[i])
-		}
-	}
-	md := rs.MD{Capability: kind.capability, From: unixTime(segs[0].From)}
-	links := append([]rs.Link{b.upLink(s)}, b.archiver.archivesLink(s, kind.capability)...)
-	return b.writeDoc(kind.index(s.Name), rs.SitemapIndex, md, links, func(w *rs.Writer) error {
+	return b.writeDoc(kind.index(s.Name), rs.SitemapIndex, md, append([]rs.Link{b.upLink(s)}, archives...), func(w *rs.Writer) error {
 		for _, seg := range segs {
 			e := rs.Entry{Loc: b.docURL(segmentPath(kind, s.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
 			if err := w.Entry(&e); err != nil {

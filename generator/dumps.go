@@ -55,6 +55,9 @@ func (b *dumper) zipOptions(workers int) *zippkg.Options {
 // kept as it is: its name is a digest of everything that goes into it.
 func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	members := b.lister.members(s)
+	if members.Len() == 0 {
+		return nil // a set without files has no Resource Dump (see writeResourceList)
+	}
 	items := func(yield func(zippkg.Item) bool) {
 		for k := range members.Len() {
 			r := b.next.Files.At(members.At(k))
@@ -74,7 +77,11 @@ func (b *dumper) writeResourceDump(ctx context.Context, s *set) error {
 	md := rs.MD{Capability: rs.CapResourceDump, At: unixTime(b.next.SetChanged[s.Name])}
 	size := int64(len(pkgs)) * int64(2*len(b.base)+packageEntryBound+2*len(layout.SetDir(s.Name)))
 	entry := func(i int, e *rs.Entry) { *e = b.packageEntry(&pkgs[i]) }
-	if err := b.lister.writeSplit(s, layout.ResourceDump(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceDump), len(pkgs), size, entry, b.writeDoc); err != nil {
+	archives, err := b.archiver.archivesLink(s, rs.CapResourceDump)
+	if err != nil {
+		return err
+	}
+	if err := b.lister.writeSplit(s, layout.ResourceDump(s.Name), md, archives, len(pkgs), size, entry, b.writeDoc); err != nil {
 		return err
 	}
 	return b.archiver.archiveSnapshot(s, true, md, len(pkgs), size, entry, pkgs...)
@@ -294,7 +301,7 @@ func (b *dumper) openBitstream(e *zippkg.Entry, scanned bitstreams) (io.ReadClos
 	}
 	f, err := b.src.Open(bs.src)
 	if err != nil {
-		return nil, err
+		return nil, goneSinceScan(bs.src, err)
 	}
 	if _, same, err := isScanned(f, bs.stat, b.next.ScanStart); err != nil || !same {
 		if err != nil {

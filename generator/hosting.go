@@ -66,7 +66,9 @@ func (b *builder) hostPlan(files []string) *hosting.Plan {
 		}
 	}
 	for _, s := range b.sets {
-		plan.Sitemaps = append(plan.Sitemaps, b.docURL(layout.ResourceList(s.Name)))
+		if rl := layout.ResourceList(s.Name); b.sink.Recorded(rl) { // a set without files has none
+			plan.Sitemaps = append(plan.Sitemaps, b.docURL(rl))
+		}
 	}
 	closed := map[string]int64{} // closed segment documents -> their from
 	open := map[string]bool{}    // the open segment documents

@@ -33,6 +33,21 @@ type keeper struct {
 	// build that keeps versions keeps one per resource, so the list
 	// spills (pathList).
 	toKeep chunked.Strings
+	// published holds what publishKept found of each kept file this
+	// build: a file is looked at, and restored, once, though several
+	// documents list it (a package of the live Resource Dump that
+	// archived dumps list too). A second restore staged a second link
+	// under the first one's temporary name, which the first rename took
+	// away. It holds the kept documents and packages, never a version
+	// per resource: a version is published once, by its resource's pass
+	// (carryVersions calls restoreKept).
+	published map[string]keptResult
+}
+
+// keptResult is what publishKept found of one kept file.
+type keptResult struct {
+	got         sums
+	ok, changed bool
 }
 
 // archivePath returns the file, in the state archive, of output path rel.
@@ -94,6 +109,23 @@ func copyMeasured(dst io.Writer, src io.Reader) (sums, error) {
 // digests known when it was read, whether the output's copy changes, and
 // ok false when neither copy is whole.
 func (b *keeper) publishKept(rel string, want sums) (got sums, ok, changed bool, err error) {
+	if r, done := b.published[rel]; done {
+		return r.got, r.ok, r.changed, nil
+	}
+	got, ok, changed, err = b.restoreKept(rel, want)
+	if err == nil {
+		if b.published == nil {
+			b.published = map[string]keptResult{}
+		}
+		b.published[rel] = keptResult{got, ok, changed}
+	}
+	return got, ok, changed, err
+}
+
+// restoreKept is publishKept without the memory of what it did: for the
+// files a build publishes once, which are too many to remember (kept
+// versions).
+func (b *keeper) restoreKept(rel string, want sums) (got sums, ok, changed bool, err error) {
 	src, dst := b.archivePath(rel), b.sink.Path(rel)
 	si, serr := os.Stat(src)
 	di, derr := os.Lstat(dst)

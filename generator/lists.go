@@ -3,6 +3,7 @@ package generator
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/rsgen/rsgen/config"
@@ -61,9 +62,16 @@ func (m *memberList) At(k int) int {
 // URI (markup, lastmod, three digests, length, type).
 const resourceEntryBound = 400
 
-// writeResourceList writes the set's Resource List (§10).
+// writeResourceList writes the set's Resource List (§10), unless the set
+// has no files: no document but the open Change List is published empty,
+// and the Capability List of a set without files lists its Change List
+// Index only, whose Change Lists say when files come (see
+// writeCapabilityList).
 func (b *lister) writeResourceList(s *set) error {
 	members := b.members(s)
+	if members.Len() == 0 {
+		return nil
+	}
 	fromMtime := b.cfg.Lastmod == config.LastmodMtime
 	size := int64(members.Len())*int64(len(b.resBase)+resourceEntryBound) + 3*b.pathBytes[s]
 	md := rs.MD{Capability: rs.CapResourceList, At: unixTime(b.next.SetChanged[s.Name])}
@@ -79,8 +87,11 @@ func (b *lister) writeResourceList(s *set) error {
 		b.describeContent(&e.MD, r)
 		e.MD.HashBytes = hash
 	}
-	err := b.writeSplit(s, layout.ResourceList(s.Name), md, b.archiver.archivesLink(s, rs.CapResourceList), members.Len(), size, entry, b.writeDoc)
+	archives, err := b.archiver.archivesLink(s, rs.CapResourceList)
 	if err != nil {
+		return err
+	}
+	if err := b.writeSplit(s, layout.ResourceList(s.Name), md, archives, members.Len(), size, entry, b.writeDoc); err != nil {
 		return err
 	}
 	return b.archiver.archiveSnapshot(s, false, md, members.Len(), size, entry)
@@ -169,7 +180,12 @@ func (b *lister) writeSplit(s *set, doc string, md rs.MD, extra []rs.Link, n int
 	})
 }
 
-// writeCapabilityList writes the set's Capability List (§9).
+// writeCapabilityList writes the set's Capability List (§9), listing the
+// set's documents this build published: those that would be empty are
+// not (a set without files has no Resource List, a set without changes
+// yet no Change Dump Index, an archive nothing yet), and are listed once
+// they are. The Change List Index always is, so the Capability List never
+// changes the URI it points at for Change Lists.
 func (b *lister) writeCapabilityList(s *set) error {
 	links := []rs.Link{{Rel: rs.RelUp, Href: b.docURL(layout.SourceDescription)}}
 	if d := b.describedBy(s); d != "" {
@@ -187,6 +203,7 @@ func (b *lister) writeCapabilityList(s *set) error {
 	for _, c := range b.archiver.archives(s) {
 		caps = append(caps, struct{ capability, rel string }{c + "-archive", layout.Archive(s.Name, c)})
 	}
+	caps = slices.DeleteFunc(caps, func(c struct{ capability, rel string }) bool { return !b.sink.Recorded(c.rel) })
 	return b.writeDoc(layout.CapabilityList(s.Name), rs.URLSet, rs.MD{Capability: rs.CapCapabilityList}, links, func(w *rs.Writer) error {
 		for _, c := range caps {
 			if err := w.Entry(&rs.Entry{Loc: b.docURL(c.rel), MD: rs.MD{Capability: c.capability}}); err != nil {

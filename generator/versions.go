@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"iter"
 	"os"
+	"path"
 	"slices"
 	"strings"
 
@@ -55,6 +56,11 @@ type versioner struct {
 	// used are the folders of layout.VersionDirs this build publishes
 	// into, for the hosting files.
 	used map[string]bool
+	// sameSecond holds, when this build runs in the same second as the
+	// last, the paths of the versions the last build first saw (true) and
+	// of their folders (false): their mementos share this build's folder
+	// of mementos (see mementoTaken).
+	sameSecond map[string]bool
 }
 
 // isJSON reports whether r is a JSON resource, which patches cover.
@@ -85,6 +91,9 @@ func (b *versioner) keepVersions(ctx context.Context, closed map[string][]snapsh
 	}
 	b.setRecheck()
 	b.trusted = b.outputTrusted()
+	if err := b.noteSameSecond(); err != nil {
+		return err
+	}
 	b.linker.findEventVersions(b.next.Journals, closed)
 	out := b.newRecordFile("the kept versions")
 	if err := b.mergeVersions(ctx, out); err != nil {
@@ -288,7 +297,7 @@ func (b *versioner) carryVersions(old []snapshot.Record, keep bool) ([]snapshot.
 			vs = append(vs, v)
 			continue
 		}
-		_, ok, written, err := b.keeper.publishKept(rel, versionSums(&v))
+		_, ok, written, err := b.keeper.restoreKept(rel, versionSums(&v))
 		if err != nil {
 			return nil, err
 		}
@@ -347,11 +356,57 @@ func (b *versioner) obsoleteVersionFile(rel string) bool {
 	return watched && !published
 }
 
+// noteSameSecond fills sameSecond when this build runs in the same second
+// as the last (two builds of rsgen watch, a fixed --now).
+func (b *versioner) noteSameSecond() error {
+	if b.prev.LastBuild != b.now {
+		return nil
+	}
+	b.sameSecond = map[string]bool{}
+	for v, err := range b.prev.Versions() {
+		if err != nil {
+			return fmt.Errorf("kept versions: %w", err)
+		}
+		if v.Seen != b.now {
+			continue
+		}
+		b.sameSecond[v.Path] = true
+		for dir := path.Dir(v.Path); dir != "."; dir = path.Dir(dir) {
+			if _, done := b.sameSecond[dir]; done {
+				break
+			}
+			b.sameSecond[dir] = false
+		}
+	}
+	return nil
+}
+
+// mementoTaken reports whether the memento of the version of the resource
+// at p that this build first sees cannot be published: a version the last
+// build first saw in the same second has its memento in the same folder,
+// at a path one of which is a folder of the other (the path changed
+// between file and folder). Both are kept, and the two URIs cannot both
+// be served; a build a second later publishes the new one at its own.
+func (b *versioner) mementoTaken(p string) bool {
+	if isVersion, ok := b.sameSecond[p]; ok && !isVersion {
+		return true
+	}
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		if b.sameSecond[dir] {
+			return true
+		}
+	}
+	return false
+}
+
 // writeMemento copies the current version of r to its time-specific URI,
 // staged (see stage), checking the bytes against what the documents say
 // of the version (copyVersion).
 func (b *versioner) writeMemento(r *snapshot.Record) error {
 	rel := layout.Memento(unixTime(r.Seen), r.Path)
+	if b.mementoTaken(r.Path) {
+		return fmt.Errorf("keep version %s: the last build, in the same second, kept a version whose memento takes its place (%s changed between file and folder); build again a second later", b.sink.Path(rel), r.Path)
+	}
 	if err := b.sink.WriteNew(rel, func(w io.Writer) error { return b.copyVersion(w, r) }); err != nil {
 		return fmt.Errorf("keep version %s: %w", b.sink.Path(rel), err)
 	}
@@ -372,8 +427,8 @@ func (b *versioner) copyVersion(w io.Writer, r *snapshot.Record) error {
 	var err error
 	if r.Rewritten {
 		in, err = os.Open(b.sink.Current(b.sink.Path(r.Path)))
-	} else {
-		in, err = b.src.Open(r.Path)
+	} else if in, err = b.src.Open(r.Path); err != nil {
+		err = goneSinceScan(r.Path, err)
 	}
 	if err != nil {
 		return err
