@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/rsgen/rsgen/internal/sysfile"
 )
 
 // The copied step (--copied-out DIR) builds each tree into a folder on
@@ -75,12 +76,10 @@ func measureCopied(t *tree, rsgen *launcher, dir string, logf func(string, ...an
 // sameFileSystem reports whether the folders a and b are on one file
 // system.
 func sameFileSystem(a, b string) (bool, error) {
-	var sa, sb syscall.Stat_t
-	if err := syscall.Stat(a, &sa); err != nil {
-		return false, err
+	for _, dir := range []string{a, b} {
+		if _, err := os.Stat(dir); err != nil {
+			return false, err
+		}
 	}
-	if err := syscall.Stat(b, &sb); err != nil {
-		return false, err
-	}
-	return sa.Dev == sb.Dev, nil
+	return sysfile.SameDevice(a, b), nil
 }

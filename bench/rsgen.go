@@ -8,10 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/rsgen/rsgen/internal/sysfile"
 )
 
 // benchBaseURL is the base URL of every benchmark build.
@@ -70,22 +70,12 @@ func runChild(bin string, args ...string) (childRun, error) {
 	if err != nil {
 		return childRun{}, fmt.Errorf("%s %v: %v\n%s", filepath.Base(bin), args, err, stderr.Bytes())
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return childRun{
 		Wall:    wall,
-		CPU:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
-		PeakRSS: maxRSSBytes(ru),
+		CPU:     cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
+		PeakRSS: peakRSS(cmd.ProcessState),
 		Stdout:  stdout.String(),
 	}, nil
-}
-
-// maxRSSBytes returns ru_maxrss in bytes: Linux counts kibibytes, the BSDs
-// and macOS bytes.
-func maxRSSBytes(ru *syscall.Rusage) int64 {
-	if runtime.GOOS == "darwin" {
-		return ru.Maxrss
-	}
-	return ru.Maxrss * 1024
 }
 
 // buildArgs returns the arguments of a build of t at time now.
@@ -144,9 +134,7 @@ func stampOutputs(dir string) ([]stamp, error) {
 			return err
 		}
 		s := stamp{path: p, mtime: info.ModTime().UnixNano(), size: info.Size()}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			s.ino = st.Ino
-		}
+		s.ino = sysfile.Inode(info)
 		stamps = append(stamps, s)
 		return nil
 	})

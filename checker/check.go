@@ -15,9 +15,21 @@ import (
 // Options control a check. The zero value checks the documents only, with
 // the defaults below.
 type Options struct {
-	// BaseURL is the URL of the directory given to CheckDir. When empty it
-	// is inferred from the Source Description.
+	// BaseURL is the URL the Source is published at. Given to CheckDir,
+	// it is the URL of the directory, inferred from the Source
+	// Description when empty. Given to CheckURL, it is the URL that the URL
+	// checked stands in for: a staging host, read as if it were BaseURL
+	// (see places.go).
 	BaseURL string
+	// ResourceBaseURL is where the resources are published apart from the
+	// documents (resource_base_url with copy_resources = false): resources
+	// under it are part of the Source, never looked for in a checked
+	// folder, and read from Resources.
+	ResourceBaseURL string
+	// Resources is where the resources under ResourceBaseURL are read: a
+	// folder that holds them as published (the source folder), or the
+	// URL they are served at; empty, at their own URLs.
+	Resources string
 	// VerifyContent also reads every listed resource and compares its
 	// length and hash with the listing.
 	VerifyContent bool
@@ -33,8 +45,11 @@ type Options struct {
 	// MaxTime bounds the whole check (default 10 minutes): past it the
 	// check stops and reports max-time.
 	MaxTime time.Duration
-	// Concurrency bounds the fetches in flight (default 4).
+	// Concurrency bounds the fetches in flight (default 8), and
+	// MaxPerHost those to one host (default 4), so that a check is polite
+	// to the Source and to every host it reaches.
 	Concurrency int
+	MaxPerHost  int
 	// Client is the HTTP client (default: a client with no cookies that
 	// follows at most 10 redirects). Whatever the client, redirects to
 	// other hosts are refused unless FollowExternal is set.
@@ -67,7 +82,10 @@ func (o Options) withDefaults() Options {
 		o.Timeout = 30 * time.Second
 	}
 	if o.Concurrency <= 0 {
-		o.Concurrency = 4
+		o.Concurrency = 8
+	}
+	if o.MaxPerHost <= 0 {
+		o.MaxPerHost = 4
 	}
 	if o.MaxPackageBytes <= 0 {
 		o.MaxPackageBytes = 4 << 30
@@ -165,7 +183,7 @@ func CheckFile(ctx context.Context, path string, opts Options) (Report, error) {
 // CheckDir checks a local output directory: the Source Description at
 // DIR/.well-known/resourcesync and every document it leads to, with URLs
 // mapped to files under dir through opts.BaseURL.
-func CheckDir(ctx context.Context, dir string, opts Options) (Report, error) {
+func CheckDir(ctx context.Context, dir string, opts Options) (report Report, err error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return Report{}, fmt.Errorf("check %s: %w", dir, err)
@@ -184,40 +202,89 @@ func CheckDir(ctx context.Context, dir string, opts Options) (Report, error) {
 			return Report{}, fmt.Errorf("check %s: %w", dir, err)
 		}
 	}
-	if !strings.HasSuffix(base, "/") {
-		base += "/"
+	if base, err = absoluteBase("base URL", base); err != nil {
+		return Report{}, fmt.Errorf("check %s: %w", dir, err)
 	}
-	if _, err := url.Parse(base); err != nil || !isAbsoluteURI(base) {
-		return Report{}, fmt.Errorf("check %s: base URL %q is not an absolute URL", dir, base)
-	}
-	opts = opts.withDefaults()
-	ctx, cancel := opts.deadline(ctx)
-	defer cancel()
-	w := newWalker(opts, base+wellKnown, &dirFetcher{base: base, dir: dir, root: root}, func(u string) bool { return strings.HasPrefix(u, base) })
-	if !w.walkSite(ctx, base+wellKnown) {
-		w.rootReport("description-missing", base+wellKnown, "no Source Description at %s", filepath.Join(dir, filepath.FromSlash(wellKnown)))
-	}
-	report, err := w.finish(ctx)
+	local := func(Fetcher) Fetcher { return dirFetcher{base: base, dir: dir, root: root} }
+	report, err = checkSource(ctx, base, local, filepath.Join(dir, filepath.FromSlash(wellKnown)), opts)
 	if err != nil {
 		return report, fmt.Errorf("check %s: %w", dir, err)
 	}
 	return report, nil
 }
 
+// checkSource checks the Source published at base, read with source (see
+// newWalker), from its Source Description, which is at where.
+func checkSource(ctx context.Context, base string, source func(remote Fetcher) Fetcher, where string, opts Options) (Report, error) {
+	opts = opts.withDefaults()
+	if err := opts.checkResources(); err != nil {
+		return Report{}, err
+	}
+	ctx, cancel := opts.deadline(ctx)
+	defer cancel()
+	w := newWalker(opts, base+wellKnown, source, func(u string) bool { return strings.HasPrefix(u, base) })
+	release, err := w.mountResources()
+	if err != nil {
+		return Report{}, err
+	}
+	defer release()
+	if !w.walkSite(ctx, base+wellKnown) {
+		w.rootReport("description-missing", base+wellKnown, "no Source Description at %s", where)
+	}
+	return w.finish(ctx)
+}
+
+// absoluteBase returns u, the URL of a folder named what, ending with "/",
+// or why it cannot be one.
+func absoluteBase(what, u string) (string, error) {
+	u = withSlash(u)
+	if p, err := url.Parse(u); err != nil || !isAbsoluteURI(u) || p.Host == "" {
+		return "", fmt.Errorf("%s %q is not an absolute http(s) URL", what, u)
+	}
+	return u, nil
+}
+
+// checkResources checks ResourceBaseURL, and makes it end with "/".
+func (o *Options) checkResources() error {
+	if o.ResourceBaseURL == "" {
+		if o.Resources != "" {
+			return errors.New("resources are read from " + o.Resources + " only under a resource base URL; give it (resource_base_url)")
+		}
+		return nil
+	}
+	var err error
+	o.ResourceBaseURL, err = absoluteBase("resource base URL", o.ResourceBaseURL)
+	return err
+}
+
 // CheckURL checks a Source over HTTP. A URL with an empty path or "/" is a
 // site: the check starts at /.well-known/resourcesync, else at the
 // Sitemaps of robots.txt. Any other URL is a document: the check climbs its
-// up links to the Source Description and starts there.
+// up links to the Source Description and starts there. With
+// opts.BaseURL, rawURL is where the Source published at the base URL is
+// staged, a folder: the check starts at its Source Description, and reads
+// every URL under the base URL at the same place under rawURL.
 func CheckURL(ctx context.Context, rawURL string, opts Options) (Report, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		return Report{}, fmt.Errorf("check %s: not an absolute http(s) URL", rawURL)
 	}
+	if opts.BaseURL != "" {
+		return checkStaged(ctx, u, opts)
+	}
 	opts = opts.withDefaults()
+	if err := opts.checkResources(); err != nil {
+		return Report{}, fmt.Errorf("check %s: %w", rawURL, err)
+	}
 	ctx, cancel := opts.deadline(ctx)
 	defer cancel()
 	origin := u.Scheme + "://" + u.Host
 	w := newWalker(opts, rawURL, nil, func(s string) bool { return sameHost(s, u.Host) })
+	release, err := w.mountResources()
+	if err != nil {
+		return Report{}, fmt.Errorf("check %s: %w", rawURL, err)
+	}
+	defer release()
 	if u.Path == "" || u.Path == "/" {
 		w.discover(ctx, origin)
 	} else {
@@ -226,6 +293,25 @@ func CheckURL(ctx context.Context, rawURL string, opts Options) (Report, error) 
 	report, err := w.finish(ctx)
 	if err != nil {
 		return report, fmt.Errorf("check %s: %w", rawURL, err)
+	}
+	return report, nil
+}
+
+// checkStaged checks the Source published at opts.BaseURL where it is
+// staged, at the folder URL staged.
+func checkStaged(ctx context.Context, staged *url.URL, opts Options) (Report, error) {
+	if !strings.HasSuffix(staged.Path, "/") && staged.Path != "" {
+		return Report{}, fmt.Errorf("check %s: with --base-url, give the URL of the folder that stands for the base URL, ending with /", staged)
+	}
+	base, err := absoluteBase("base URL", opts.BaseURL)
+	if err != nil {
+		return Report{}, fmt.Errorf("check %s: %w", staged, err)
+	}
+	at := withSlash(staged.String())
+	source := func(remote Fetcher) Fetcher { return rebased{from: base, to: at, next: remote} }
+	report, err := checkSource(ctx, base, source, at+wellKnown, opts)
+	if err != nil {
+		return report, fmt.Errorf("check %s: %w", staged, err)
 	}
 	return report, nil
 }

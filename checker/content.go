@@ -65,7 +65,7 @@ func listedLength(fix *fixity) (int64, bool) {
 
 // verify reads one resource and compares it with its listing.
 func (w *walker) verify(ctx context.Context, loc string, pos where, fix *fixity) {
-	f := w.fetcherFor(loc)
+	f := w.resourceFetcher(loc)
 	if f == nil {
 		w.skip(loc, pos)
 		return

@@ -42,13 +42,20 @@
 //     and its length and digests are compared with the newest listing: the
 //     Resource List, or a later change of the Change Lists.
 //
-// Sources are read through a Fetcher. A local output directory maps URLs to
-// files below a base URL, given or inferred from the Source Description's
-// entries, and opens them through an os.Root: only regular files are read,
+// Sources are read through a Fetcher, where they are or where they stand
+// for their URLs (places.go): a staging host read as if it were the base
+// URL (CheckURL with Options.BaseURL), and the resources of a Source built
+// with copy_resources = false, which are not in its output folder, read
+// under Options.ResourceBaseURL at their URLs or from Options.Resources. A
+// local output directory maps URLs to files below a base URL, given or
+// inferred from the Source Description's entries, and opens them through an os.Root: only regular files are read,
 // never through a symbolic link that leads out of the directory, and a
 // named pipe or a device is reported without being opened for reading. A
 // live Source is fetched over HTTP with a bounded number of requests and
-// bytes, a bounded concurrency and a timeout per request, body included;
+// bytes, a bounded concurrency (Options.Concurrency in all,
+// Options.MaxPerHost to one host, so that a check stays polite) and a
+// timeout per request, body included; the parts of an index are read a
+// few at once, and handed on in the order listed;
 // a timeout is reported as one (http-timeout), never as bad XML. The check
 // never leaves the Source's host, by a link or by a redirect, unless
 // Options.FollowExternal is set: a Source cannot make the checker request

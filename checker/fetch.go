@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -258,8 +259,8 @@ func (e *timeoutError) Error() string {
 }
 
 // limiter bounds the requests of one check: how many in all, how many
-// bytes in all, how many at once, and how long each may take, body
-// included.
+// bytes in all, how many at once, in all and to one host, and how long
+// each may take, body included.
 type limiter struct {
 	next     Fetcher
 	max      int64
@@ -268,10 +269,49 @@ type limiter struct {
 	bytes    atomic.Int64
 	slots    chan struct{}
 	timeout  time.Duration
+
+	perHost int
+	mu      sync.Mutex
+	hosts   map[string]chan struct{} // the slots of each host
 }
 
 func newLimiter(next Fetcher, o Options) *limiter {
-	return &limiter{next: next, max: int64(o.MaxRequests), maxBytes: o.MaxBytes, slots: make(chan struct{}, o.Concurrency), timeout: o.Timeout}
+	return &limiter{next: next, max: int64(o.MaxRequests), maxBytes: o.MaxBytes, slots: make(chan struct{}, o.Concurrency), timeout: o.Timeout,
+		perHost: o.MaxPerHost, hosts: map[string]chan struct{}{}}
+}
+
+// hostSlots returns the slots of the host of rawURL.
+func (l *limiter) hostSlots(rawURL string) chan struct{} {
+	host := rawURL
+	if u, err := url.Parse(rawURL); err == nil {
+		host = strings.ToLower(u.Host)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	slots := l.hosts[host]
+	if slots == nil {
+		slots = make(chan struct{}, l.perHost)
+		l.hosts[host] = slots
+	}
+	return slots
+}
+
+// acquire takes a slot of the host of rawURL, then one of all, and
+// returns the function that gives both back.
+func (l *limiter) acquire(ctx context.Context, rawURL string) (release func(), err error) {
+	host := l.hostSlots(rawURL)
+	select {
+	case host <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("fetch %s: %w", rawURL, context.Cause(ctx))
+	}
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		<-host
+		return nil, fmt.Errorf("fetch %s: %w", rawURL, context.Cause(ctx))
+	}
+	return func() { <-l.slots; <-host }, nil
 }
 
 func (l *limiter) Fetch(ctx context.Context, rawURL string) (*Resource, error) {
@@ -281,10 +321,9 @@ func (l *limiter) Fetch(ctx context.Context, rawURL string) (*Resource, error) {
 	if l.bytes.Load() >= l.maxBytes {
 		return nil, fmt.Errorf("fetch %s: %w (%d bytes)", rawURL, errByteLimit, l.maxBytes)
 	}
-	select {
-	case l.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("fetch %s: %w", rawURL, context.Cause(ctx))
+	release, err := l.acquire(ctx, rawURL)
+	if err != nil {
+		return nil, err
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, l.timeout, &timeoutError{url: rawURL, after: l.timeout})
 	res, err := l.next.Fetch(rctx, rawURL)
@@ -293,10 +332,10 @@ func (l *limiter) Fetch(ctx context.Context, rawURL string) (*Resource, error) {
 			err = fmt.Errorf("fetch %s: %w", rawURL, context.Cause(rctx))
 		}
 		cancel()
-		<-l.slots
+		release()
 		return nil, err
 	}
-	res.Body = &limitedBody{body: res.Body, ctx: rctx, l: l, release: func() { cancel(); <-l.slots }}
+	res.Body = &limitedBody{body: res.Body, ctx: rctx, l: l, release: func() { cancel(); release() }}
 	return res, nil
 }
 

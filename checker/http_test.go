@@ -2,11 +2,13 @@ package checker
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,6 +152,95 @@ func TestHTTPTimeout(t *testing.T) {
 		<-r.Context().Done() // answer only when the client gives up
 	}))
 	wantRules(t, checkURL(t, srv.URL+"/", Options{Timeout: 50 * time.Millisecond}), "http-timeout")
+}
+
+// TestHTTPStartTimesOutOnce: a starting document that times out is
+// fetched once, not a second time to walk from it (which doubled the time
+// a check of an unresponsive Source took), and the check fails saying so.
+func TestHTTPStartTimesOutOnce(t *testing.T) {
+	var fetches atomic.Int64
+	srv := serveSite(t, nil, onPath("/changelist.xml", func(_ http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		<-r.Context().Done() // answer only when the client gives up
+	}))
+	_, err := CheckURL(t.Context(), srv.URL+"/changelist.xml", Options{Timeout: 50 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "timed out after 50ms") {
+		t.Errorf("error %v, want the timeout", err)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("the starting document was fetched %d times, want once", n)
+	}
+}
+
+// TestHTTPPartsAtOnce: the parts of a Resource List Index are fetched
+// at once, not one after the other: each part here is answered only once
+// both are asked for (or after a while, so that a check that asks for one
+// at a time ends).
+func TestHTTPPartsAtOnce(t *testing.T) {
+	var inFlight, most atomic.Int64
+	both := make(chan struct{})
+	var once sync.Once
+	part := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.URL.Path, "/resourcelist-") || strings.HasPrefix(r.URL.Path, "/resourcelist-index") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			if n == 2 {
+				once.Do(func() { close(both) })
+			}
+			select {
+			case <-both:
+			case <-time.After(5 * time.Second):
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := serveSite(t, nil, part)
+	wantRules(t, checkURL(t, srv.URL+"/", Options{}))
+	if m := most.Load(); m != 2 {
+		t.Errorf("at most %d of the index's 2 parts were fetched at once, want both", m)
+	}
+}
+
+// TestLimiterPerHost: however many fetches the check makes at once, no
+// more than MaxPerHost go to one host.
+func TestLimiterPerHost(t *testing.T) {
+	var inFlight, most atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+	}))
+	defer srv.Close()
+	l := newLimiter(Options{}.remote(), Options{Concurrency: 8, MaxPerHost: 2, MaxRequests: 100, MaxBytes: 1 << 20, Timeout: time.Minute})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			res, err := l.Fetch(t.Context(), fmt.Sprintf("%s/%d", srv.URL, i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+		})
+	}
+	for inFlight.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // time for the other four to arrive, were they let through
+	close(release)
+	wg.Wait()
+	if m := most.Load(); m != 2 {
+		t.Errorf("%d requests to one host at once, want at most MaxPerHost (2)", m)
+	}
 }
 
 func TestHTTPRequestLimit(t *testing.T) {

@@ -27,13 +27,31 @@ func TestHTTPRedirectExternal(t *testing.T) {
 	if n := external.Load(); n != 0 {
 		t.Errorf("the other host saw %d requests without --follow-external", n)
 	}
-	if msg := f.Message; !strings.Contains(msg, other.URL+"/changelist.xml") {
-		t.Errorf("message %q does not name the redirect's target", msg)
+	if msg := f.Message; !strings.Contains(msg, other.URL+"/changelist.xml") || !strings.Contains(msg, "was not checked, nor anything it lists") {
+		t.Errorf("message %q does not name the redirect's target and what was not checked", msg)
+	}
+	// The Change List was never read: the check fails.
+	if f.Severity != Error {
+		t.Errorf("a document not read for a redirect is a %s; the check would pass without checking it", f.Severity)
 	}
 
 	wantRules(t, checkURL(t, srv.URL+"/", Options{FollowExternal: true}), "document-missing")
 	if n := external.Load(); n != 1 {
 		t.Errorf("the other host saw %d requests with --follow-external, want 1", n)
+	}
+}
+
+// TestHTTPRedirectExternalResource: a resource redirected to another
+// host (a CDN) is only a warning under --verify-content: every document
+// was checked.
+func TestHTTPRedirectExternalResource(t *testing.T) {
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	srv := serveSite(t, nil, onPath("/res/a.txt", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/a.txt", http.StatusFound)
+	}))
+	if f := firstFinding(t, checkURL(t, srv.URL+"/", Options{VerifyContent: true}), "redirect-external"); f.Severity != Warning {
+		t.Errorf("a resource redirected elsewhere: %s", f)
 	}
 }
 

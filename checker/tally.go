@@ -79,6 +79,20 @@ func (w *tally) fetchFailed(u string, from where, err error) {
 	}
 }
 
+// documentFailed is fetchFailed for a document of the Source (or a
+// package): one that a redirect to another host kept from being read is an
+// error, since nothing it lists was checked either.
+func (w *tally) documentFailed(u string, from where, err error) {
+	var redirect *redirectError
+	if !errors.As(err, &redirect) {
+		w.fetchFailed(u, from, err)
+		return
+	}
+	f := finding(from, "redirect-external", "%v: %s was not checked, nor anything it lists", redirect, u)
+	f.Severity = Error
+	w.add(f)
+}
+
 // count adds one to n for the document or package at u, unless it was
 // counted already.
 func (w *tally) count(n *int, u string) {

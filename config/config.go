@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,6 +124,10 @@ type Publish struct {
 	// HTMLLink injects <link rel="resourcesync"> into the <head> of the
 	// HTML resources of each set.
 	HTMLLink bool `toml:"html_link"`
+	// Resources is how copy_resources places the resources in the output:
+	// hard links where it can ("link", the default), copies, or clones
+	// ("reflink", copies where the file system cannot clone).
+	Resources Placement `toml:"resources"`
 	// ShortCache is how long hosts may cache the documents that change
 	// (Source Description, Capability Lists, Resource Lists, open Change
 	// Lists).
@@ -129,7 +135,7 @@ type Publish struct {
 }
 
 // publishKeys are the keys of [publish], for suggestions.
-var publishKeys = []string{"targets", "stylesheet", "viewer", "robots", "html_link", "short_cache"}
+var publishKeys = []string{"targets", "stylesheet", "viewer", "robots", "html_link", "resources", "short_cache"}
 
 // HasTarget reports whether target is among the configured targets.
 func (p *Publish) HasTarget(target Target) bool { return slices.Contains(p.Targets, target) }
@@ -165,34 +171,47 @@ func (s *Set) WantsChangeDump(d *Dumps) bool {
 }
 
 // ByteSize is a number of bytes written as a string with a unit: "512MiB",
-// "1GiB", "2GB", "100kB".
+// "1GiB", "2GB", "100kB". Every size rsgen reads, in the configuration and
+// on the command line, is parsed here.
 type ByteSize int64
 
 var byteUnits = map[string]int64{
-	"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
-	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+	"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15, "EB": 1e18,
+	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50, "EiB": 1 << 60,
 }
 
-// UnmarshalText reads a size such as "1GiB".
+// maxByteSize is the largest size a ByteSize holds, 8 EiB less a byte.
+var maxByteSize = new(big.Rat).SetInt64(math.MaxInt64)
+
+// UnmarshalText reads a size such as "1GiB" or "1.5MB", exactly (a
+// fraction of a byte is dropped), and refuses one that is not a size, is
+// less than a byte, or is larger than a ByteSize holds.
 func (b *ByteSize) UnmarshalText(text []byte) error {
 	s := strings.TrimSpace(string(text))
 	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	if i < 0 {
 		i = len(s)
 	}
-	n, err := strconv.ParseFloat(s[:i], 64)
+	n, isNumber := new(big.Rat).SetString(s[:i])
 	unit, ok := byteUnits[strings.TrimSpace(s[i:])]
-	if err != nil || !ok || n <= 0 {
+	if i == 0 || !isNumber || !ok {
 		return fmt.Errorf("not a size (use a string such as \"1GiB\" or \"500MB\"): %q", text)
 	}
-	*b = ByteSize(n * float64(unit))
+	n.Mul(n, new(big.Rat).SetInt64(unit))
+	switch {
+	case n.Cmp(big.NewRat(1, 1)) < 0:
+		return fmt.Errorf("not a size of at least one byte: %q", text)
+	case n.Cmp(maxByteSize) > 0:
+		return fmt.Errorf("too large: %q (the largest size is 8EiB less a byte)", text)
+	}
+	*b = ByteSize(new(big.Int).Quo(n.Num(), n.Denom()).Int64())
 	return nil
 }
 
 // MarshalText writes the size in the largest binary unit that divides it,
 // as UnmarshalText reads it.
 func (b ByteSize) MarshalText() ([]byte, error) {
-	for _, unit := range []string{"TiB", "GiB", "MiB", "KiB"} {
+	for _, unit := range []string{"EiB", "PiB", "TiB", "GiB", "MiB", "KiB"} {
 		if n := byteUnits[unit]; b != 0 && int64(b)%n == 0 {
 			return []byte(strconv.FormatInt(int64(b)/n, 10) + unit), nil
 		}
@@ -235,7 +254,7 @@ func Default() Config {
 		Lastmod:         LastmodContent,
 		IncludeDotfiles: []string{".well-known"},
 		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
-		Publish:         Publish{Viewer: true, ShortCache: Duration{5 * time.Minute}},
+		Publish:         Publish{Viewer: true, Resources: PlaceLink, ShortCache: Duration{5 * time.Minute}},
 		Dumps:           Dumps{PackageSize: 1 << 30, Compression: CompressAuto},
 		Archives:        Archives{SnapshotEvery: Duration{30 * 24 * time.Hour}},
 	}
@@ -507,6 +526,23 @@ func (c *Config) keyError(key string, set int, format string, args ...any) error
 
 var setNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
+// checkPlacement checks [publish] resources, which says how copy_resources
+// places the resources: a copy or a clone is refused without it, since
+// nothing would be placed.
+func (c *Config) checkPlacement() error {
+	if !slices.Contains(Placements, c.Publish.Resources) {
+		names := make([]string, len(Placements))
+		for i, p := range Placements {
+			names[i] = string(p)
+		}
+		return c.keyError("publish.resources", -1, "must be \"link\", \"copy\" or \"reflink\", not %q%s", c.Publish.Resources, Closest(string(c.Publish.Resources), names))
+	}
+	if !c.CopyResources && c.Publish.Resources != PlaceLink {
+		return c.keyError("publish.resources", -1, "resources = %q says how to place the resources in the output, and copy_resources = false places none: remove one of the two", c.Publish.Resources)
+	}
+	return nil
+}
+
 // checkValues checks the values that do not depend on flags.
 func (c *Config) checkValues() error {
 	if c.SpecVersion != Spec11 && c.SpecVersion != Spec10 {
@@ -550,6 +586,9 @@ func (c *Config) checkValues() error {
 			}
 			return c.keyError("publish.targets", -1, "unknown target %q (use %s)%s", t, strings.Join(names, ", "), Closest(string(t), names))
 		}
+	}
+	if err := c.checkPlacement(); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for i, s := range c.Sets {

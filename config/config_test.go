@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,6 +115,9 @@ func TestValidate(t *testing.T) {
 		{"state inside out", func(c *Config) { c.State = "public/.rsgen" }, "would be published"},
 		{"no resource base", func(c *Config) { c.CopyResources = false }, "resource_base_url must be set"},
 		{"bad describedby", func(c *Config) { c.DescribedBy = "about.html" }, "describedby:"},
+		{"base url port 0", func(c *Config) { c.BaseURL = "http://x.example:0/" }, "base_url: \"http://x.example:0/\": port 0 is not a TCP port"},
+		{"base url port too large", func(c *Config) { c.BaseURL = "http://x.example:99999999/" }, "port 99999999 is not a TCP port"},
+		{"describedby port", func(c *Config) { c.DescribedBy = "https://x.example:65536/about" }, "describedby: \"https://x.example:65536/about\": port 65536"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -140,5 +144,27 @@ func TestPublishTargetsAreChecked(t *testing.T) {
 	_, err = Parse(strings.NewReader("[publish]\nhtml_links = true\n"), "rsgen.toml")
 	if err == nil || !strings.Contains(err.Error(), `did you mean "html_link"?`) {
 		t.Fatalf("error %v, want a suggestion of html_link", err)
+	}
+}
+
+// TestByteSize: sizes are read exactly, in every unit, and one too large
+// for a ByteSize is refused, whatever its unit, instead of wrapping around.
+func TestByteSize(t *testing.T) {
+	for in, want := range map[string]ByteSize{
+		"1": 1, "1.5KiB": 1536, "2GB": 2e9, "7EiB": 7 << 60, "1PB": 1e15, "9223372036854775807": math.MaxInt64, "1.0000001kB": 1000,
+	} {
+		var b ByteSize
+		if err := b.UnmarshalText([]byte(in)); err != nil || b != want {
+			t.Errorf("%q: %d, %v; want %d", in, b, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"99999999999999999999GiB": "too large", "9EiB": "too large", "8EiB": "too large", "9223372036854775808": "too large",
+		"0": "at least one byte", "0.5": "at least one byte", "lots": "not a size", "-1": "not a size", "1.2.3MB": "not a size", "1ZiB": "not a size",
+	} {
+		var b ByteSize
+		if err := b.UnmarshalText([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %d, %v; want an error saying %q", in, b, err, want)
+		}
 	}
 }

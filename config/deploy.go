@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -55,6 +56,9 @@ var bucketPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$`)
 func ParseDeployTarget(s, dir string) (DeployTarget, error) {
 	if rest, ok := strings.CutPrefix(s, "s3://"); ok {
 		bucket, prefix, _ := strings.Cut(rest, "/")
+		if at := strings.LastIndexByte(bucket, '@'); at >= 0 {
+			return DeployTarget{}, fmt.Errorf("%q: %w", "s3://"+path.Join(bucket[at+1:], prefix), ErrCredentials)
+		}
 		if !bucketPattern.MatchString(bucket) {
 			return DeployTarget{}, fmt.Errorf("%q: %q is not a bucket name", s, bucket)
 		}
@@ -67,6 +71,10 @@ func ParseDeployTarget(s, dir string) (DeployTarget, error) {
 	p := s
 	if strings.Contains(s, "://") {
 		u, err := url.Parse(s)
+		if err == nil && u.User != nil {
+			u.User = nil
+			return DeployTarget{}, fmt.Errorf("%q: %w", u.String(), ErrCredentials)
+		}
 		if err != nil || u.Scheme != "file" || u.Host != "" && u.Host != "localhost" || u.RawQuery != "" || u.Fragment != "" {
 			return DeployTarget{}, fmt.Errorf("%q: deploy to s3://bucket/prefix, file:///path/to/folder or a folder", s)
 		}
@@ -89,12 +97,14 @@ func ParseDeployTarget(s, dir string) (DeployTarget, error) {
 func (c *Config) DeployTo(to, wd string) (DeployTarget, error) {
 	d := &c.Deploy
 	if d.Endpoint != "" {
-		if err := checkEndpoint(d.Endpoint); err != nil {
+		if err := CheckEndpoint(d.Endpoint); err != nil {
 			return DeployTarget{}, c.keyError("deploy.endpoint", -1, "%v", err)
 		}
 	}
-	if d.MaxDeletes != nil && *d.MaxDeletes < 0 {
-		return DeployTarget{}, c.keyError("deploy.max_deletes", -1, "must not be negative")
+	if d.MaxDeletes != nil {
+		if err := CheckMaxDeletes(*d.MaxDeletes); err != nil {
+			return DeployTarget{}, c.keyError("deploy.max_deletes", -1, "%v", err)
+		}
 	}
 	var t DeployTarget
 	var err error
@@ -121,8 +131,26 @@ func (c *Config) DeployTo(to, wd string) (DeployTarget, error) {
 	return t, nil
 }
 
-// checkEndpoint checks an S3 endpoint: an absolute http or https URL.
-func checkEndpoint(s string) error {
+// CheckMaxDeletes checks a limit of deletes, from the file or the command
+// line, which say it in the same words: no limit is no value.
+func CheckMaxDeletes(n int) error {
+	if n < 0 {
+		return errors.New("must not be negative (for no limit, leave it out)")
+	}
+	return nil
+}
+
+// ErrCredentials refuses a URL that holds credentials, which rsgen would
+// print in its messages and summaries: it never says the URL.
+var ErrCredentials = errors.New("the URL holds credentials (user:password@), which rsgen takes from no URL, " +
+	"lest it print them: give S3 credentials to the AWS SDK (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile, a role)")
+
+// CheckEndpoint checks an S3 endpoint: an absolute http or https URL,
+// without credentials.
+func CheckEndpoint(s string) error {
+	if strings.Contains(s, "@") {
+		return ErrCredentials // whatever else is wrong with it: it is not said
+	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q is not an http:// or https:// URL", s)

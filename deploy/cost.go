@@ -29,7 +29,8 @@ func (r Requests) add(o Requests) Requests {
 // estimate returns the requests a deploy of plan p makes: the lock
 // (taken and released), the manifest read again and written before and
 // after the writes, one HEAD per write an interrupted deploy may have
-// made, one request per write, one per 1,000 deletes. Multipart uploads
+// made, one request per write, one per 1,000 deletes (of those cleared
+// before the writes, and of the others). Multipart uploads
 // are counted as one PUT each. It finishes the final manifest, for its
 // size.
 func estimate(p *plan) (Requests, error) {
@@ -47,7 +48,7 @@ func estimate(p *plan) (Requests, error) {
 	}
 	r.Put = 2 // the lock, the final manifest
 	r.Get = 1 // the manifest, again under the lock
-	r.Delete = 1 + (p.deletes()+deleteBatch-1)/deleteBatch
+	r.Delete = 1 + (p.deleted.Len()+deleteBatch-1)/deleteBatch + (p.cleared.Len()+deleteBatch-1)/deleteBatch
 	r.BytesSent = info.Size()
 	if p.tasks() > 0 {
 		r.Put++ // the pending manifest

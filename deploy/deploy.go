@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,10 +23,12 @@ type Options struct {
 	// Out is the output folder of the build to publish, State its state
 	// folder: the deploy keeps its own files in State/deploy.
 	Out, State string
-	// BaseURL is where the documents say the output is served, Sets the
-	// names of the sets: the default header policy reads the documents.
+	// BaseURL is where the documents say the output is served: the
+	// order of the writes reads their links.
 	BaseURL string
-	Sets    []string
+	// CopyResources says that the build places the resources in Out
+	// (copy_resources): the deploy then expects them there.
+	CopyResources bool
 	// ShortCache is the max-age of the documents that change.
 	ShortCache time.Duration
 	// Store is where to publish.
@@ -202,8 +205,7 @@ func (d *deployer) run(ctx context.Context) error {
 		return err
 	}
 	if prev := lease.Previous(); prev != nil {
-		d.opts.Notify(Event{Kind: EventWarning, Msg: fmt.Sprintf("took over the lock of %s from process %d on %s (state %s), started %s: that deploy is gone; this one completes it",
-			d.store, prev.PID, prev.Host, prev.State, prev.Started.UTC().Format(time.RFC3339))})
+		d.opts.Notify(Event{Kind: EventWarning, Msg: fmt.Sprintf("took over the lock of %s from %s: that deploy is gone; this one completes it", d.store, prev)})
 	}
 	lctx, stop := withLease(ctx, lease)
 	err = d.publish(lctx, p)
@@ -238,7 +240,7 @@ func (d *deployer) lockLocally() (Holder, func(), error) {
 	}
 	other, err := flockFile(f, path, holder)
 	if errors.Is(err, errHeld) {
-		return Holder{}, nil, fmt.Errorf("another rsgen deploy to %s from this state folder is running (process %d)", d.store, other.PID)
+		return Holder{}, nil, fmt.Errorf("another rsgen deploy to %s from this state folder is running: the lock %s is held by %s", d.store, path, other)
 	}
 	if err != nil {
 		return Holder{}, nil, err
@@ -283,21 +285,40 @@ func (d *deployer) readOutput(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if again, err := completeBuild(d.opts.Out, d.opts.State); err != nil || again != mark {
-		return errors.New("a build published into the output while the deploy read it: deploy again")
-	}
 	if err := d.keepAsHashCache(cachePath); err != nil {
 		d.opts.Notify(Event{Kind: EventWarning, Msg: "cannot save the hash cache (the next deploy reads every file again): " + err.Error()})
+	}
+	b, err := d.readBuild()
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if err := d.checkBuilt(b); err != nil {
+		return err
+	}
+	if again, err := completeBuild(d.opts.Out, d.opts.State); err != nil || again != mark {
+		return errors.New("a build published into the output while the deploy read it: deploy again")
 	}
 	d.sum.Files, d.sum.Hashed, d.sum.HashedBytes = res.files, res.hashed, res.hashedBytes
 	d.policy = d.opts.Policy
 	if d.policy == nil {
-		if d.policy, err = d.outputPolicy(); err != nil {
+		if d.policy, err = d.outputPolicy(b.types); err != nil {
 			return err
 		}
 	}
 	d.sum.ScanTime = time.Since(start)
 	return nil
+}
+
+// readBuild reads what the last build recorded of the output in its
+// state (see built).
+func (d *deployer) readBuild() (*built, error) {
+	st, err := snapshot.Load(d.opts.State)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return readBuilt(st, d.opts.CopyResources, d.dir)
 }
 
 // scan writes the file list of the output to d.files, through the hash
@@ -335,15 +356,15 @@ func (d *deployer) keepAsHashCache(cachePath string) error {
 }
 
 // outputPolicy makes rsgen's header policy (OutputPolicy) from the file
-// list.
-func (d *deployer) outputPolicy() (HeaderPolicy, error) {
+// list and the media types the build recorded.
+func (d *deployer) outputPolicy(types map[string]string) (HeaderPolicy, error) {
 	list, f, err := openFileList(d.files)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var readErr error
-	policy, err := OutputPolicy(d.out, list.paths(&readErr), d.opts.BaseURL, d.opts.Sets, d.opts.ShortCache)
+	policy, err := OutputPolicy(d.out, list.paths(&readErr), types, d.opts.ShortCache)
 	if err == nil && readErr != nil {
 		err = fmt.Errorf("read %s: %w", d.files, readErr)
 	}
@@ -383,11 +404,27 @@ func (d *deployer) makePlan(dir string) (*plan, error) {
 			return nil, fmt.Errorf("%s: %w", d.store, err)
 		}
 	}
-	p, err := makePlan(files, m, d.policy, d.store.KeepsHeaders(), d.opts.Now(), d.opts.Grace, dir)
+	p, err := makePlan(files, m, d.policy, d.store.KeepsHeaders(), d.inTheWay, d.opts.Now(), d.opts.Grace, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.store, err)
 	}
 	return p, nil
+}
+
+// inTheWay reports whether the key of a file the output no longer has
+// stands in the way of the output's files, as the scan found them: the
+// output has a folder at key (a file became a folder), or a file at one
+// of its folders (a folder became a file).
+func (d *deployer) inTheWay(key string) bool {
+	if info, err := d.out.Lstat(key); err == nil {
+		return info.IsDir()
+	}
+	for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
+		if info, err := d.out.Lstat(dir); err == nil {
+			return info.Mode().IsRegular() // a folder: so are those above it
+		}
+	}
+	return false
 }
 
 // count puts the plan's numbers into the summary.

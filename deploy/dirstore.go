@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -133,7 +136,7 @@ func writeTemp(root *os.Root, dir string, body io.Reader, obj *Object) (string, 
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	tmp := path.Join(dir, layout.TempPrefix+"deploy-"+randomHex(8))
+	tmp := path.Join(dir, tempPrefix+randomHex(tempRandomBytes))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", err
@@ -151,6 +154,59 @@ func writeTemp(root *os.Root, dir string, body io.Reader, obj *Object) (string, 
 		return "", err
 	}
 	return tmp, nil
+}
+
+// The names of the temporary files of a deploy: tempPrefix and
+// tempRandomBytes in hex.
+const (
+	tempPrefix      = layout.TempPrefix + "deploy-"
+	tempRandomBytes = 8
+)
+
+// isTemp reports whether name is that of a deploy's temporary file.
+func isTemp(name string) bool {
+	rest, ok := strings.CutPrefix(name, tempPrefix)
+	_, err := hex.DecodeString(rest)
+	return ok && len(rest) == 2*tempRandomBytes && err == nil && strings.ToLower(rest) == rest
+}
+
+// Tidy removes the temporary files of killed deploys from dirs and MetaDir:
+// regular files named as writeTemp names them, and nothing else.
+func (d *DirStore) Tidy(_ context.Context, dirs iter.Seq[string]) error {
+	root, err := d.open(false)
+	if err != nil || root == nil {
+		return err
+	}
+	for dir := range dirs {
+		if err := removeTemps(root, dir); err != nil {
+			return err
+		}
+	}
+	return removeTemps(root, MetaDir)
+}
+
+// removeTemps removes the temporary files of deploys from the folder dir.
+func removeTemps(root *os.Root, dir string) error {
+	f, err := root.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove the temporary files of killed deploys: %w", err)
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("remove the temporary files of killed deploys from %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && isTemp(e.Name()) {
+			if err := root.Remove(path.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove the temporary file of a killed deploy: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // Reheader does nothing: the server's configuration gives the headers.
@@ -177,16 +233,29 @@ func (d *DirStore) Stat(_ context.Context, key string) (*Object, error) {
 	return &Object{Key: key, Size: f.size, SHA256: f.sum}, nil
 }
 
-// Delete removes the files at keys, and the folders they leave empty.
-func (d *DirStore) Delete(_ context.Context, keys []string) error {
+// Delete removes the files at objs' keys, and the folders they leave
+// empty: only a regular file that holds the object's bytes (its length
+// and SHA-256), which rsgen published there. Any other file (replaced
+// since, or named by a manifest someone altered) is not rsgen's to
+// delete: it is left, and reported to kept, and so is a folder at a key
+// (named by an altered manifest, or holding the files of a path that
+// became a folder, when the deploy that cleared the way for them was
+// interrupted: see planner.inTheWay).
+func (d *DirStore) Delete(_ context.Context, objs []Object, kept func(key, why string)) error {
 	root, err := d.open(false)
 	if err != nil || root == nil {
 		return err
 	}
-	for _, key := range keys {
+	for i := range objs {
+		key := objs[i].Key
 		d.reqs.del.Add(1)
-		if err := root.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		why, err := removeIfHolds(root, &objs[i])
+		if err != nil {
 			return fmt.Errorf("delete %s: %w", key, err)
+		}
+		if why != "" {
+			kept(key, why)
+			continue
 		}
 		for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
 			if root.Remove(dir) != nil {
@@ -197,14 +266,42 @@ func (d *DirStore) Delete(_ context.Context, keys []string) error {
 	return nil
 }
 
+// removeIfHolds removes the file at obj.Key when it holds obj's bytes.
+// Otherwise it says why it is kept; nothing there is removed already.
+func removeIfHolds(root *os.Root, obj *Object) (kept string, err error) {
+	info, err := root.Lstat(obj.Key)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	case info.IsDir():
+		return "a folder, not the file rsgen published there: kept", nil
+	case !info.Mode().IsRegular():
+		return "not a regular file, as the file rsgen published there was: kept", nil
+	}
+	f := &localFile{rel: obj.Key}
+	if info.Size() == obj.Size {
+		err = newFileHasher().hash(root, f)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	case info.Size() != obj.Size || f.sum != obj.SHA256:
+		return "its length or SHA-256 is not that of the file rsgen published there (the deploy's manifest): kept", nil
+	}
+	if err := root.Remove(obj.Key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	return "", nil
+}
+
 // metaTag is the entity tag of one of the deploy's files: its length,
 // mtime and inode, which every replacement changes.
 func metaTag(info fs.FileInfo) string {
-	var ino uint64
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
-	}
-	return fmt.Sprintf("%d-%d-%d", info.Size(), info.ModTime().UnixNano(), ino)
+	return fmt.Sprintf("%d-%d-%d", info.Size(), info.ModTime().UnixNano(), sysfile.Inode(info))
 }
 
 func (d *DirStore) ReadMeta(_ context.Context, name, etag string, w io.Writer) (string, error) {
@@ -275,7 +372,7 @@ func (d *DirStore) Lock(_ context.Context, holder Holder, _ bool) (Lease, error)
 	if err := root.MkdirAll(MetaDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", rel, err)
 	}
-	f, err := root.OpenFile(rel, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	f, err := root.OpenFile(rel, os.O_RDWR|os.O_CREATE|noFollow, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", rel, err)
 	}

@@ -11,16 +11,17 @@
 // TimeMaps; dump packages, their manifests and closed documents; parts;
 // lists and indexes; Capability Lists; the Source Description), the same
 // order in which a build renames its files into place, and deletes only
-// after the last step. Within a step, files are written in parallel: first
-// those that are not documents, then the documents in waves, a document
-// waiting for the files of its own step that it links to (the open Change
-// Dump and the package its build added, say), as read from the document
-// itself. A failure stops the deploy before the next
-// step, so at every moment each readable document links only to objects
-// that are there, with the bytes the document describes. What a
+// after the last step (but for a path that changed between file and
+// folder: see What changed). Within a step, files are written in
+// parallel: first those that are not documents, then the documents in
+// waves, a document waiting for the files of its own step that it links
+// to (the open Change Dump and the package its build added, say), as
+// read from the document itself. A failure stops the deploy before the
+// next step, so at every moment each readable document links only to
+// objects that are there, with the bytes the document describes. What a
 // Destination may see meanwhile is a resource newer than the list that
 // describes it, for the time between the first step and the lists' step;
-// never a missing one.
+// never a missing one, but where a path changed between file and folder.
 //
 // # What changed
 //
@@ -35,6 +36,14 @@
 // unchanged output is not read again. A deploy with nothing to do makes
 // one request: a GET of the manifest, conditional on the entity tag of the
 // copy cached in the state folder, answered 304 with no body.
+//
+// A deploy publishes exactly the last build. Before it writes anything,
+// it compares the output's files, whose SHA-256s it has, with what the
+// build recorded in the state (built.go): the length and SHA-256 of every
+// resource, kept version, kept document and package, and the paths of the
+// other documents. A file edited, added or removed in the output by hand,
+// or a source file rewritten in place since the build (a resource is a
+// hard link to it), fails the deploy, naming the files.
 //
 // The state folder holds the deploy's local files (State/deploy): the hash
 // cache (hashes), and per store a folder with the cached manifest, its
@@ -55,7 +64,11 @@
 // in its files' paths) and streams the file list (path, stat, SHA-256),
 // reading the previous one, the hash cache, in step: files whose stat
 // changed are hashed one worker per core, a batch at a time, and written
-// in order. The plan then reads the file list and the manifest in step,
+// in order. The state's records of the build are in another order (a
+// folder's files before its siblings, kept versions by resource): they
+// are sorted into the file list's order 4 MiB at a time into unnamed
+// files, merged as they are read, and compared with the file list as a
+// merge join. The plan then reads the file list and the manifest in step,
 // as a merge join: it counts, puts the writes of each step and the keys
 // to delete in lists that move their full blocks into unnamed files
 // (internal/chunked's Strings, as a build's lists), and streams the manifest after
@@ -65,15 +78,23 @@
 // the manifests are sent from and cached as files. What stays in memory
 // is small: the writes of documents (a step's waves need all of its own;
 // they are a handful to a few hundred), the open segment documents and
-// the media types the Resource Lists give resources whose names say
-// nothing.
+// the media types the state records for files whose names say nothing.
 //
 // Only keys the manifest names are ever deleted: objects rsgen did not put
-// on the store are never touched. A key that left the output is deleted at
-// the end of the deploy, or, with a grace period, by the first deploy
-// after it, so that caches holding documents that still list it expire
-// first. MaxDeletes fails a deploy that would delete more, before it
-// writes anything.
+// on the store are never touched. On a web root, only a regular file that
+// holds the bytes the manifest records is: a file replaced since, or a
+// folder, named by a manifest someone altered, is kept, with a warning.
+// A key that left the output is deleted at the end of the deploy, or,
+// with a grace period, by the first deploy after it, so that caches
+// holding documents that still list it expire first. A key in the way of
+// the output's files, where a path changed between file and folder (a
+// file a where the output has a/b, or the reverse), is deleted before
+// the first write instead, whatever the grace period: a web root cannot
+// hold both, nor can S3-compatible services that keep objects as files
+// (versitygw, MinIO). A Destination then finds the old resource gone
+// while the lists still name it, until the lists' step: the one case in
+// which a deploy shows it a missing resource. MaxDeletes fails a deploy
+// that would delete more, before it writes anything.
 //
 // # Interruptions
 //
@@ -87,7 +108,11 @@
 // 2026-11-27, holding each: 830 MB to resume a first deploy of a million
 // files killed midway, 65 MB now. A key that
 // an interrupted deploy may have written is never forgotten, so it is
-// deleted if the output no longer has it.
+// deleted if the output no longer has it. A deploy killed while it wrote
+// to a web root leaves temporary files beside the files it was writing
+// (servers configured by rsgen never serve them): the next deploy, under
+// the lock, removes the files of that naming from the folders of the
+// pending keys, and from MetaDir.
 //
 // Two deploys never interleave. On S3 the lock is an object created with
 // If-None-Match: * and renewed with If-Match; one not renewed for two
@@ -99,10 +124,12 @@
 // # Headers
 //
 // Content-Type comes from rsgen's media-type table (layout.ContentType), or
-// for a resource whose name says nothing, from the type its Resource List
-// publishes; Cache-Control is immutable for what rsgen never rewrites,
-// short for the other documents and none for resources (OutputPolicy). The
-// policy is a HeaderPolicy, a function of the output path, so another can
+// for a file whose name says nothing (a resource whose type was read from
+// its bytes, and its mementos), from the type the last build recorded in
+// the state, which its lists publish: a memento keeps it after its
+// resource is deleted. Cache-Control is immutable for what rsgen never
+// rewrites, short for the other documents and none for resources
+// (OutputPolicy). The policy is a HeaderPolicy, a function of the output path, so another can
 // replace it. A web root keeps no headers: its server's configuration,
 // written by the build's hosting files, gives them.
 //

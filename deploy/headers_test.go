@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"context"
+	"encoding/hex"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
 )
@@ -35,7 +39,7 @@ func TestOutputPolicy(t *testing.T) {
 	for rel := range files {
 		rels = append(rels, rel)
 	}
-	policy, err := OutputPolicy(root, slices.Values(rels), s.cfg.BaseURL, []string{"default"}, 5*time.Minute)
+	policy, err := OutputPolicy(root, slices.Values(rels), s.types(t), 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +120,10 @@ func TestS3HeaderPolicyChange(t *testing.T) {
 	if cc, ct := resp.Header.Get("Cache-Control"), resp.Header.Get("Content-Type"); cc != "public, max-age=600" || ct != "application/xml" {
 		t.Errorf("Source Description served with Cache-Control %q, Content-Type %q", cc, ct)
 	}
+	// A re-apply sends the whole set: the SHA-256 metadata stays too.
+	if sha, want := v.view(t, "")[layout.SourceDescription], s.outputFiles(t, store)[layout.SourceDescription]; sha != hex.EncodeToString(want[:]) {
+		t.Errorf("the Source Description's SHA-256 metadata is %q after its headers were re-applied", sha)
+	}
 	if sum := run(t, opts); sum.Unchanged != sum.Files {
 		t.Errorf("the next deploy changed headers again: %+v", sum)
 	}
@@ -133,7 +141,7 @@ func TestPolicyAgreesWithTheHostingFiles(t *testing.T) {
 	for rel := range files {
 		rels = append(rels, rel)
 	}
-	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), slices.Values(rels), s.cfg.BaseURL, s.options(&DirStore{}).Sets, s.cfg.Publish.ShortCache.Duration)
+	policy, err := OutputPolicy(openRoot(t, s.cfg.Out), slices.Values(rels), s.types(t), s.cfg.Publish.ShortCache.Duration)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,4 +208,43 @@ func (rules headerRules) match(p string) map[string]string {
 		}
 	}
 	return headers
+}
+
+// TestS3MementoKeepsItsTypeAfterDelete deletes a resource whose name says
+// nothing (README) and that has kept versions: its mementos stay
+// published, and the next deploy leaves their headers alone, so S3 keeps
+// serving them with the type the build recorded (text/plain), not its
+// default binary/octet-stream.
+func TestS3MementoKeepsItsTypeAfterDelete(t *testing.T) {
+	v := startVersity(t)
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/site", 0o755)
+	os.WriteFile(dir+"/site/README", []byte("plain words\n"), 0o644)
+	os.WriteFile(dir+"/site/other.txt", []byte("other\n"), 0o644)
+	s := newSite(t, dir, "[[set]]\nname = \"default\"\nkeep_versions = true\n", v.website)
+	store := v.store(t, v.endpoint, "")
+	run(t, s.options(store))
+	s.remove(t, "README")
+	s.build(t)
+	sum := run(t, s.options(store))
+	if _, reheaders, _ := sum.Uploads(); reheaders != 0 {
+		t.Errorf("the deploy after the delete re-applied %d objects' headers; want none", reheaders)
+	}
+	var mementos int
+	for _, key := range v.keys(t, "") {
+		if !strings.HasPrefix(key, layout.DocumentsDir+"/mementos/") || !strings.HasSuffix(key, "/README") {
+			continue
+		}
+		mementos++
+		out, err := v.client.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(websiteBucket), Key: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct, cc := aws.ToString(out.ContentType), aws.ToString(out.CacheControl); ct != "text/plain" || cc != hosting.ImmutableCacheControl {
+			t.Errorf("%s is served with Content-Type %q, Cache-Control %q; want text/plain, %q", key, ct, cc, hosting.ImmutableCacheControl)
+		}
+	}
+	if mementos == 0 {
+		t.Fatal("no memento of README on the bucket: the test tests nothing")
+	}
 }

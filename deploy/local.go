@@ -8,8 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
+	"time"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/snapshot"
 )
@@ -48,15 +49,30 @@ func completeBuild(out, state string) (buildMark, error) {
 	if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(layout.SourceDescription))); err != nil {
 		return buildMark{}, fmt.Errorf("no build to deploy in %s: %w (run rsgen build first)", out, err)
 	}
-	m := buildMark{size: info.Size(), mtimeN: info.ModTime().UnixNano()}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		m.dev, m.ino = uint64(st.Dev), st.Ino
-	}
-	return m, nil
+	return buildMark{dev: sysfile.Device(info), ino: sysfile.Inode(info), size: info.Size(), mtimeN: info.ModTime().UnixNano()}, nil
 }
 
+// readHolder reads the record of the process that holds the lock file f,
+// for messages. The holder writes it right after it takes the lock, so a
+// record read empty (or cut short) is read again, a few times, before the
+// holder is taken as unknown (a zero Holder): a deploy started in the
+// same moment as another must not name "process 0".
+func readHolder(f *os.File) Holder {
+	for try := 0; ; try++ {
+		var h Holder
+		data, _ := io.ReadAll(io.NewSectionReader(f, 0, 1<<16))
+		if json.Unmarshal(data, &h) == nil && h.PID != 0 || try == holderReads {
+			return h
+		}
+		time.Sleep(10 * time.Millisecond) // the holder is between its lock and its write
+	}
+}
+
+// holderReads is how many times readHolder reads a record again.
+const holderReads = 10
+
 // errHeld is returned by flockFile when another process holds the lock.
-var errHeld = errors.New("held by another process")
+var errHeld = sysfile.ErrHeld
 
 // flockFile takes an exclusive lock on f, the lock file at path (for
 // messages), without waiting, and writes holder into it for messages. The
@@ -64,12 +80,10 @@ var errHeld = errors.New("held by another process")
 // another process holds it, it closes f and returns errHeld with that
 // process's holder. Closing f releases the lock.
 func flockFile(f *os.File, path string, holder Holder) (Holder, error) {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := sysfile.TryLock(f); err != nil {
 		var other Holder
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			data, _ := io.ReadAll(f)
-			json.Unmarshal(data, &other) // for the message only
-			err = errHeld
+		if errors.Is(err, errHeld) {
+			other, err = readHolder(f), errHeld
 		}
 		f.Close()
 		return other, fmt.Errorf("lock %s: %w", path, err)

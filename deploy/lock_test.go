@@ -3,7 +3,9 @@ package deploy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -89,7 +91,7 @@ func TestStaleLock(t *testing.T) {
 }
 
 // TestOneDeployPerStateFolder: a second deploy to the same store from the
-// same state folder fails while the first runs.
+// same state folder fails while the first runs, naming it.
 func TestOneDeployPerStateFolder(t *testing.T) {
 	s := tinySite(t, "https://data.example.org/", 2)
 	store, err := OpenDir(t.TempDir())
@@ -105,8 +107,11 @@ func TestOneDeployPerStateFolder(t *testing.T) {
 	}
 	defer unlock()
 	d2 := &deployer{opts: d.opts, store: store, dir: d.dir}
-	if _, _, err := d2.lockLocally(); err == nil || !strings.Contains(err.Error(), "another rsgen deploy") {
-		t.Fatalf("second deploy from the same state folder: %v", err)
+	host, _ := os.Hostname()
+	_, _, err = d2.lockLocally()
+	if err == nil || !strings.Contains(err.Error(), "another rsgen deploy") ||
+		!strings.Contains(err.Error(), fmt.Sprintf("held by process %d on %s (state ", os.Getpid(), host)) {
+		t.Fatalf("second deploy from the same state folder: %v; want it to name the holder's process and host", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -41,14 +42,20 @@ type plan struct {
 	dir   string
 	steps [layout.NumSteps]StepSummary
 	// docs are the writes of documents (isDocument), by step; writes
-	// the others, encoded (encodeTask), and deleted the keys deleted at
-	// the end: lists that move their full blocks into unnamed files of
-	// the plan's folder (spillFile).
-	docs      [layout.NumSteps][]*task
-	writes    [layout.NumSteps]chunked.Strings
-	deleted   chunked.Strings
-	deferred  int // keys gone from the output, deleted once their grace period is over
-	unchanged int // files the store holds as they are
+	// the others, deleted the objects deleted at the end, and cleared
+	// those deleted before the first write, which stand in the way of
+	// the output's files (see planner.inTheWay), all encoded
+	// (encodeTask): lists that move their full blocks into unnamed files
+	// of the plan's folder (spillFile).
+	docs             [layout.NumSteps][]*task
+	writes           [layout.NumSteps]chunked.Strings
+	deleted, cleared chunked.Strings
+	// pendingDirs are the folders of the keys an interrupted deploy
+	// meant to write, where it may have left temporary files (see
+	// Store.Tidy); a folder is listed again only after another.
+	pendingDirs chunked.Strings
+	deferred    int // keys gone from the output, deleted once their grace period is over
+	unchanged   int // files the store holds as they are
 	// changed: the next manifest differs from the one read. Every write
 	// and every delete changes it; so may a change of headers alone on a
 	// store that keeps none, or a key that came back.
@@ -72,8 +79,14 @@ type planner struct {
 	p            *plan
 	policy       HeaderPolicy
 	keepsHeaders bool
-	now          time.Time
-	grace        time.Duration
+	// inTheWay reports whether a key the output no longer has stands in
+	// the way of the output's files: a file where the output has a
+	// folder, or a file below one of the output's files (a path that
+	// changed between file and folder). A web root cannot hold both, nor
+	// can S3-compatible services that keep objects as files; nil: none.
+	inTheWay func(key string) bool
+	now      time.Time
+	grace    time.Duration
 }
 
 // makePlan diffs the output's files against the manifest m (nil: the
@@ -82,14 +95,15 @@ type planner struct {
 // unfinished deploy meant to write is uploaded; one whose headers alone
 // changed is re-headed (on a store that keeps headers); the others are
 // left alone. A key of m that the output no longer has is deleted, once
-// grace has passed since now (retired keys remember when they left).
-func makePlan(files *fileListReader, m *manifestReader, policy HeaderPolicy, keepsHeaders bool, now time.Time, grace time.Duration, dir string) (*plan, error) {
+// grace has passed since now (retired keys remember when they left), or
+// before the first write when inTheWay says it stands in the way.
+func makePlan(files *fileListReader, m *manifestReader, policy HeaderPolicy, keepsHeaders bool, inTheWay func(string) bool, now time.Time, grace time.Duration, dir string) (*plan, error) {
 	p := &plan{dir: dir}
 	for step := range p.writes {
 		p.writes[step].Spill = p.spillFile
 	}
-	p.deleted.Spill = p.spillFile
-	pl := &planner{p: p, policy: policy, keepsHeaders: keepsHeaders, now: now, grace: grace}
+	p.deleted.Spill, p.cleared.Spill, p.pendingDirs.Spill = p.spillFile, p.spillFile, p.spillFile
+	pl := &planner{p: p, policy: policy, keepsHeaders: keepsHeaders, inTheWay: inTheWay, now: now, grace: grace}
 	if err := pl.merge(files, m); err != nil {
 		pl.p.close()
 		return nil, err
@@ -103,11 +117,19 @@ func (pl *planner) merge(files *fileListReader, m *manifestReader) error {
 	if err := pl.create(); err != nil {
 		return err
 	}
+	lastPendingDir := ""
 	nextEntry := func() (*entry, error) {
 		if m == nil {
 			return nil, nil
 		}
-		return m.next()
+		e, err := m.next()
+		if dir := ""; e != nil && e.status == pending {
+			if dir = path.Dir(e.Key); dir != lastPendingDir {
+				pl.p.pendingDirs.Append(dir)
+				lastPendingDir = dir
+			}
+		}
+		return e, err
 	}
 	f, ferr := files.next()
 	e, merr := nextEntry()
@@ -171,14 +193,20 @@ func (pl *planner) file(f *localFile, e *entry) error {
 	return pl.record(e, &entry{Object: obj}, &entry{Object: obj, status: pending})
 }
 
-// gone plans the key of e, which the output no longer has.
+// gone plans the key of e, which the output no longer has. A key in the
+// way of the output's files is deleted before the first write, whatever
+// the grace period: the store cannot hold both.
 func (pl *planner) gone(e *entry) error {
+	if pl.inTheWay != nil && pl.inTheWay(e.Key) {
+		pl.p.cleared.Append(encodeTask(&task{obj: e.Object}))
+		return pl.record(e, nil, e)
+	}
 	since := pl.now.Unix()
 	if e.status == retired {
 		since = e.since
 	}
 	if time.Duration(pl.now.Unix()-since)*time.Second >= pl.grace {
-		pl.p.deleted.Append(e.Key)
+		pl.p.deleted.Append(encodeTask(&task{obj: e.Object}))
 		return pl.record(e, nil, e)
 	}
 	pl.p.deferred++
@@ -307,28 +335,33 @@ func (p *plan) spilledWrites(step layout.Step, errp *error) iter.Seq[*task] {
 	}
 }
 
-// deletedKeys calls fn with the keys to delete, at most batch at a time.
-func (p *plan) deletedKeys(batch int, fn func([]string) error) error {
-	keys := make([]string, 0, batch)
-	for key := range p.deleted.All() {
-		if keys = append(keys, key); len(keys) == batch {
-			if err := fn(keys); err != nil {
+// deletedObjects calls fn with the objects of list (deleted or cleared),
+// at most batch at a time.
+func deletedObjects(list *chunked.Strings, batch int, fn func([]Object) error) error {
+	objs := make([]Object, 0, batch)
+	for s := range list.All() {
+		t, err := decodeTask(s)
+		if err != nil {
+			return err
+		}
+		if objs = append(objs, t.obj); len(objs) == batch {
+			if err := fn(objs); err != nil {
 				return err
 			}
-			keys = keys[:0]
+			objs = objs[:0]
 		}
 	}
-	if err := p.deleted.Err(); err != nil {
+	if err := list.Err(); err != nil {
 		return err
 	}
-	if len(keys) > 0 {
-		return fn(keys)
+	if len(objs) > 0 {
+		return fn(objs)
 	}
 	return nil
 }
 
 // deletes counts the keys the plan deletes.
-func (p *plan) deletes() int { return p.deleted.Len() }
+func (p *plan) deletes() int { return p.deleted.Len() + p.cleared.Len() }
 
 // manifestFile finishes the manifest w into the plan's folder as name,
 // once, and returns its path.
@@ -348,5 +381,7 @@ func (p *plan) close() {
 		p.writes[step].Close()
 	}
 	p.deleted.Close()
+	p.cleared.Close()
+	p.pendingDirs.Close()
 	os.RemoveAll(p.dir)
 }

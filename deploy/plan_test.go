@@ -125,7 +125,7 @@ func testPlan(t *testing.T, files []*localFile, m *manifest, policy HeaderPolicy
 	}
 	planDir := filepath.Join(dir, "plan")
 	os.Mkdir(planDir, 0o755)
-	p, err := makePlan(fl, mr, policy, keepsHeaders, now, grace, planDir)
+	p, err := makePlan(fl, mr, policy, keepsHeaders, nil, now, grace, planDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,13 @@ func (p *plan) allWrites(t *testing.T) []*task {
 func (p *plan) deletedList(t *testing.T) []string {
 	t.Helper()
 	var keys []string
-	if err := p.deletedKeys(2, func(batch []string) error { keys = append(keys, batch...); return nil }); err != nil {
+	err := deletedObjects(&p.deleted, 2, func(batch []Object) error {
+		for _, obj := range batch {
+			keys = append(keys, obj.Key)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return keys

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -91,9 +92,10 @@ func (d *deployer) saveManifest(ctx context.Context, path string) error {
 }
 
 // publish runs the plan under the store's lock: it reads the manifest
-// again (another deploy may have finished since it was read), skips what
-// an interrupted deploy wrote already, records what it is about to write
-// as pending, writes step by step, deletes, and records the result.
+// again (another deploy may have finished since it was read), removes
+// what killed deploys left, skips what an interrupted deploy wrote
+// already, records what it is about to write as pending, writes step by
+// step, deletes, and records the result.
 func (d *deployer) publish(ctx context.Context, p *plan) error {
 	tag := d.etag
 	if err := d.readManifest(ctx); err != nil {
@@ -109,6 +111,7 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 			return err
 		}
 	}
+	d.tidy(ctx, p)
 	if p.tasks() > 0 {
 		path, err := p.manifestFile(p.pending, "pending")
 		if err != nil {
@@ -118,22 +121,58 @@ func (d *deployer) publish(ctx context.Context, p *plan) error {
 			return err
 		}
 	}
+	// A path that changed between file and folder: the old file, or the
+	// old folder's files, go first, the least time before the new take
+	// their place; a Destination meanwhile finds the old resource gone
+	// while the lists still name it, as it would a moment later.
+	if err := d.delete(ctx, &p.cleared); err != nil {
+		return fmt.Errorf("clear the way for the files whose paths changed between file and folder: %w (nothing else was written; the next deploy completes this one)", err)
+	}
 	for step := range layout.NumSteps {
 		if err := d.runStep(ctx, p, step); err != nil {
 			return fmt.Errorf("step %q: %w (later steps were not started; the next deploy completes this one)", step, err)
 		}
 	}
-	if p.deletes() > 0 {
-		if err := p.deletedKeys(deleteBatch, func(keys []string) error { return d.store.Delete(ctx, keys) }); err != nil {
-			return fmt.Errorf("deletes: %w (the next deploy completes them)", err)
-		}
-		d.opts.Notify(Event{Kind: EventDeleted, Count: p.deletes()})
+	if err := d.delete(ctx, &p.deleted); err != nil {
+		return fmt.Errorf("deletes: %w (the next deploy completes them)", err)
 	}
 	path, err := p.manifestFile(p.final, "final")
 	if err != nil {
 		return fmt.Errorf("state folder: %w", err)
 	}
 	return d.saveManifest(ctx, path)
+}
+
+// tidy removes what the interrupted deploys whose keys the manifest has
+// pending left on the store, under its lock. A failure costs nothing but
+// files that servers configured by rsgen never serve: it is a warning.
+func (d *deployer) tidy(ctx context.Context, p *plan) {
+	err := d.store.Tidy(ctx, p.pendingDirs.All())
+	if err == nil {
+		err = p.pendingDirs.Err()
+	}
+	if err != nil {
+		d.opts.Notify(Event{Kind: EventWarning, Msg: err.Error()})
+	}
+}
+
+// delete deletes the objects of list (of the plan), reporting those the
+// store kept as warnings.
+func (d *deployer) delete(ctx context.Context, list *chunked.Strings) error {
+	if list.Len() == 0 {
+		return nil
+	}
+	kept := 0
+	keep := func(key, why string) {
+		kept++
+		d.opts.Notify(Event{Kind: EventWarning, Path: key, Msg: why})
+	}
+	if err := deletedObjects(list, deleteBatch, func(objs []Object) error { return d.store.Delete(ctx, objs, keep) }); err != nil {
+		return err
+	}
+	d.sum.Deletes -= kept
+	d.opts.Notify(Event{Kind: EventDeleted, Count: list.Len() - kept})
+	return nil
 }
 
 // deleteBatch is how many keys a deploy hands the store to delete at a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/url"
 	"path"
@@ -92,6 +93,12 @@ func OpenS3(ctx context.Context, opts S3Options) (*S3Store, error) {
 			}
 		}
 	})
+	if ep := client.Options().BaseEndpoint; ep != nil && strings.Contains(*ep, "@") {
+		// From AWS_ENDPOINT_URL or the profile: the SDK drops the
+		// credentials, which rsgen would print in its summaries.
+		return nil, fmt.Errorf("deploy to s3://%s: the S3 endpoint (AWS_ENDPOINT_URL, or the profile's endpoint_url) holds credentials (user:password@): "+
+			"give them to the AWS SDK as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile or a role, and the endpoint without them", opts.Bucket)
+	}
 	if client.Options().Region == "" {
 		return nil, fmt.Errorf("deploy to s3://%s: no region: set AWS_REGION, or region in [deploy]", opts.Bucket)
 	}
@@ -249,14 +256,16 @@ func (s *S3Store) Stat(ctx context.Context, key string) (*Object, error) {
 	return obj, nil
 }
 
-// Delete removes keys in batches of 1,000, one request each.
-func (s *S3Store) Delete(ctx context.Context, keys []string) error {
-	for len(keys) > 0 {
-		batch := keys[:min(len(keys), deleteBatch)]
-		keys = keys[len(batch):]
+// Delete removes the objects in batches of 1,000, one request each, by
+// key: what an object holds is not asked (a HEAD per key), and a bucket's
+// manifest is only as safe as the bucket.
+func (s *S3Store) Delete(ctx context.Context, objs []Object, _ func(key, why string)) error {
+	for len(objs) > 0 {
+		batch := objs[:min(len(objs), deleteBatch)]
+		objs = objs[len(batch):]
 		ids := make([]types.ObjectIdentifier, len(batch))
-		for i, k := range batch {
-			ids[i] = types.ObjectIdentifier{Key: s.key(k)}
+		for i, obj := range batch {
+			ids[i] = types.ObjectIdentifier{Key: s.key(obj.Key)}
 		}
 		out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &s.bucket,
 			Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
@@ -270,6 +279,11 @@ func (s *S3Store) Delete(ctx context.Context, keys []string) error {
 	}
 	return nil
 }
+
+// Tidy has nothing to do: an upload that does not complete leaves no
+// object. (The parts of a multipart upload whose deploy was killed stay
+// until the bucket's lifecycle rules abort them.)
+func (s *S3Store) Tidy(context.Context, iter.Seq[string]) error { return nil }
 
 func (s *S3Store) metaKey(name string) *string { return s.key(MetaDir + "/" + name) }
 

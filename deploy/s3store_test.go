@@ -123,7 +123,7 @@ func TestS3PrefixAndReheader(t *testing.T) {
 	checkDestination(t, s.cfg.BaseURL+layout.SourceDescription)
 
 	opts := s.options(store)
-	base, err := OutputPolicy(openRoot(t, s.cfg.Out), slices.Values(keysOf(final)), s.cfg.BaseURL, opts.Sets, opts.ShortCache)
+	base, err := OutputPolicy(openRoot(t, s.cfg.Out), slices.Values(keysOf(final)), s.types(t), opts.ShortCache)
 	if err != nil {
 		t.Fatal(err)
 	}

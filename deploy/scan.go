@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -219,9 +220,7 @@ func readFolder(root *os.Root, dir string) ([]sortedEntry, error) {
 // setStat records the stat that decides whether f must be read again.
 func (f *localFile) setStat(info fs.FileInfo) {
 	f.size, f.mtime = info.Size(), info.ModTime().UnixNano()
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		f.ino = st.Ino
-	}
+	f.ino = sysfile.Inode(info)
 }
 
 // hashAll reads files with one worker per CPU and sets their SHA-256.
@@ -305,7 +304,7 @@ var errChanged = errors.New("the file changed while the deploy read it (is a bui
 // openRegular opens the regular file at rel below root, never through a
 // symbolic link and never a pipe or a device.
 func openRegular(root *os.Root, rel string) (*os.File, error) {
-	file, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	file, err := root.OpenFile(rel, os.O_RDONLY|noFollow|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rel, err)
 	}

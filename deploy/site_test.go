@@ -11,6 +11,7 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/generator"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // site is a built rsgen site in a temporary folder.
@@ -90,12 +91,25 @@ func (s *site) remove(t *testing.T, rel string) {
 
 // options returns the deploy options of the site to store.
 func (s *site) options(store Store) Options {
-	var sets []string
-	for _, set := range s.cfg.SetsOrDefault() {
-		sets = append(sets, set.Name)
-	}
-	return Options{Out: s.cfg.Out, State: s.cfg.State, BaseURL: s.cfg.BaseURL, Sets: sets,
+	return Options{Out: s.cfg.Out, State: s.cfg.State, BaseURL: s.cfg.BaseURL, CopyResources: s.cfg.CopyResources,
 		ShortCache: s.cfg.Publish.ShortCache.Duration, Store: store, MaxDeletes: -1}
+}
+
+// types returns the media types the last build of s recorded for the
+// output files whose names say nothing, as a deploy reads them.
+func (s *site) types(t *testing.T) map[string]string {
+	t.Helper()
+	st, err := snapshot.Load(s.cfg.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b, err := readBuilt(st, s.cfg.CopyResources, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.close()
+	return b.types
 }
 
 // outputFiles returns the output paths of the site's files that store

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
@@ -55,9 +56,11 @@ type Store interface {
 	// Stat returns what the store holds at key, or an error wrapping
 	// ErrNotExist. A SHA256 the store cannot tell is zero.
 	Stat(ctx context.Context, key string) (*Object, error)
-	// Delete removes the objects at keys; a key with no object is no
-	// error.
-	Delete(ctx context.Context, keys []string) error
+	// Delete removes the objects at objs' keys; a key with no object is
+	// no error. A store that can tell (a web root) removes only what holds
+	// an object's bytes, and reports any other file to kept, with why,
+	// leaving it in place.
+	Delete(ctx context.Context, objs []Object, kept func(key, why string)) error
 	// ReadMeta copies the deploy's own file name (the manifest) to w and
 	// returns its entity tag, or ErrNotModified when its tag is still
 	// etag, or an error wrapping ErrNotExist. A failure may leave part of
@@ -67,6 +70,11 @@ type Store interface {
 	// of body and returns its new entity tag. The file is streamed, never
 	// held: a manifest of millions of keys is hundreds of megabytes.
 	WriteMeta(ctx context.Context, name string, body io.ReaderAt, size int64) (etag string, err error)
+	// Tidy removes what deploys killed meanwhile left in the folders
+	// dirs and in MetaDir, where they wrote: a web root's temporary
+	// files. The caller holds the store's lock, so that no other deploy
+	// is writing them.
+	Tidy(ctx context.Context, dirs iter.Seq[string]) error
 	// Lock takes the store's deploy lock for holder, so that two deploys
 	// never interleave: it fails with a *LockedError while another deploy
 	// holds it. The caller holds the local lock of this store in its state
@@ -103,6 +111,16 @@ type Holder struct {
 	Started time.Time `json:"started"`
 }
 
+// String says who the holder is, for messages: a holder read from a
+// lock that holds no record (one taken by another program, or by a
+// deploy in the moment before it records itself) has no process.
+func (h Holder) String() string {
+	if h.PID == 0 {
+		return "a process that did not record who it is (another program, or an rsgen deploy that has just started)"
+	}
+	return fmt.Sprintf("process %d on %s (state %s), started %s", h.PID, h.Host, h.State, h.Started.UTC().Format(time.RFC3339))
+}
+
 // Lease is a held deploy lock.
 type Lease interface {
 	// Lost is closed when the lock is lost: renewing it failed, or
@@ -127,8 +145,7 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	msg := fmt.Sprintf("another deploy to %s is running: the lock is held by process %d on %s (state %s), started %s",
-		e.Store, e.Holder.PID, e.Holder.Host, e.Holder.State, e.Holder.Started.UTC().Format(time.RFC3339))
+	msg := fmt.Sprintf("another deploy to %s is running: the lock is held by %s", e.Store, e.Holder)
 	if !e.Renewed.IsZero() {
 		msg += fmt.Sprintf(", renewed %s; it expires %s after its last renewal, or take it over with --break-lock once that deploy is known to be gone",
 			e.Renewed.UTC().Format(time.RFC3339), e.Expires)

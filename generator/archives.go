@@ -93,8 +93,12 @@ func publishSnapshot(d docWriter, a *snapshot.Archived) ([]carriedPackage, error
 }
 
 // writeSnapshotArchive writes set st's archive of Resource Lists (or
-// Resource Dumps), listing those archived with their at and completed.
+// Resource Dumps), listing those archived with their at and completed,
+// unless it lists none.
 func writeSnapshotArchive(d docWriter, st *set, dump bool, archived []snapshot.Archived) error {
+	if len(archived) == 0 {
+		return nil
+	}
 	capability := archivedCapability(&snapshot.Archived{Dump: dump})
 	l := listing{md: rs.MD{Capability: capability + "-archive"}, n: len(archived),
 		size: int64(len(archived)) * int64(len(d.s.base)+len(layout.SetDir(st.Name))+80+archiveEntryBound),
@@ -108,13 +112,11 @@ func writeSnapshotArchive(d docWriter, st *set, dump bool, archived []snapshot.A
 
 // writeSegmentArchive writes set st's archive of closed Change Lists (or
 // Change Dumps) of its journal, in forward chronological order with from
-// and until.
+// and until, once one is closed.
 func writeSegmentArchive(d docWriter, st *set, kind segmentKind, journal []snapshot.Segment) error {
-	var segs []*snapshot.Segment
-	for i := range journal {
-		if seg := &journal[i]; seg.Until != 0 && listed(seg, segmentPath(kind, st.Name, seg)) {
-			segs = append(segs, seg)
-		}
+	segs := closedListed(journal, st, kind)
+	if len(segs) == 0 {
+		return nil // nothing closed yet: an empty archive is not published
 	}
 	l := listing{md: rs.MD{Capability: kind.capability + "-archive"}, n: len(segs),
 		size: int64(len(segs)) * int64(len(d.s.base)+len(layout.SetDir(st.Name))+80+archiveEntryBound),

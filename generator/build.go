@@ -16,7 +16,8 @@ import (
 
 // Build runs one build, stage by stage (see the package comment): resolve
 // the site, load the previous state, scan the source, plan every document,
-// write them, and commit.
+// write them, and commit. A source file removed between the scan and its
+// use makes it start again, under the same lock (rescan.go).
 func Build(ctx context.Context, cfg *config.Config, opts Options) (*Summary, error) {
 	lock, err := snapshot.AcquireLock(ctx, cfg.State, opts.Wait, func(msg string) {
 		if opts.Notify != nil {
@@ -27,6 +28,29 @@ func Build(ctx context.Context, cfg *config.Config, opts Options) (*Summary, err
 		return nil, err
 	}
 	defer lock.Release()
+	if lock.StalePID > 0 && opts.Notify != nil {
+		opts.Notify(Note{Kind: NoteWarning, Code: WarnState, Path: filepath.Join(cfg.State, snapshot.LockFile), Msg: fmt.Sprintf(
+			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID)})
+	}
+	if opts.Notify != nil {
+		opts.Notify = (&onceNotes{notify: opts.Notify, sent: map[Note]bool{}}).note
+	}
+	for scans := 1; ; scans++ {
+		sum, err := buildOnce(ctx, cfg, opts, lock.Leftover)
+		switch {
+		case !errors.Is(err, errRemovedSinceScan):
+			return sum, err
+		case scans == maxScans:
+			return nil, fmt.Errorf("%w; the source was scanned %d times, and each time a file went away before the build could publish it", err, scans)
+		case opts.Notify != nil:
+			opts.Notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%v; scanning the source again", err)})
+		}
+	}
+}
+
+// buildOnce runs one build under the state's lock; interrupted tells
+// prepare that the last build may not have finished.
+func buildOnce(ctx context.Context, cfg *config.Config, opts Options, interrupted bool) (*Summary, error) {
 	s, err := resolve(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -41,11 +65,7 @@ func Build(ctx context.Context, cfg *config.Config, opts Options) (*Summary, err
 		return nil, err
 	}
 	defer prev.close()
-	if lock.StalePID > 0 {
-		s.warn(WarnState, filepath.Join(cfg.State, snapshot.LockFile), fmt.Sprintf(
-			"took over the lock of process %d, which is no longer running (a build was killed; this one repairs what it left)", lock.StalePID))
-	}
-	if err := prepare(s, prev, lock.Leftover); err != nil {
+	if err := prepare(s, prev, interrupted); err != nil {
 		return nil, err
 	}
 	if prev.kept, err = survey(s, prev.state); err != nil {

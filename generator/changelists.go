@@ -48,6 +48,9 @@ func (jw *journalWriter) write(sp *setPlan) ([]snapshot.Segment, error) {
 func (jw *journalWriter) archiveSegment(journal []snapshot.Segment, seg *snapshot.Segment) error {
 	var kept []snapshot.Kept
 	for _, kind := range segmentKinds(jw.st) {
+		if !jw.holds(kind, seg) {
+			continue // a Change Dump without packages (change_dump turned on late): not written
+		}
 		k, err := jw.d.keepDoc("closed", segmentPath(kind, jw.st.Name, seg), func(path string) error {
 			_, err := jw.writeSegment(kind, path, seg)
 			return err
@@ -95,25 +98,29 @@ func (jw *journalWriter) publishClosed(journal []snapshot.Segment) error {
 	return nil
 }
 
-// writeIndex writes the open document of one kind and the index over it
-// and the closed ones.
+// writeIndex writes the open document of one kind, unless it would be
+// empty (an open Change Dump before the segment's first change), and the
+// index over it and the closed ones, unless that would be empty (a set's
+// Change Dump Index before its first change).
 func (jw *journalWriter) writeIndex(journal []snapshot.Segment, kind segmentKind) error {
 	s, st := jw.d.s, jw.st
 	open := &journal[len(journal)-1]
-	rel := segmentPath(kind, st.Name, open)
-	changed, err := jw.writeSegment(kind, jw.d.w.Path(rel), open)
-	if err != nil {
-		return err
-	}
-	jw.d.w.Record(rel, changed)
-	var segs []*snapshot.Segment
-	for i := range journal {
-		if listed(&journal[i], segmentPath(kind, st.Name, &journal[i])) {
-			segs = append(segs, &journal[i])
+	closed := closedListed(journal, st, kind)
+	segs := closed
+	if jw.holds(kind, open) {
+		rel := segmentPath(kind, st.Name, open)
+		changed, err := jw.writeSegment(kind, jw.d.w.Path(rel), open)
+		if err != nil {
+			return err
 		}
+		jw.d.w.Record(rel, changed)
+		segs = append(segs, open)
+	}
+	if len(segs) == 0 {
+		return nil
 	}
 	md := rs.MD{Capability: kind.capability, From: unixTime(segs[0].From)}
-	links := append([]rs.Link{s.upLink(st)}, s.archivesLink(st, kind.capability)...)
+	links := append([]rs.Link{s.upLink(st)}, s.archivesLink(st, kind.capability, len(closed) > 0)...)
 	return jw.d.writeDoc(kind.index(st.Name), rs.SitemapIndex, md, links, func(w *rs.Writer) error {
 		for _, seg := range segs {
 			e := rs.Entry{Loc: s.docURL(segmentPath(kind, st.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
@@ -123,6 +130,21 @@ func (jw *journalWriter) writeIndex(journal []snapshot.Segment, kind segmentKind
 		}
 		return nil
 	})
+}
+
+// holds reports whether the document of a kind of segment seg has
+// entries: no document but the open Change List is published empty. The
+// open Change List is, so that the Change List Index always exists (see
+// doc.go); a closed one always holds events; a Change Dump holds the
+// packages written while its segment was open.
+func (jw *journalWriter) holds(kind segmentKind, seg *snapshot.Segment) bool {
+	return kind.capability != rs.CapChangeDump || slices.ContainsFunc(jw.packages, func(p snapshot.Package) bool { return inSegment(&p, seg) })
+}
+
+// inSegment reports whether the Change Dump package p was written while
+// segment seg was open.
+func inSegment(p *snapshot.Package, seg *snapshot.Segment) bool {
+	return p.Until >= seg.From && (seg.Until == 0 || p.Until < seg.Until)
 }
 
 // writeSegment writes the document of a kind of segment seg at path.
@@ -162,7 +184,7 @@ func (jw *journalWriter) writeChangeDump(path string, seg *snapshot.Segment) (bo
 	links := []rs.Link{s.upLink(st), {Rel: rs.RelIndex, Href: s.docURL(layout.ChangeDumpIndex(st.Name))}}
 	return jw.d.writeXML(path, rs.URLSet, md, links, func(w *rs.Writer) error {
 		for i := range jw.packages {
-			if p := &jw.packages[i]; p.Until >= seg.From && (seg.Until == 0 || p.Until < seg.Until) {
+			if p := &jw.packages[i]; inSegment(p, seg) {
 				e := packageEntry(s, p)
 				if err := w.Entry(&e); err != nil {
 					return err

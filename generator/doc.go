@@ -36,7 +36,10 @@
 // Change Dump) is written once, into the state folder's archive, and never
 // rewritten, so its URI can be cached forever. The Change List Index
 // always exists, even with one list, so that the Capability List never has
-// to change the URI it points at.
+// to change the URI it points at. No other document is published empty:
+// an open Change Dump waits for its segment's first package, an archive
+// for its first entry, and a set without files has no Resource List or
+// Resource Dump; a Capability List lists what its set publishes.
 //
 // # What cannot be made again
 //

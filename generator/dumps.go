@@ -257,7 +257,8 @@ func resourceDumpListing(s *site, st *set, pkgs []snapshot.Package, at int64) li
 		entry: func(i int, e *rs.Entry) error { *e = packageEntry(s, &pkgs[i]); return nil }}
 }
 
-// writeResourceDump writes set st's Resource Dump, l.
-func writeResourceDump(d docWriter, st *set, l listing) error {
-	return writeSplit(d.s, st, layout.ResourceDump(st.Name), l, d.s.archivesLink(st, rs.CapResourceDump), d.writeDoc)
+// writeResourceDump writes set st's Resource Dump, l; archived says
+// whether its archive is published.
+func writeResourceDump(d docWriter, st *set, l listing, archived bool) error {
+	return writeSplit(d.s, st, layout.ResourceDump(st.Name), l, d.s.archivesLink(st, rs.CapResourceDump, archived), d.writeDoc)
 }

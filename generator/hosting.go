@@ -38,7 +38,7 @@ func writeHosting(s *site, w *sink.Sink, h hostingFiles) error {
 	if len(files) == 0 {
 		return nil
 	}
-	hp, err := hostPlan(s, w.Outputs(), h, files)
+	hp, err := hostPlan(s, w, h, files)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func writeHosting(s *site, w *sink.Sink, h hostingFiles) error {
 
 // hostPlan derives the rules from this build's documents, outputs, sets
 // and files.
-func hostPlan(s *site, outputs []string, h hostingFiles, files []string) (*hosting.Plan, error) {
+func hostPlan(s *site, w *sink.Sink, h hostingFiles, files []string) (*hosting.Plan, error) {
 	hp := &hosting.Plan{BasePath: s.baseURL.Path, ShortCache: s.cfg.Publish.ShortCache.Duration,
 		Cloudflare: s.cfg.Publish.HasTarget(config.TargetCloudflarePages)}
 	if hp.BasePath == "" {
@@ -65,7 +65,9 @@ func hostPlan(s *site, outputs []string, h hostingFiles, files []string) (*hosti
 		}
 	}
 	for _, st := range s.sets {
-		hp.Sitemaps = append(hp.Sitemaps, s.docURL(layout.ResourceList(st.Name)))
+		if rl := layout.ResourceList(st.Name); w.Recorded(rl) { // a set without files has none
+			hp.Sitemaps = append(hp.Sitemaps, s.docURL(rl))
+		}
 	}
 	closed := map[string]int64{} // closed segment documents -> their from
 	open := map[string]bool{}    // the open segment documents
@@ -99,7 +101,7 @@ func hostPlan(s *site, outputs []string, h hostingFiles, files []string) (*hosti
 		}
 	}
 	used := map[string]bool{}
-	for _, rel := range outputs {
+	for _, rel := range w.Outputs() {
 		if folder, ok := ruledFolder(folders, rel); ok {
 			used[folder] = true
 			continue

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -254,7 +253,7 @@ func sameFile(t *testing.T, a, b string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ia.Sys().(*syscall.Stat_t).Ino == ib.Sys().(*syscall.Stat_t).Ino
+	return os.SameFile(ia, ib)
 }
 
 func readFileT(t *testing.T, p string) []byte {

@@ -33,6 +33,21 @@ type keeper struct {
 	// build that keeps versions keeps one per resource, so the list
 	// spills (pathList).
 	toKeep chunked.Strings
+	// published holds what publishKept found of each kept file this
+	// build: a file is looked at, and restored, once, though several
+	// documents list it (a package that archived dumps list too). A
+	// second restore staged a second link under the first one's temporary
+	// name, which the first rename took away. It holds the kept documents
+	// and packages, never a version per resource: a version is published
+	// once, by its resource's pass (the versions writer calls
+	// restoreKept).
+	published map[string]keptResult
+}
+
+// keptResult is what publishKept found of one kept file.
+type keptResult struct {
+	got         sums
+	ok, changed bool
 }
 
 func newKeeper(state string, w *sink.Sink) *keeper {
@@ -90,6 +105,23 @@ func checkKept(src, dst string, want sums) (keptCopy, sums, error) {
 // an output. It returns the sums of the file, whether the output's copy
 // changes, and ok false when neither copy is whole.
 func (k *keeper) publishKept(rel string, want sums) (got sums, ok, changed bool, err error) {
+	if r, done := k.published[rel]; done {
+		return r.got, r.ok, r.changed, nil
+	}
+	got, ok, changed, err = k.restoreKept(rel, want)
+	if err == nil {
+		if k.published == nil {
+			k.published = map[string]keptResult{}
+		}
+		k.published[rel] = keptResult{got, ok, changed}
+	}
+	return got, ok, changed, err
+}
+
+// restoreKept is publishKept without the memory of what it did: for the
+// files a build publishes once, which are too many to remember (kept
+// versions).
+func (k *keeper) restoreKept(rel string, want sums) (got sums, ok, changed bool, err error) {
 	src, dst := snapshot.ArchivePath(k.state, rel), k.w.Path(rel)
 	whole, got, err := checkKept(src, dst, want)
 	switch {

@@ -1,6 +1,8 @@
 package generator
 
 import (
+	"slices"
+
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
@@ -43,12 +45,18 @@ func resourceListing(s *site, sc *scanned, st *set, links *linkIndex, at int64) 
 		size: int64(members.Len())*int64(len(s.resBase)+resourceEntryBound) + 3*sc.pathBytes[st], entry: entry}
 }
 
-// writeResourceList writes set st's Resource List, l.
-func writeResourceList(d docWriter, st *set, l listing) error {
-	return writeSplit(d.s, st, layout.ResourceList(st.Name), l, d.s.archivesLink(st, rs.CapResourceList), d.writeDoc)
+// writeResourceList writes set st's Resource List, l; archived says
+// whether its archive is published.
+func writeResourceList(d docWriter, st *set, l listing, archived bool) error {
+	return writeSplit(d.s, st, layout.ResourceList(st.Name), l, d.s.archivesLink(st, rs.CapResourceList, archived), d.writeDoc)
 }
 
-// writeCapabilityList writes set st's Capability List (§9).
+// writeCapabilityList writes set st's Capability List (§9), listing the
+// set's documents this build published: those that would be empty are
+// not (a set without files has no Resource List, a set without changes
+// yet no Change Dump Index, an archive nothing yet), and are listed once
+// they are. The Change List Index always is, so the Capability List never
+// changes the URI it points at for Change Lists.
 func writeCapabilityList(d docWriter, st *set) error {
 	s := d.s
 	links := []rs.Link{{Rel: rs.RelUp, Href: s.docURL(layout.SourceDescription)}}
@@ -67,6 +75,7 @@ func writeCapabilityList(d docWriter, st *set) error {
 	for _, c := range st.archives {
 		caps = append(caps, struct{ capability, rel string }{c + "-archive", layout.Archive(st.Name, c)})
 	}
+	caps = slices.DeleteFunc(caps, func(c struct{ capability, rel string }) bool { return !d.w.Recorded(c.rel) })
 	return d.writeDoc(layout.CapabilityList(st.Name), rs.URLSet, rs.MD{Capability: rs.CapCapabilityList}, links, func(w *rs.Writer) error {
 		for _, c := range caps {
 			if err := w.Entry(&rs.Entry{Loc: s.docURL(c.rel), MD: rs.MD{Capability: c.capability}}); err != nil {

@@ -133,7 +133,7 @@ type SetSummary struct {
 
 // The codes of warnings, by which they are grouped for people.
 const (
-	WarnSymlink    = snapshot.SkipSymlink    // a symbolic link not followed
+	WarnSymlink    = snapshot.SkipSymlink    // a symbolic link not followed: follow_symlinks is off
 	WarnSpecial    = snapshot.SkipSpecial    // a FIFO, socket or device skipped
 	WarnUnreadable = snapshot.SkipUnreadable // a file or folder skipped for lack of permission
 	WarnURITooLong = "uri-too-long"          // a file left out: its URI is too long for a list
@@ -146,6 +146,13 @@ const (
 	WarnHosting    = "hosting"               // a hosting file cannot say everything
 	WarnSet        = "set"                   // a set that publishes nothing
 	WarnBaseURL    = "base-url"              // a base URL Destinations will not find
+
+	// WarnSymlinkRefused is a symbolic link that follow_symlinks does not
+	// follow: it points outside the source, loops or is broken.
+	WarnSymlinkRefused = snapshot.SkipSymlinkRefused
+	// WarnUnreadableKept is a file, or a folder of files, that cannot be
+	// read, whose last published version is kept (--skip-unreadable).
+	WarnUnreadableKept = snapshot.KeptUnreadable
 )
 
 // notes collects the notes of a stage that decides before anything is

@@ -14,11 +14,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/internal/chunked"
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
 )
 
 // placer places the resources in the output folder and removes what
@@ -27,7 +28,9 @@ type placer struct {
 	dir     string
 	src     *snapshot.Tree // the source, read only through it
 	enabled bool           // copy_resources: resources are placed in the output
-	link    bool           // source and output share a file system: hard-link
+	link    bool           // resources = "link", and source and output share a file system: hard-link
+	clone   bool           // resources = "reflink": clone, until a clone fails (see cloneTemp)
+	noClone atomic.Bool    // a clone failed: the file system does not clone, copy
 	placed  atomic.Int64   // resources written by this build
 	dirs    sync.Map       // folders known to exist
 	pending sync.Map       // source path -> temporary copy made by the scan
@@ -48,6 +51,10 @@ type placer struct {
 	// sink stages a replacement of a published file until the build's
 	// documents are written.
 	sink *sink.Sink
+	// overTypeChange holds the paths of new resources that stand where
+	// an earlier build published a resource of the other type: they are
+	// staged, never placed at once (typechanges.go).
+	overTypeChange map[string]bool
 }
 
 // openOutput opens the output folder of site s, into which resources are
@@ -57,21 +64,11 @@ func openOutput(s *site, src *snapshot.Tree, w *sink.Sink, rw *rewriter) (*place
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	o.link = sameDevice(s.cfg.Source, o.dir)
+	o.link = s.cfg.Publish.Resources == config.PlaceLink && sysfile.SameDevice(s.cfg.Source, o.dir)
+	o.clone = s.cfg.Publish.Resources == config.PlaceReflink
 	o.added = pathList(s.cfg.State)
 	w.SpillInto(spillInto(s.cfg.State), spillBlockSize)
 	return o, nil
-}
-
-func sameDevice(a, b string) bool {
-	ia, errA := os.Stat(a)
-	ib, errB := os.Stat(b)
-	if errA != nil || errB != nil {
-		return false
-	}
-	sa, okA := ia.Sys().(*syscall.Stat_t)
-	sb, okB := ib.Sys().(*syscall.Stat_t)
-	return okA && okB && sa.Dev == sb.Dev
 }
 
 func (o *placer) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
@@ -102,8 +99,13 @@ func (o *placer) tee() snapshot.Tee {
 			}, nil
 		}
 		dst := o.path(r.Path)
-		if err := o.mkdirs(filepath.Dir(dst)); err != nil {
-			return nil, nil, err
+		if err := o.mkdirs(filepath.Dir(dst)); err != nil && !errors.Is(err, syscall.ENOTDIR) {
+			return nil, nil, err // ENOTDIR: a type change, the copy waits above (sink.TempName)
+		}
+		if !rewritten {
+			if done, cloned, err := o.cloneTee(r, isNew, src, dst); err != nil || cloned {
+				return nil, done, err
+			}
 		}
 		f, err := sink.CreateLazy(dst)
 		if err != nil {
@@ -144,6 +146,48 @@ func (o *placer) tee() snapshot.Tee {
 		}
 		return w, done, nil
 	}
+}
+
+// cloneTee is the tee's work for a resource placed by a clone (resources
+// = "reflink"): the open file src is cloned before the scan reads it (the
+// stat after the read proves it unchanged across the clone), and the
+// clone waits, as a copy does (see tee), unless the copy at dst already
+// holds r. cloned is false where the file system does not clone: the tee
+// copies instead.
+func (o *placer) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst string) (done func(bool) error, cloned bool, err error) {
+	tmp, cloned, err := o.cloneTemp(src, dst, r)
+	if err != nil || !cloned {
+		return nil, false, err
+	}
+	return func(ok bool) error {
+		if info, err := os.Lstat(dst); !ok || err == nil && o.current(info, r) {
+			os.Remove(tmp)
+			r.Placed = ok
+			return nil
+		}
+		if r.Placed = isNew && o.placeFresh(r, tmp, dst); r.Placed {
+			return nil
+		}
+		o.pending.Store(r.Path, tmp)
+		o.copies.Add(1)
+		return nil
+	}, true, nil
+}
+
+// cloneTemp clones the open source file src of r into a temporary file for
+// dst, when resources = "reflink" and the file system clones; cloned is
+// false otherwise, and the first clone that fails makes every later
+// resource of the build a copy without trying.
+func (o *placer) cloneTemp(src fs.File, dst string, r *snapshot.Record) (tmp string, cloned bool, err error) {
+	f, ok := src.(sink.Descriptor)
+	if !o.clone || !ok || o.noClone.Load() {
+		return "", false, nil
+	}
+	tmp, cloned, err = sink.CloneTemp(f, dst, r.ModTime)
+	if err == nil && !cloned {
+		o.noClone.Store(true)
+	}
+	return tmp, cloned, err
 }
 
 // restamp places r, whose copy at dst the scan found equal to the bytes
@@ -257,6 +301,10 @@ func (o *placer) placeAll(ctx context.Context, files *snapshot.Records, places *
 // fresh resource, never published before, is linked without a look first.
 func (o *placer) place(r *snapshot.Record, fresh bool) error {
 	dst := o.path(r.Path)
+	typeChange := o.overTypeChange[r.Path]
+	if typeChange {
+		fresh = false // staged: the old type leaves first, at Commit
+	}
 	if tmp, ok := o.pending.LoadAndDelete(r.Path); ok {
 		if err := o.replace(tmp.(string), dst, fresh); err != nil {
 			os.Remove(tmp.(string))
@@ -278,8 +326,10 @@ func (o *placer) place(r *snapshot.Record, fresh bool) error {
 		// or the output does not look like the last build's.
 		return fmt.Errorf("place %s: the published copy of this page is missing or altered, and its source was not read, as it did not change since the last build; build with --verify to publish it again", dst)
 	}
-	missing := errors.Is(err, os.ErrNotExist)
-	if err := o.mkdirs(filepath.Dir(dst)); err != nil {
+	missing := errors.Is(err, os.ErrNotExist) && !typeChange
+	// A type change's folder may be a file still, until Commit: the
+	// temporary file waits above it (sink.TempName).
+	if err := o.mkdirs(filepath.Dir(dst)); err != nil && !(typeChange && errors.Is(err, syscall.ENOTDIR)) {
 		return fmt.Errorf("place %s: %w", dst, err)
 	}
 	src, err := o.openSource(r)
@@ -292,9 +342,13 @@ func (o *placer) place(r *snapshot.Record, fresh bool) error {
 	if l, ok := src.(snapshot.Linker); ok && o.link {
 		created, err = o.linkInto(l, dst, missing)
 	}
-	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) {
-		var tmp string
-		if tmp, err = sink.CopyTemp(src, dst, r.ModTime); err == nil {
+	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) ||
+		errors.Is(err, errors.ErrUnsupported) {
+		tmp, cloned, cerr := o.cloneTemp(src, dst, r)
+		if err = cerr; err == nil && !cloned {
+			tmp, err = sink.CopyTemp(src, dst, r.ModTime)
+		}
+		if err == nil {
 			created, err = missing, o.replace(tmp, dst, missing)
 		}
 	}
@@ -307,15 +361,16 @@ func (o *placer) place(r *snapshot.Record, fresh bool) error {
 
 // openSource opens the source file of r through the Tree, which never
 // leaves the source, and checks that it is still the file r describes: a
-// file changed or replaced since the scan is not placed.
+// file changed or replaced since the scan is not placed, and one removed
+// makes the build scan again (rescan.go).
 func (o *placer) openSource(r *snapshot.Record) (fs.File, error) {
 	f, err := o.src.Open(r.Path)
 	if err != nil {
-		return nil, err
+		return nil, goneSinceScan(r.Path, err)
 	}
 	info, err := f.Stat()
 	if err == nil && (!info.Mode().IsRegular() || info.Size() != r.Size || info.ModTime().UnixNano() != r.ModTime ||
-		r.Inode != 0 && inodeOf(info) != r.Inode) {
+		r.Inode != 0 && sysfile.Inode(info) != r.Inode) {
 		err = fmt.Errorf("%s changed since the scan; build again", r.Path)
 	}
 	if err != nil {
@@ -356,7 +411,7 @@ func (o *placer) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) 
 // false, leaving the copy pending, when anything is there or the file
 // system cannot rename without replacing.
 func (o *placer) placeFresh(r *snapshot.Record, tmp, dst string) bool {
-	if unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE) != nil {
+	if sysfile.RenameNoReplace(tmp, dst) != nil {
 		return false
 	}
 	o.placedNew(r.Path)
@@ -377,21 +432,13 @@ func (o *placer) linkFreshSource(r *snapshot.Record, dst string) bool {
 // errNoLink stands for "copy instead" when linking is not tried.
 var errNoLink = errors.New("not linked")
 
-// inodeOf returns the inode number of a file's stat.
-func inodeOf(info fs.FileInfo) uint64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
-}
-
 // current reports whether the output file info already holds r's bytes: it
 // is the same inode (a hard link), or a copy with r's size and mtime.
 func (o *placer) current(info os.FileInfo, r *snapshot.Record) bool {
 	if !info.Mode().IsRegular() || info.Size() != r.Size {
 		return false
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Ino == r.Inode {
+	if ino := sysfile.Inode(info); ino != 0 && ino == r.Inode {
 		return true
 	}
 	return info.ModTime().UnixNano() == r.ModTime
@@ -421,7 +468,10 @@ func (o *placer) linkInto(src snapshot.Linker, dst string, missing bool) (create
 			return err == nil, err
 		}
 	}
-	tmp := sink.TempName(dst)
+	tmp, err := sink.TempName(dst)
+	if err != nil {
+		return false, err
+	}
 	os.Remove(tmp)
 	if err := src.LinkTo(tmp); err != nil {
 		return false, err
@@ -434,9 +484,9 @@ func (o *placer) linkInto(src snapshot.Linker, dst string, missing bool) (create
 }
 
 // replace puts the temporary file tmp at dst: at once where nothing was
-// published (fresh), else staged with the documents (see sink.Stage), so
-// that a build that fails before its documents are written leaves the
-// published bytes of a resource those documents describe as they were.
+// published (fresh), else staged with the documents (see stage), so that a
+// build that fails before its documents are written leaves the published
+// bytes of a resource those documents describe as they were.
 func (o *placer) replace(tmp, dst string, fresh bool) error {
 	if fresh {
 		return os.Rename(tmp, dst)

@@ -104,10 +104,21 @@ func (p *buildPlan) planSet(s *site, prev *loaded, sc *scanned, sp *setPlan, las
 			return err
 		}
 	}
-	changed := p.setChanged[st.Name]
-	sp.snapshots = [2]bool{snapshotDue(s, st, false, p.archived, changed, p.now), st.resourceDump && snapshotDue(s, st, true, p.archived, changed, p.now)}
+	// An archived document is never empty: a set without files has none.
+	changed, files := p.setChanged[st.Name], sc.members[st].Len() > 0
+	sp.snapshots = [2]bool{files && snapshotDue(s, st, false, p.archived, changed, p.now),
+		files && st.resourceDump && snapshotDue(s, st, true, p.archived, changed, p.now)}
 	sp.archived = publishArchived(prev, st, p.archived, &p.notes)
 	return nil
+}
+
+// publishesSnapshots reports whether the set publishes its archive of
+// Resource Lists (or Resource Dumps): it lists the archived ones carried
+// over whole, and this build's copy when one is due; an archive without
+// entries is not published, as no empty document but the open Change
+// List is. archived are the plan's.
+func (sp *setPlan) publishesSnapshots(archived []snapshot.Archived, dump bool) bool {
+	return sp.snapshots[btoi(dump)] || slices.ContainsFunc(sp.archived, func(i int) bool { return archived[i].Dump == dump })
 }
 
 // recordSetChanges carries over, per set, the time of the last build that
@@ -120,4 +131,12 @@ func (p *buildPlan) recordSetChanges(s *site, prev *snapshot.State) {
 		}
 		p.setChanged[st.Name] = t
 	}
+}
+
+// btoi returns 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

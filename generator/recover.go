@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,16 +148,23 @@ func (rc *recoverer) recoverFromOutput() (rec *recovery, err error) {
 	for _, name := range names {
 		outputs = append(outputs, layout.CapabilityList(name))
 		at, rlDocs, lists, err := rc.resourceListDocs(name)
-		if err != nil {
+		noFiles := errors.Is(err, fs.ErrNotExist) // a set without files has no Resource List
+		if err != nil && !noFiles {
 			return nil, err
 		}
 		outputs = append(outputs, rlDocs...)
-		st.SetChanged[name] = at
-		st.LastBuild = max(st.LastBuild, at)
+		if noFiles {
+			at = math.MaxInt64 // no event is later than the files it has
+		}
 		journal, late, unexplained, listDocs, err := rc.recoverJournal(name, at, rec)
 		if err != nil {
 			return nil, err
 		}
+		if noFiles {
+			at = lastChange(journal)
+		}
+		st.SetChanged[name] = at
+		st.LastBuild = max(st.LastBuild, at)
 		outputs = append(outputs, listDocs...)
 		for _, seg := range journal {
 			st.LastBuild = max(st.LastBuild, seg.From, seg.Until)
@@ -200,6 +208,21 @@ func (rc *recoverer) recoverFromOutput() (rec *recovery, err error) {
 	st.Outputs = sortedPaths(outputs)
 	rec.state = st
 	return rec, nil
+}
+
+// lastChange returns when the set of a recovered journal last changed, as
+// far as its documents say, for a set without a Resource List to say it:
+// its newest open event, else when its open Change List opened.
+func lastChange(journal []snapshot.Segment) int64 {
+	open := snapshot.Open(journal)
+	if open == nil {
+		return 0
+	}
+	at := open.From
+	for _, ev := range open.Events {
+		at = max(at, ev.Time)
+	}
+	return at
 }
 
 // errNotInWalkOrder: a Resource List whose entries are not in walk order,

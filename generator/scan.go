@@ -13,6 +13,7 @@ import (
 	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -63,6 +64,10 @@ func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee sn
 	// (a page whose copy is missing can only be published again by the
 	// scan's read).
 	reread := prev.state.HTMLLink != s.tags || !prev.intact
+	foldCase, err := sink.FoldsCase(s.cfg.Out)
+	if err != nil {
+		return nil, err
+	}
 	files, events, stats, err := snapshot.Scan(ctx, prev.state, snapshot.ScanOptions{
 		FS:         src,
 		Algorithms: s.algs,
@@ -78,10 +83,15 @@ func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee sn
 		SpillDir:       spillDir(s.cfg.State),
 		SpillAfter:     spillAfter,
 		Baseline:       prev.baseline(),
+		FoldCase:       foldCase,
 		Visit:          visit,
 	})
 	if err != nil {
 		var pe *snapshot.PathError
+		var te *snapshot.TeeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("output folder: write %s: %w", s.outPath(te.Path), te.Err)
+		}
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("scan %s: %w", filepath.Join(s.cfg.Source, filepath.FromSlash(pe.Path)), pe.Err)
 		}

@@ -67,6 +67,18 @@ func listed(seg *snapshot.Segment, rel string) bool {
 	return false
 }
 
+// closedListed returns the closed segments of set st's journal whose
+// document of a kind is published, oldest first.
+func closedListed(journal []snapshot.Segment, st *set, kind segmentKind) []*snapshot.Segment {
+	var segs []*snapshot.Segment
+	for i := range journal {
+		if seg := &journal[i]; seg.Until != 0 && listed(seg, segmentPath(kind, st.Name, seg)) {
+			segs = append(segs, seg)
+		}
+	}
+	return segs
+}
+
 // archivedCapability returns the capability of an archived document.
 func archivedCapability(a *snapshot.Archived) string {
 	if a.Dump {

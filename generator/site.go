@@ -45,6 +45,9 @@ func resolve(cfg *config.Config, opts Options) (*site, error) {
 	if opts.limits == (limits{}) {
 		opts.limits = limits{rs.MaxEntries, rs.MaxBytes}
 	}
+	if err := checkConfiguredSizes(cfg, base, opts.limits); err != nil {
+		return nil, err
+	}
 	s := &site{cfg: cfg, opts: opts, algs: cfg.Hashes, sets: newSets(cfg), base: base, baseURL: *u, resBase: resourceBase(cfg)}
 	s.tags = s.tagsConfig()
 	return s, nil
@@ -94,9 +97,11 @@ func (s *site) describedBy(st *set) string {
 }
 
 // archivesLink returns the rel="archives" link that set st's live
-// documents of a capability carry, when that capability is archived.
-func (s *site) archivesLink(st *set, capability string) []rs.Link {
-	if !slices.Contains(st.archives, capability) {
+// documents of a capability carry, when that capability's archive is
+// published: it is archived, and the archive lists something (no empty
+// document but the open Change List is published).
+func (s *site) archivesLink(st *set, capability string, published bool) []rs.Link {
+	if !published || !slices.Contains(st.archives, capability) {
 		return nil
 	}
 	return []rs.Link{{Rel: rs.RelArchives, Href: s.docURL(layout.Archive(st.Name, capability))}}

@@ -46,7 +46,7 @@ func (in sources) openBitstream(e *zippkg.Entry, streams bitstreams) (io.ReadClo
 	}
 	f, err := in.src.Open(bs.src)
 	if err != nil {
-		return nil, err
+		return nil, goneSinceScan(bs.src, err)
 	}
 	if _, same, err := isScanned(f, bs.stat, in.scanStart); err != nil || !same {
 		if err != nil {
@@ -70,8 +70,8 @@ func (in sources) copyVersion(w io.Writer, r *snapshot.Record) error {
 	var err error
 	if r.Rewritten {
 		f, err = os.Open(in.w.Current(in.w.Path(r.Path)))
-	} else {
-		f, err = in.src.Open(r.Path)
+	} else if f, err = in.src.Open(r.Path); err != nil {
+		err = goneSinceScan(r.Path, err)
 	}
 	if err != nil {
 		return err

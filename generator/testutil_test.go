@@ -22,13 +22,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/generator"
 	"github.com/rsgen/rsgen/internal/sitemaptest"
+	"github.com/rsgen/rsgen/internal/sysfile"
 )
 
 // Namespaces, spelled out here rather than taken from package rs.
@@ -159,21 +159,13 @@ func (s *site) buildExpecting(now time.Time, warnings ...string) *generator.Summ
 // otherwise /dev/shm is tried.
 func otherDeviceDir(t testing.TB) string {
 	t.Helper()
-	ref, err := os.Stat(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := t.TempDir()
 	for _, cand := range []string{os.Getenv("RSGEN_OTHER_FS"), "/dev/shm"} {
 		if cand == "" {
 			continue
 		}
 		info, err := os.Stat(cand)
-		if err != nil || !info.IsDir() {
-			continue
-		}
-		a, okA := info.Sys().(*syscall.Stat_t)
-		b, okB := ref.Sys().(*syscall.Stat_t)
-		if !okA || !okB || a.Dev == b.Dev {
+		if err != nil || !info.IsDir() || sysfile.SameDevice(cand, ref) {
 			continue
 		}
 		dir, err := os.MkdirTemp(cand, "rsgen-test-")
@@ -313,11 +305,7 @@ func statTree(t testing.TB, dir string) map[string]fileState {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fs := fileState{Data: b, Mtime: info.ModTime()}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			fs.Inode = st.Ino
-		}
-		states[rel] = fs
+		states[rel] = fileState{Data: b, Mtime: info.ModTime(), Inode: sysfile.Inode(info)}
 	}
 	return states
 }

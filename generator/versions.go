@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"path"
 
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
@@ -23,9 +24,15 @@ import (
 // may not be what the state says it is. The output files of versions stay
 // out of the sink's list of outputs; what goes is in obsolete.
 type versionsWriter struct {
-	d  docWriter
-	in sources
-	vp *versionPlan
+	d   docWriter
+	in  sources
+	vp  *versionPlan
+	now int64 // the build's time
+	// sameSecond holds, when this build runs in the same second as the
+	// last, the paths of the versions the last build first saw (true) and
+	// of their folders (false): their mementos share this build's folder
+	// of mementos (see mementoTaken).
+	sameSecond map[string]bool
 	// done is what the writer did, for the stages after it.
 	done versionsWritten
 	// whole and kept are reused from resource to resource.
@@ -59,6 +66,9 @@ func (vw *versionsWriter) write(ctx context.Context, prev *snapshot.State, files
 	}
 	if !vw.vp.on {
 		return &vw.done, nil
+	}
+	if err := vw.noteSameSecond(prev); err != nil {
+		return nil, err
 	}
 	out := newRecordFile(vw.d.s, "the kept versions")
 	if err := vw.merge(ctx, prev, files, out); err != nil {
@@ -223,7 +233,7 @@ func (vw *versionsWriter) carry(old []snapshot.Record, keep bool) ([]bool, error
 			vw.whole = append(vw.whole, true)
 			continue
 		}
-		_, ok, written, err := vw.d.k.publishKept(rel, versionSums(&v))
+		_, ok, written, err := vw.d.k.restoreKept(rel, versionSums(&v))
 		if err != nil {
 			return nil, err
 		}
@@ -253,11 +263,57 @@ func (vw *versionsWriter) noteFile(rel string) {
 	vw.done.used[versionUse(rel)] = true
 }
 
+// noteSameSecond fills sameSecond when this build runs in the same second
+// as the last, prev (two builds of rsgen watch, a fixed --now).
+func (vw *versionsWriter) noteSameSecond(prev *snapshot.State) error {
+	if prev.LastBuild != vw.now {
+		return nil
+	}
+	vw.sameSecond = map[string]bool{}
+	for v, err := range prev.Versions() {
+		if err != nil {
+			return fmt.Errorf("kept versions: %w", err)
+		}
+		if v.Seen != vw.now {
+			continue
+		}
+		vw.sameSecond[v.Path] = true
+		for dir := path.Dir(v.Path); dir != "."; dir = path.Dir(dir) {
+			if _, done := vw.sameSecond[dir]; done {
+				break
+			}
+			vw.sameSecond[dir] = false
+		}
+	}
+	return nil
+}
+
+// mementoTaken reports whether the memento of the version of the resource
+// at p that this build first sees cannot be published: a version the last
+// build first saw in the same second has its memento in the same folder,
+// at a path one of which is a folder of the other (the path changed
+// between file and folder). Both are kept, and the two URIs cannot both
+// be served; a build a second later publishes the new one at its own.
+func (vw *versionsWriter) mementoTaken(p string) bool {
+	if isVersion, ok := vw.sameSecond[p]; ok && !isVersion {
+		return true
+	}
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		if vw.sameSecond[dir] {
+			return true
+		}
+	}
+	return false
+}
+
 // writeMemento copies the current version of r to its time-specific URI,
 // staged, checking the bytes against what the documents say of the
 // version (copyVersion).
 func (vw *versionsWriter) writeMemento(r *snapshot.Record) error {
 	rel := layout.Memento(unixTime(r.Seen), r.Path)
+	if vw.mementoTaken(r.Path) {
+		return fmt.Errorf("keep version %s: the last build, in the same second, kept a version whose memento takes its place (%s changed between file and folder); build again a second later", vw.d.w.Path(rel), r.Path)
+	}
 	if err := vw.d.w.WriteNew(rel, func(w io.Writer) error { return vw.in.copyVersion(w, r) }); err != nil {
 		return fmt.Errorf("keep version %s: %w", vw.d.w.Path(rel), err)
 	}

@@ -23,6 +23,7 @@ type staged struct {
 // returns reaches the next here, and nowhere else.
 func writeBuild(ctx context.Context, prev *loaded, sc *scanned, p *buildPlan, out *placer, d docWriter, in sources) (_ *staged, err error) {
 	s := d.s
+	out.overTypeChange = out.typeChanges(sc.events)
 	if err := out.placeAll(ctx, &sc.files, sc.places.list()); err != nil {
 		return nil, err
 	}
@@ -40,7 +41,7 @@ func writeBuild(ctx context.Context, prev *loaded, sc *scanned, p *buildPlan, ou
 			return nil, err
 		}
 	}
-	vw := &versionsWriter{d: d, in: in, vp: &p.versions}
+	vw := &versionsWriter{d: d, in: in, vp: &p.versions, now: p.now}
 	versions, err := vw.write(ctx, prev.state, &sc.files)
 	if err != nil {
 		return nil, err
@@ -111,8 +112,14 @@ func (sw *setWriter) write(ctx context.Context, carried []carriedPackage) error 
 		return err
 	}
 	sw.next.Journals[st.Name] = journal
+	if sw.sc.members[st].Len() == 0 {
+		// No document but the open Change List is published empty: the
+		// Capability List of a set without files lists its Change List
+		// Index only, whose Change Lists say when files come.
+		return sw.writeArchivesAndCapabilities(journal)
+	}
 	list := resourceListing(sw.d.s, sw.sc, st, sw.links, sw.p.setChanged[st.Name])
-	if err := writeResourceList(sw.d, st, list); err != nil {
+	if err := writeResourceList(sw.d, st, list, sp.publishesSnapshots(sw.p.archived, false)); err != nil {
 		return err
 	}
 	if err := sw.archiveSnapshot(false, list, nil); err != nil {
@@ -125,17 +132,23 @@ func (sw *setWriter) write(ctx context.Context, carried []carriedPackage) error 
 		}
 		sw.next.Packages = append(sw.next.Packages, pkgs...)
 		dump := resourceDumpListing(sw.d.s, st, pkgs, sw.p.setChanged[st.Name])
-		if err := writeResourceDump(sw.d, st, dump); err != nil {
+		if err := writeResourceDump(sw.d, st, dump, sp.publishesSnapshots(sw.p.archived, true)); err != nil {
 			return err
 		}
 		if err := sw.archiveSnapshot(true, dump, pkgs); err != nil {
 			return err
 		}
 	}
+	return sw.writeArchivesAndCapabilities(journal)
+}
+
+// writeArchivesAndCapabilities writes the set's archives and then its
+// Capability List, which lists them.
+func (sw *setWriter) writeArchivesAndCapabilities(journal []snapshot.Segment) error {
 	if err := sw.writeArchives(journal); err != nil {
 		return err
 	}
-	return writeCapabilityList(sw.d, st)
+	return writeCapabilityList(sw.d, sw.sp.set)
 }
 
 // archiveSnapshot keeps a copy of the set's Resource List (or Resource
@@ -205,12 +218,4 @@ func (sw *setWriter) writeSnapshotArchive(dump bool) error {
 		}
 	}
 	return writeSnapshotArchive(sw.d, sw.sp.set, dump, archived)
-}
-
-// btoi returns 1 for true, 0 for false.
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

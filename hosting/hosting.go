@@ -4,7 +4,8 @@
 // Each host learns from its own file how to serve the output: the Source
 // Description, which has no extension, as XML; a Link: rel="resourcesync"
 // header on every resource of a set, to the set's Capability List; and the
-// cache policy (CacheOf), which rsgen deploy applies to S3 objects too:
+// cache policy (CacheOf), which rsgen deploy applies to S3 objects and
+// rsgen serve to its responses too:
 // what rsgen never rewrites (versions of resources, dump packages, which
 // are named by their content, manifests, closed and archived documents) is
 // cached for a year as immutable; every other file rsgen writes changes
@@ -19,11 +20,13 @@ package hosting
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
 )
 
 // RobotsFile is robots.txt, written with [publish] robots.
@@ -106,7 +109,7 @@ type Plan struct {
 }
 
 // CacheOf returns how long hosts may keep the output file at rel, for the
-// hosting files and for rsgen deploy alike: immutable for what rsgen never
+// hosting files, rsgen deploy and rsgen serve alike: immutable for what rsgen never
 // rewrites (the versions of resources, and the files of
 // layout.StepImmutable but the open document of a Change List or Change
 // Dump segment, which open says rel is); short for every other file rsgen
@@ -120,6 +123,26 @@ func CacheOf(rel string, open bool) Cache {
 		return CacheShort
 	}
 	return CacheHost
+}
+
+// MayBeOpen reports whether the output file at rel may be the open
+// document of a Change List or Change Dump segment, which only its head
+// tells (IsOpenSegment) and which CacheOf needs to know.
+func MayBeOpen(rel string) bool {
+	return layout.PublishStep(rel) == layout.StepImmutable && layout.ContentType(rel) == layout.TypeXML
+}
+
+// IsOpenSegment reports whether the document r holds is the open document
+// of a Change List or Change Dump segment: one with no until. It reads
+// only the document's head. Other documents of the immutable step
+// (manifests, archived lists) are never rewritten.
+func IsOpenSegment(r io.Reader) (bool, error) {
+	head, err := rs.NewReader(r).Head()
+	if err != nil {
+		return false, err
+	}
+	capability := head.MD.Capability
+	return (capability == rs.CapChangeList || capability == rs.CapChangeDump) && head.MD.Until.IsZero(), nil
 }
 
 // CacheControl returns the Cache-Control value of c, "" for the host's

@@ -88,6 +88,7 @@ func TestParseBaseURL(t *testing.T) {
 	good := map[string]string{
 		"https://data.example.org":      "https://data.example.org/",
 		"http://localhost:8080/a/b/":    "http://localhost:8080/a/b/",
+		"http://localhost:65535/":       "http://localhost:65535/",
 		"https://example.org/sub%20dir": "https://example.org/sub%20dir/",
 	}
 	for in, want := range good {
@@ -189,6 +190,8 @@ func TestCheckAbsoluteURLSaysWhatToWrite(t *testing.T) {
 		"https://data.example.org/données/": `character 'é' must be percent-encoded, as %C3%A9`,
 		"https://data.example.org/\xe9/":    `byte 0xE9 must be percent-encoded, as %E9`,
 		`https://data.example.org/a\b/`:     `character '\\' must be percent-encoded, as %5C`,
+		"http://data.example.org:99999999/": `port 99999999 is not a TCP port (1 to 65535)`,
+		"http://data.example.org:0/":        `port 0 is not a TCP port (1 to 65535)`,
 	} {
 		if err := CheckAbsoluteURL(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -34,7 +35,8 @@ func ParseBaseURL(s string) (string, error) {
 }
 
 // CheckAbsoluteURL checks that s is an absolute http or https URL with a
-// host and nothing that would need escaping.
+// host, a port from 1 to 65535 if any, and nothing that would need
+// escaping.
 func CheckAbsoluteURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
@@ -45,6 +47,13 @@ func CheckAbsoluteURL(s string) error {
 	}
 	if u.Host == "" {
 		return fmt.Errorf("%q: has no host", s)
+	}
+	// url.Parse takes any digits for a port; a port out of range would
+	// be published in every URI, and no client could follow one.
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q: port %s is not a TCP port (1 to 65535)", s, p)
+		}
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' {

@@ -84,3 +84,11 @@ func reaches(ip, listen net.IP) bool {
 		return ok && n.IP.Equal(ip)
 	})
 }
+
+// Reachable reports whether a server listening on addr can be reached
+// from other machines: it listens on every address (0.0.0.0, ::) or on
+// one that is not a loopback address.
+func Reachable(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return !ok || !tcp.IP.IsLoopback()
+}

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -110,5 +111,69 @@ new MutationObserver(function () {
 	}
 	if strings.Contains(dom, `<pre id="rsgen-dev-error"`) || strings.Contains(dom, "data-error") {
 		t.Errorf("the error is still shown after the good build; DOM:\n%s", dom)
+	}
+}
+
+// TestBuildErrorOverlayUnderCSP: the overlay that shows a failed build is
+// styled on the document browser's own page, whose Content-Security-Policy
+// refuses inline styles: it covers the page (position fixed), instead of
+// landing unstyled below the footer of a page that looks healthy. The
+// page is served by the development server with a probe of the test's
+// (a script of the same origin, which the policy allows) that reports the
+// overlay's computed style, and an image the server holds until then.
+func TestBuildErrorOverlayUnderCSP(t *testing.T) {
+	bin := chromiumPath(t)
+	_, dev := devFixture(t)
+	const probe = `new MutationObserver(function () {
+  var box = document.getElementById("rsgen-dev-error");
+  if (!box || document.documentElement.dataset.overlay) return;
+  var cs = getComputedStyle(box);
+  document.documentElement.dataset.overlay = cs.position + " " + cs.zIndex;
+  fetch("/shown");
+}).observe(document.documentElement, {childList: true, subtree: true});`
+	var subscribed sync.Once
+	shown := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/probe.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			io.WriteString(w, probe)
+			return
+		case "/shown":
+			once.Do(func() { close(shown) })
+			return
+		case "/hold":
+			select {
+			case <-shown:
+			case <-r.Context().Done():
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case "/resourcesync/_dev/events":
+			subscribed.Do(func() { go dev.Built(errors.New("scan site: permission denied")) })
+		case "/resourcesync/":
+			rec := httptest.NewRecorder()
+			dev.ServeHTTP(rec, r)
+			page := rec.Body.String()
+			if !strings.Contains(page, "Content-Security-Policy") {
+				t.Errorf("the document browser's page has no Content-Security-Policy:\n%s", page)
+			}
+			page = strings.Replace(page, "<head>", `<head><script src="/probe.js"></script>`, 1)
+			page = strings.Replace(page, "</body>", `<img src="/hold" alt="">`+"</body>", 1)
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, page)
+			return
+		}
+		dev.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	dom := dumpDOM(t, bin, srv.URL+"/resourcesync/")
+	if !strings.Contains(dom, `data-overlay="fixed 2147483647"`) {
+		t.Errorf("the build error's overlay is not styled over the page (want position fixed on top); DOM:\n%s", dom)
+	}
+	if !strings.Contains(dom, "scan site: permission denied") {
+		t.Errorf("the build error is not shown; DOM:\n%s", dom)
 	}
 }

@@ -213,8 +213,11 @@ const reloadScript = `// rsgen development server: reloads the page after each b
     if (!box) {
       box = document.createElement("pre");
       box.id = "rsgen-dev-error";
-      box.setAttribute("style", "position:fixed;inset:0;z-index:2147483647;margin:0;padding:2em;overflow:auto;" +
-        "background:rgba(24,24,24,.94);color:#ffb3b3;font:14px/1.5 monospace;white-space:pre-wrap");
+      // Styled through the CSSOM, which a Content-Security-Policy without
+      // 'unsafe-inline' (the document browser's) allows, where it refuses
+      // a style attribute.
+      Object.assign(box.style, {position: "fixed", inset: "0", zIndex: "2147483647", margin: "0", padding: "2em",
+        overflow: "auto", background: "rgba(24,24,24,.94)", color: "#ffb3b3", font: "14px/1.5 monospace", whiteSpace: "pre-wrap"});
       (document.body || document.documentElement).appendChild(box);
     }
     box.textContent = "rsgen: the last build failed; this page is the build before it.\n\n" + msg;

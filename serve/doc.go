@@ -23,7 +23,11 @@
 // Description for the sets, then their Resource Lists (and their parts),
 // with rs.Reader, which bounds what it reads; it reads them again when one
 // of them changes on disk. Documents and unlisted files have the file's
-// mtime. Every file has a strong ETag made of its inode, size and mtime;
+// mtime. Cache-Control is the one the hosting files give the hosts and
+// rsgen deploy gives S3 (hosting.CacheOf): a year, immutable, for what rsgen
+// never rewrites, Options.ShortCache ([publish] short_cache) for the other
+// files it writes, none for the resources. Every file has a strong ETag
+// made of its inode, size and mtime;
 // Range, HEAD and conditional requests are answered by net/http's
 // ServeContent.
 //
@@ -33,6 +37,12 @@
 // (resourcesync/index.html), and the top of the server to the base path.
 //
 // # What is refused
+//
+// A request for a name the server does not listen as gets 421 Misdirected
+// Request: it answers only for localhost, the loopback addresses, the
+// address it was told to listen on and its base URL's host, so that a page
+// that rebinds its own name to this machine (DNS rebinding) reads nothing
+// (see host.go).
 //
 // Only what a host configured by rsgen serves is served. Paths with a ".."
 // segment, however encoded (%2e%2e, ..%2f), are a bad request. Files are
@@ -56,10 +66,11 @@
 // # The server
 //
 // Start runs a Handler with the limits of a server left running: a bound
-// on connections at once (a new client takes the place of the longest
-// idle one, or gets 503), header and idle timeouts, and a write deadline
-// extended while bytes flow instead of an overall one that would cut a
-// large download (see server.go).
+// on connections at once, in all and from one client address (a new
+// client takes the place of the longest idle one, or gets 503), header and
+// idle timeouts, and a minimum rate at which a client must read, instead
+// of an overall write timeout that would cut a large download (see
+// server.go).
 //
 // # Caveats
 //

@@ -2,11 +2,14 @@ package serve
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -38,8 +41,34 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, f *os.File, 
 		h.dev.serveHTML(w, r, f, x)
 		return
 	}
+	cc, err := cacheControl(name, f, x.shortCache)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("serve: %v", err), http.StatusInternalServerError)
+		return
+	}
+	if cc != "" {
+		hdr.Set("Cache-Control", cc)
+	}
 	hdr.Set("ETag", etag(info))
 	http.ServeContent(w, r, name, modtime, f)
+}
+
+// cacheControl returns the Cache-Control the hosts send for the output
+// file at name (hosting.CacheOf) under short_cache shortCache, reading
+// the head of f, and then rewinding it, when the policy needs to know
+// whether it is open.
+func cacheControl(name string, f *os.File, shortCache time.Duration) (string, error) {
+	open := false
+	if hosting.MayBeOpen(name) {
+		var err error
+		if open, err = hosting.IsOpenSegment(f); err != nil {
+			return "", fmt.Errorf("read %s: %w", name, err)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return "", fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+	return hosting.CacheControl(hosting.CacheOf(name, open), shortCache), nil
 }
 
 // contentType is the media type of the file at name: by rsgen's table

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rsgen/rsgen/layout"
 )
@@ -30,6 +31,9 @@ type Options struct {
 	// half done. Reload holds it for writing. Nil means a lock of the
 	// Handler's own.
 	Lock *sync.RWMutex
+	// ShortCache is [publish] short_cache: the max-age of the files rsgen
+	// rewrites, sent as the hosts send it (hosting.CacheOf).
+	ShortCache time.Duration
 	// Dev makes the Handler a development server: HTML responses reload
 	// in the browser after each build and show a failed build's error
 	// (see Built). Nothing of it is written into Dir.
@@ -39,6 +43,7 @@ type Options struct {
 // site is the parsed form of the Options.
 type site struct {
 	base, resBase string // "" when not configured
+	shortCache    time.Duration
 }
 
 // Handler serves an output folder the way a production host should. Create
@@ -48,6 +53,9 @@ type Handler struct {
 	root *os.Root
 	site site
 	dev  *dev // nil unless Options.Dev
+	// listen is the address its server listens as (host.go), set by
+	// Start before it serves; nil when served by another server.
+	listen *listenAddr
 
 	mu  sync.Mutex
 	idx *index // nil until needed, and after Reload
@@ -71,7 +79,7 @@ func New(opts Options) (*Handler, error) {
 
 // openSite parses the URLs of opts and opens its folder.
 func openSite(opts Options) (*os.Root, site, error) {
-	var s site
+	s := site{shortCache: opts.ShortCache}
 	for _, u := range []struct {
 		name string
 		in   string
@@ -130,10 +138,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	f, t, x, err := h.find(r.URL.Path)
+	f, t, x, err := h.find(r)
 	switch {
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
+	case t.status == http.StatusMisdirectedRequest:
+		misdirected(w, r.Host)
 	case t.redirect != "":
 		http.Redirect(w, r, t.redirect, http.StatusFound)
 	case t.status == http.StatusNotFound:
@@ -151,14 +161,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // find finds the file a request's path leads to and opens it, holding the
 // lock meanwhile: once open, the file's bytes stay those of one build even
 // when the next renames a new version into place. The index it returns is
-// that of the same build.
-func (h *Handler) find(urlPath string) (*os.File, target, *index, error) {
+// that of the same build. A request for a name h does not answer for
+// (host.go) leads nowhere.
+func (h *Handler) find(r *http.Request) (*os.File, target, *index, error) {
 	h.lock.RLock()
 	defer h.lock.RUnlock()
 	x, err := h.index()
 	if err != nil {
 		return nil, target{}, nil, err
 	}
+	if !h.answersFor(r.Host, x.base) {
+		return nil, target{status: http.StatusMisdirectedRequest}, x, nil
+	}
+	urlPath := r.URL.Path
 	rest, under := strings.CutPrefix(urlPath, x.basePath)
 	switch {
 	case !under && (urlPath == "/" || urlPath+"/" == x.basePath):

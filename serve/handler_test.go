@@ -3,11 +3,13 @@ package serve_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,12 +108,16 @@ func (fx *fixture) do(request string, headers ...string) *http.Response {
 }
 
 // do sends a request to h, given as on the wire ("GET /path"), with
-// headers "Name: value".
+// headers "Name: value"; its Host is localhost unless a header says.
 func do(h http.Handler, request string, headers ...string) *http.Response {
 	method, target, _ := strings.Cut(request, " ")
 	r := httptest.NewRequest(method, target, nil)
+	r.Host = "localhost"
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ": ")
+		if k == "Host" {
+			r.Host = v
+		}
 		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
@@ -388,4 +394,126 @@ func TestReload(t *testing.T) {
 	if resp := fx.do("GET /pub/texts/a.txt"); resp.StatusCode != http.StatusOK {
 		t.Errorf("after a failed Reload: %s", resp.Status)
 	}
+}
+
+// TestMisdirected: a server answers 421 Misdirected Request, and serves
+// nothing, to a request for a name it does not answer for (a page that
+// rebound its own name to this machine), and serves the names it listens
+// as.
+func TestMisdirected(t *testing.T) {
+	fx := newFixture(t)
+	srv, err := serve.Start("127.0.0.1:0", fx.h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	addr := srv.Addr().String()
+	get := func(host string) (*http.Response, string) {
+		req, err := http.NewRequest("GET", "http://"+addr+"/texts/a.txt", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return resp, body(t, resp)
+	}
+	for _, host := range []string{"evil.example", "evil.example:" + strconv.Itoa(srv.Addr().(*net.TCPAddr).Port)} {
+		resp, text := get(host)
+		if resp.StatusCode != http.StatusMisdirectedRequest || strings.Contains(text, "0123456789") {
+			t.Errorf("Host %s: %s %q, want 421 and no file", host, resp.Status, text)
+		}
+	}
+	for _, host := range []string{addr, "localhost", "127.0.0.1:8080"} {
+		if resp, text := get(host); resp.StatusCode != http.StatusOK || text != "0123456789" {
+			t.Errorf("Host %s: %s %q, want the file", host, resp.Status, text)
+		}
+	}
+}
+
+// TestCacheControlAsTheHosts: every file of an output is served with the
+// Cache-Control that the hosting files tell the hosts (here Netlify's
+// _headers): a year for what rsgen never rewrites (a closed Change List,
+// kept versions), short_cache for what it rewrites (the open Change List
+// too), the host's default (none) for the resources.
+func TestCacheControlAsTheHosts(t *testing.T) {
+	fx := newFixture(t, func(c *config.Config) {
+		c.Publish.Targets = []config.Target{config.TargetNetlify}
+		c.Publish.ShortCache.Duration = 10 * time.Minute
+		c.ChangeList.Rotate.Duration = time.Hour
+		c.Sets[0].KeepVersions = true
+	})
+	fx.write("texts/a.txt", "changed")
+	fx.build(t0.Add(2 * time.Hour))
+	fx.write("texts/b.txt", "new")
+	fx.build(t0.Add(4 * time.Hour))
+	fx.h = fx.handler(serve.Options{Dir: fx.cfg.Out, BaseURL: fx.cfg.BaseURL, ShortCache: 10 * time.Minute})
+
+	rules := headersRules(t, filepath.Join(fx.cfg.Out, "_headers"))
+	seen := map[string]bool{}
+	err := filepath.WalkDir(fx.cfg.Out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(fx.cfg.Out, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "_headers" {
+			return nil
+		}
+		want := rules.cacheControl("/" + rel)
+		seen[want] = true
+		resp := fx.do("GET /" + rel)
+		if got := resp.Header.Get("Cache-Control"); resp.StatusCode != http.StatusOK || got != want {
+			t.Errorf("%s: %s, Cache-Control %q; _headers says %q", rel, resp.Status, got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"", "public, max-age=600", "public, max-age=31536000, immutable"} {
+		if !seen[want] {
+			t.Errorf("no file of the output has Cache-Control %q: the test no longer covers it", want)
+		}
+	}
+}
+
+// headerRules are the Cache-Control values of a _headers file, by path
+// pattern (a trailing * matches everything below).
+type headerRules map[string]string
+
+func headersRules(t *testing.T, file string) headerRules {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := headerRules{}
+	pattern := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "/"):
+			pattern = line
+		case strings.HasPrefix(line, "  Cache-Control: "):
+			rules[pattern] = strings.TrimPrefix(line, "  Cache-Control: ")
+		}
+	}
+	return rules
+}
+
+// cacheControl returns the Cache-Control of the rule that matches p, ""
+// when none does (the host's default).
+func (r headerRules) cacheControl(p string) string {
+	if cc, ok := r[p]; ok {
+		return cc
+	}
+	for pattern, cc := range r {
+		if prefix, ok := strings.CutSuffix(pattern, "*"); ok && strings.HasPrefix(p, prefix) {
+			return cc
+		}
+	}
+	return ""
 }

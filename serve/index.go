@@ -7,9 +7,9 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 )
@@ -30,6 +30,9 @@ type index struct {
 	basePath  string // the decoded path of base, "/" or "/a/b/"
 	resources map[string]*resource
 	stamps    map[string]stamp
+	// shortCache is the site's short_cache, kept with the index so that a
+	// request sees the configuration of one Reload.
+	shortCache time.Duration
 }
 
 // stamp identifies one version of a file; the zero stamp is a missing
@@ -40,11 +43,7 @@ type stamp struct {
 }
 
 func stampOf(info fs.FileInfo) stamp {
-	s := stamp{size: info.Size(), mtime: info.ModTime().UnixNano()}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		s.ino = st.Ino
-	}
-	return s
+	return stamp{size: info.Size(), mtime: info.ModTime().UnixNano(), ino: sysfile.Inode(info)}
 }
 
 // fresh reports whether no document changed since the index was read.
@@ -67,7 +66,7 @@ func (x *index) fresh(root *os.Root) bool {
 // missing document (no build yet, or a build in progress that has not
 // renamed it into place) is empty.
 func readIndex(root *os.Root, s *site) (*index, error) {
-	x := &index{base: s.base, resources: map[string]*resource{}, stamps: map[string]stamp{}}
+	x := &index{base: s.base, resources: map[string]*resource{}, stamps: map[string]stamp{}, shortCache: s.shortCache}
 	sets, err := x.readSourceDescription(root)
 	if err != nil {
 		return nil, err

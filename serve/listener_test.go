@@ -85,12 +85,18 @@ func countState(conns map[*conn]connInfo, state http.ConnState) int {
 // response and returns the connection, left open.
 func get(t *testing.T, addr, path string) (net.Conn, *http.Response) {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	return getFrom(t, &net.Dialer{}, addr, path)
+}
+
+// getFrom is get on a connection of d.
+func getFrom(t *testing.T, d *net.Dialer, addr, path string) (net.Conn, *http.Response) {
+	t.Helper()
+	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
@@ -191,7 +197,7 @@ func TestStalledReaderDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := io.WriteString(c, "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, "GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, l, "answering", func(c map[*conn]connInfo) bool { return countState(c, http.StateActive) == 1 })
@@ -200,4 +206,104 @@ func TestStalledReaderDropped(t *testing.T) {
 	if n >= 64<<20 {
 		t.Errorf("read %d bytes: the whole file reached a client that stopped reading", n)
 	}
+}
+
+// TestClientLimit: one client (here 127.0.0.2) cannot take more than
+// maxPerClient connections, even with room left in all: its next one is
+// answered 503, while another client is served; once one of its
+// connections is gone, it is served again.
+func TestClientLimit(t *testing.T) {
+	const max, perClient = 8, 2
+	l, addr := limitedServer(t, max)
+	l.maxPerClient = perClient
+	l.silentGrace = time.Hour
+	other := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	var held []net.Conn
+	for range perClient {
+		c, err := other.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	waitFor(t, l, "tracked", func(c map[*conn]connInfo) bool { return len(c) == perClient })
+	if _, resp := getFrom(t, other, addr, "/small.txt"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("the client at its limit: %s, want 503", resp.Status)
+	}
+	if _, resp := get(t, addr, "/small.txt"); resp.StatusCode != http.StatusOK {
+		t.Errorf("another client: %s", resp.Status)
+	}
+	held[0].Close()
+	waitFor(t, l, "one gone", func(c map[*conn]connInfo) bool { return l.clients["127.0.0.2"] < perClient })
+	if _, resp := getFrom(t, other, addr, "/small.txt"); resp.StatusCode != http.StatusOK {
+		t.Errorf("the client below its limit again: %s", resp.Status)
+	}
+}
+
+// TestSlowReaderDropped: a client that reads steadily but slower than
+// minRate (here 100 KB/s against 1 MiB/s) is dropped once it fell
+// rateGrace behind, though each write makes progress well within
+// writeIdle: reading slowly cannot hold a connection for good.
+func TestSlowReaderDropped(t *testing.T) {
+	l, addr := limitedServer(t, 8)
+	l.writeIdle, l.minRate, l.rateGrace = time.Hour, 1<<20, 200*time.Millisecond
+	c := askBig(t, addr, 4<<10)
+	got := make(chan int64, 1)
+	go func() {
+		var n int64
+		buf := make([]byte, 1<<10)
+		for {
+			k, err := c.Read(buf)
+			n += int64(k)
+			if err != nil {
+				got <- n
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // about 100 KB/s
+		}
+	}()
+	waitFor(t, l, "answering", func(c map[*conn]connInfo) bool { return countState(c, http.StateActive) == 1 })
+	waitFor(t, l, "dropped", func(c map[*conn]connInfo) bool { return len(c) == 0 })
+	c.Close() // what the server's socket still holds would take long to read
+	if n := <-got; n >= 64<<20 {
+		t.Errorf("read %d bytes: the whole file reached a client below the minimum rate", n)
+	}
+}
+
+// TestSteadyReaderKept: a client that reads as fast as it can gets the
+// whole file under the same minimum rate (loopback reads far faster).
+func TestSteadyReaderKept(t *testing.T) {
+	l, addr := limitedServer(t, 8)
+	l.writeIdle, l.minRate, l.rateGrace = time.Hour, 256<<10, 5*time.Second
+	c := askBig(t, addr, 0)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || n != 64<<20 {
+		t.Errorf("read %d bytes (%v), want the whole 64 MiB", n, err)
+	}
+}
+
+// askBig opens a connection and asks for big.bin. A receive buffer of
+// rcvbuf bytes, when not 0, makes the server's writes wait on the client's
+// reads sooner.
+func askBig(t *testing.T, addr string, rcvbuf int) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if rcvbuf > 0 {
+		if err := c.(*net.TCPConn).SetReadBuffer(rcvbuf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := io.WriteString(c, "GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

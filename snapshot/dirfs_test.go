@@ -8,15 +8,45 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/rs"
 )
 
-// TestDirFSFiles: DirFS opens files as bare descriptors whose stat says
-// what os.Lstat says, reads them to the end, and lists folders sorted.
+// treeResolvers are the ways a Tree resolves names: the system's own
+// (openat2 on Linux) and os.Root's, which other systems use; the tests of
+// the Tree run against both, so that Linux tests os.Root's too.
+var treeResolvers = []struct {
+	name string
+	open func(*Tree) (resolver, error)
+}{{"native", openNative}, {"os.Root", openRooted}}
+
+// forEachResolver runs test once per resolver, with a function that opens
+// a Tree that uses it, closed when the test ends.
+func forEachResolver(t *testing.T, test func(t *testing.T, open func(dir string, follow bool) *Tree)) {
+	for _, r := range treeResolvers {
+		t.Run(r.name, func(t *testing.T) {
+			test(t, func(dir string, follow bool) *Tree {
+				t.Helper()
+				tree, err := openTreeWith(dir, follow, r.open)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { tree.Close() })
+				return tree
+			})
+		})
+	}
+}
+
+// TestDirFSFiles: a Tree opens files whose stat says what os.Lstat says,
+// reads them to the end, and lists folders sorted.
 func TestDirFSFiles(t *testing.T) {
+	forEachResolver(t, testDirFSFiles)
+}
+
+func testDirFSFiles(t *testing.T, newTree func(string, bool) *Tree) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("bravo\n"), 0o640); err != nil {
 		t.Fatal(err)
@@ -24,7 +54,7 @@ func TestDirFSFiles(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "a"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fsys := openTree(t, dir)
+	fsys := newTree(dir, false)
 	f, err := fsys.Open("b.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -38,9 +68,9 @@ func TestDirFSFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	if info.Name() != "b.txt" || info.Size() != want.Size() || info.Mode() != want.Mode() ||
-		!info.ModTime().Equal(want.ModTime()) || inode(info) != inode(want) || info.IsDir() {
-		t.Errorf("stat %v %d %v %v %d, want %v %d %v %v %d", info.Name(), info.Size(), info.Mode(), info.ModTime(), inode(info),
-			want.Name(), want.Size(), want.Mode(), want.ModTime(), inode(want))
+		!info.ModTime().Equal(want.ModTime()) || sysfile.Inode(info) != sysfile.Inode(want) || info.IsDir() {
+		t.Errorf("stat %v %d %v %v %d, want %v %d %v %v %d", info.Name(), info.Size(), info.Mode(), info.ModTime(), sysfile.Inode(info),
+			want.Name(), want.Size(), want.Mode(), want.ModTime(), sysfile.Inode(want))
 	}
 	data, err := io.ReadAll(f)
 	if err != nil || string(data) != "bravo\n" {
@@ -67,11 +97,15 @@ func TestDirFSFiles(t *testing.T) {
 // regular file is opened without blocking, and its read fails as a file
 // that changed while it was read.
 func TestFileReplacedByFIFO(t *testing.T) {
+	forEachResolver(t, testFileReplacedByFIFO)
+}
+
+func testFileReplacedByFIFO(t *testing.T, newTree func(string, bool) *Tree) {
 	dir := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(dir, "pipe")); err != nil {
 		t.Skipf("no FIFO here: %v", err)
 	}
-	f, err := openTree(t, dir).Open("pipe")
+	f, err := newTree(dir, false).Open("pipe")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +115,7 @@ func TestFileReplacedByFIFO(t *testing.T) {
 		t.Fatalf("stat: %v, %v; want a named pipe", info, err)
 	}
 	r := Record{Path: "pipe"}
-	err = newHasher([]rs.HashAlgorithm{rs.SHA256}).hashFile(context.Background(), openTree(t, dir), &r, true, nil)
+	err = newHasher([]rs.HashAlgorithm{rs.SHA256}).hashFile(context.Background(), newTree(dir, false), &r, true, nil)
 	if !errors.Is(err, ErrChangedWhileReading) {
 		t.Errorf("hashFile on a FIFO: %v, want ErrChangedWhileReading", err)
 	}
@@ -101,42 +135,51 @@ func openTree(t testing.TB, dir string) *Tree {
 
 // TestTreeNeverLeavesTheFolder: a Tree opens nothing through a symbolic
 // link unless it follows links, and then only links that stay inside;
-// with openat2 and with its per-component fallback for older kernels.
+// with openat2 and with os.Root.
 func TestTreeNeverLeavesTheFolder(t *testing.T) {
+	forEachResolver(t, testTreeNeverLeavesTheFolder)
+}
+
+func testTreeNeverLeavesTheFolder(t *testing.T, newTree func(string, bool) *Tree) {
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "secret"), []byte("secret"), 0o644)
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "real"), 0o755)
 	os.WriteFile(filepath.Join(dir, "real", "f"), []byte("inside"), 0o644)
-	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "to-secret"))
-	os.Symlink(outside, filepath.Join(dir, "to-outside"))
-	os.Symlink("real", filepath.Join(dir, "to-real"))
+	symlink(t, filepath.Join(outside, "secret"), filepath.Join(dir, "to-secret"))
+	symlink(t, outside, filepath.Join(dir, "to-outside"))
+	symlink(t, "real", filepath.Join(dir, "to-real"))
+	symlink(t, "f", filepath.Join(dir, "real", "to-f"))
 	for _, follow := range []bool{false, true} {
-		tree, err := OpenTree(dir, follow)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tree.Close()
+		tree := newTree(dir, follow)
 		for _, tc := range []struct {
 			name   string
 			inside bool // the name stays inside through links
 		}{
-			{"real/f", true}, {"to-secret", false}, {"to-outside/secret", false}, {"to-real/f", true},
+			{"real/f", true}, {"to-secret", false}, {"to-outside/secret", false}, {"to-real/f", true}, {"real/to-f", true},
 		} {
-			for _, open := range []func(string) (int, error){
-				func(n string) (int, error) { return tree.openat(n, syscall.O_RDONLY) },
-				func(n string) (int, error) { return tree.openatByComponent(n, syscall.O_RDONLY) },
-			} {
-				fd, err := open(tc.name)
-				if err == nil {
-					syscall.Close(fd)
-				}
-				wantOK := tc.name == "real/f" || follow && tc.inside
-				if (err == nil) != wantOK || err != nil && !errors.Is(err, ErrOutside) {
-					t.Errorf("follow=%v: open %s: %v, want success %v (or ErrOutside)", follow, tc.name, err, wantOK)
-				}
+			f, err := tree.Open(tc.name)
+			if err == nil {
+				f.Close()
+			}
+			wantOK := tc.name == "real/f" || follow && tc.inside
+			if (err == nil) != wantOK || err != nil && !errors.Is(err, ErrOutside) {
+				t.Errorf("follow=%v: open %s: %v, want success %v (or ErrOutside)", follow, tc.name, err, wantOK)
 			}
 		}
+		entries, err := tree.ReadDir("to-real")
+		if follow != (err == nil) || err != nil && !errors.Is(err, ErrOutside) {
+			t.Errorf("follow=%v: read the folder to-real: %v, %v", follow, entries, err)
+		}
+	}
+}
+
+// symlink makes a symbolic link, or skips the test where the system
+// cannot (Windows without the right).
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
 	}
 }
 
@@ -145,6 +188,10 @@ func TestTreeNeverLeavesTheFolder(t *testing.T) {
 // file outside through a folder swapped for a link after it was read; Open
 // refuses that folder too.
 func TestEntryInfoStatsBeneathTheTree(t *testing.T) {
+	forEachResolver(t, testEntryInfoStatsBeneathTheTree)
+}
+
+func testEntryInfoStatsBeneathTheTree(t *testing.T, newTree func(string, bool) *Tree) {
 	dir, outside := t.TempDir(), t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "docs"), 0o755); err != nil {
 		t.Fatal(err)
@@ -152,28 +199,45 @@ func TestEntryInfoStatsBeneathTheTree(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "docs", "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("a.txt", filepath.Join(dir, "docs", "link")); err != nil {
-		t.Fatal(err)
+	symlink(t, "a.txt", filepath.Join(dir, "docs", "link"))
+	for i := range keptFolders {
+		other := filepath.Join(dir, fmt.Sprintf("other%d", i))
+		if err := os.Mkdir(other, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(other, "x"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(outside, "a.txt"), []byte("a secret, longer\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fsys := openTree(t, dir)
+	fsys := newTree(dir, false)
 	entries, err := fsys.ReadDir("docs")
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("ReadDir: %v, %v", entries, err)
 	}
 	info, err := entries[0].Info()
 	want, _ := os.Lstat(filepath.Join(dir, "docs", "a.txt"))
-	if err != nil || info.Name() != "a.txt" || info.Size() != 6 || inode(info) != inode(want) || !info.ModTime().Equal(want.ModTime()) {
-		t.Errorf("a.txt: %v, %v; want size 6, inode %d", info, err, inode(want))
+	if err != nil || info.Name() != "a.txt" || info.Size() != 6 || sysfile.Inode(info) != sysfile.Inode(want) || !info.ModTime().Equal(want.ModTime()) {
+		t.Errorf("a.txt: %v, %v; want size 6, inode %d", info, err, sysfile.Inode(want))
 	}
 	if info, err := entries[1].Info(); err != nil || info.Mode().Type() != fs.ModeSymlink {
 		t.Errorf("link: %v, %v; want the link itself", info, err)
 	}
 
 	// The folder is swapped for a link to another folder after it was read.
-	fsys.folders.closeAll() // as if other folders had been stat'ed since
+	// Files of other folders are stat'ed, so that docs is no longer kept
+	// open.
+	for i := range keptFolders {
+		others, err := fsys.ReadDir(fmt.Sprintf("other%d", i))
+		if err != nil || len(others) != 1 {
+			t.Fatalf("ReadDir: %v, %v", others, err)
+		}
+		if _, err := others[0].Info(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := os.Rename(filepath.Join(dir, "docs"), filepath.Join(dir, "moved")); err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +261,12 @@ func TestEntryInfoStatsBeneathTheTree(t *testing.T) {
 // TestStatsKeepFewFoldersOpen: stat'ing the files of many folders keeps
 // at most keptFolders of them open, and Close closes those.
 func TestStatsKeepFewFoldersOpen(t *testing.T) {
+	for _, r := range treeResolvers {
+		t.Run(r.name, func(t *testing.T) { testStatsKeepFewFoldersOpen(t, r.open) })
+	}
+}
+
+func testStatsKeepFewFoldersOpen(t *testing.T, open func(*Tree) (resolver, error)) {
 	dir := t.TempDir()
 	const folders = 50
 	for i := range folders {
@@ -209,7 +279,7 @@ func TestStatsKeepFewFoldersOpen(t *testing.T) {
 		}
 	}
 	before := openDescriptors(t)
-	fsys, err := OpenTree(dir, false)
+	fsys, err := openTreeWith(dir, false, open)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/rsgen/rsgen/layout"
-	"golang.org/x/sys/unix"
 )
 
 // storedRecords finds records left in a file: the file records that Load
@@ -81,10 +80,11 @@ func (s *storedRecords) records(yield func(Record, error) bool) {
 
 // UnnamedFile makes a file in the folder dir that has no name, so that
 // nothing is left behind, whatever happens to the build: with O_TMPFILE
-// where the file system has it, else as a temporary file removed at once
+// where the file system has it (Linux), a file deleted when it is closed
+// on Windows (see unnamedFile), else as a temporary file removed at once
 // (and not made when it cannot be removed).
 func UnnamedFile(dir string) (*os.File, error) {
-	if f, err := os.OpenFile(dir, os.O_RDWR|unix.O_TMPFILE, 0o600); err == nil {
+	if f, err := unnamedFile(dir); err == nil {
 		return f, nil
 	}
 	f, err := os.CreateTemp(dir, layout.TempPrefix+"records-*")

@@ -43,22 +43,22 @@ func (s *scan) follow(ctx context.Context, p string) error {
 	target, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(p)))
 	switch {
 	case errors.Is(err, syscall.ELOOP) || err != nil && strings.Contains(err.Error(), "too many links"):
-		s.skip(p, SkipSymlink, "symbolic link loop: not followed")
+		s.skip(p, SkipSymlinkRefused, "symbolic link loop: not followed")
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		s.skip(p, SkipSymlink, "broken symbolic link: not followed")
+		s.skip(p, SkipSymlinkRefused, "broken symbolic link: not followed")
 		return nil
 	case err != nil:
-		s.skip(p, SkipSymlink, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
+		s.skip(p, SkipSymlinkRefused, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
 		return nil
 	}
 	if !layout.Within(target, rootReal) {
-		s.skip(p, SkipSymlink, fmt.Sprintf("symbolic link points outside the source folder (to %s): not followed", target))
+		s.skip(p, SkipSymlinkRefused, fmt.Sprintf("symbolic link points outside the source folder (to %s): not followed", target))
 		return nil
 	}
 	info, err := os.Stat(target)
 	if err != nil {
-		s.skip(p, SkipSymlink, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
+		s.skip(p, SkipSymlinkRefused, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
 		return nil
 	}
 	switch {
@@ -70,7 +70,7 @@ func (s *scan) follow(ctx context.Context, p string) error {
 		for dir := path.Dir(p); ; dir = path.Dir(dir) {
 			real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(dir)))
 			if err == nil && layout.Within(real, target) {
-				s.skip(p, SkipSymlink, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
+				s.skip(p, SkipSymlinkRefused, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
 				return nil
 			}
 			if dir == "." {

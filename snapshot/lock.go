@@ -8,17 +8,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/rsgen/rsgen/internal/sysfile"
 )
 
 // The lock of a state folder
 //
 // While a build runs, the lock file (LockFile) in the state folder holds the
-// build's process ID, and the process holds an exclusive flock on it; a
-// build that ends removes it.
+// build's process ID, and the process holds an exclusive lock on it (a
+// flock, or LockFileEx on Windows: see sysfile.TryLock); a build that ends
+// removes it.
 //
-// The kernel drops a flock when its process dies, however it dies, so a
+// The system drops the lock when its process dies, however it dies, so a
 // lock file left by a killed build is stale by construction: the next build
 // takes the lock, says whose it was, and goes on. The PID in the file is
 // for messages only; it is never trusted to decide anything, so PID reuse
@@ -110,8 +112,8 @@ func tryLock(path string) (*StateLock, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		err = sysfile.TryLock(f)
+		if errors.Is(err, sysfile.ErrHeld) {
 			pid := readPID(f)
 			f.Close()
 			return nil, &LockError{Path: path, PID: pid}
@@ -127,7 +129,11 @@ func tryLock(path string) (*StateLock, error) {
 			f.Close()
 			continue
 		}
+		// A build that ends empties its lock file before it removes it,
+		// so that one Windows could not remove (see sysfile.RemoveLocked)
+		// is not taken for a killed build's.
 		stale := readPID(f)
+		leftover := statErr == nil && stale != 0
 		if stale == os.Getpid() {
 			stale = 0
 		}
@@ -141,7 +147,7 @@ func tryLock(path string) (*StateLock, error) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		return &StateLock{f: f, path: path, Leftover: statErr == nil, StalePID: stale}, nil
+		return &StateLock{f: f, path: path, Leftover: leftover, StalePID: stale}, nil
 	}
 }
 
@@ -169,15 +175,15 @@ func writePID(f *os.File) error {
 	return err
 }
 
-// Release removes the lock file and drops the lock. Removing before
-// unlocking means a waiting build that opened the old file notices (see
-// samePath) and retries on a fresh one.
+// Release removes the lock file and drops the lock, in the order that
+// lets a waiting build that opened the old file notice (see samePath and
+// sysfile.RemoveLocked).
 func (l *StateLock) Release() {
 	if l == nil || l.f == nil {
 		return
 	}
-	os.Remove(l.path)
-	l.f.Close() // drops the flock
+	l.f.Truncate(0) // a build that ends leaves no PID (see tryLock)
+	sysfile.RemoveLocked(l.f, l.path)
 	l.f = nil
 	if l.createdDir {
 		os.Remove(filepath.Dir(l.path)) // only if the build left nothing in it

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unique"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/rs"
 )
 
@@ -60,7 +61,7 @@ type Stat struct {
 
 // StatOf returns the Stat of a file from its stat.
 func StatOf(info fs.FileInfo) Stat {
-	return Stat{info.Size(), info.ModTime().UnixNano(), inode(info)}
+	return Stat{info.Size(), info.ModTime().UnixNano(), sysfile.Inode(info)}
 }
 
 // Describes reports whether s, taken by the scan that started at

@@ -8,8 +8,8 @@ import (
 	"iter"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rsgen/rsgen/internal/chunked"
@@ -66,6 +66,10 @@ type ScanOptions struct {
 	// spilled records back. The record is valid during the call only; an
 	// error ends the scan.
 	Visit func(i int, r *Record) error
+	// FoldCase refuses two names of a folder that differ only in case:
+	// the output's file system folds case, and would hold them as one
+	// (see names.go).
+	FoldCase bool
 	// Baseline leaves the creations out of the events: the scan of a first
 	// build, whose events no Change List publishes (its Resource List is
 	// the baseline). The records' Change still says which files were
@@ -95,7 +99,7 @@ const (
 // Note reports one thing a scan did.
 type Note struct {
 	Kind  NoteKind
-	Code  string // NoteSkipped: why, for grouping: "symlink", "special" or "unreadable"
+	Code  string // NoteSkipped: why, for grouping: one of the Skip codes
 	Path  string
 	Bytes int64 // NoteFound: -1 when the size is known only once the file is read
 	Msg   string
@@ -223,6 +227,7 @@ type scan struct {
 	// their paths, when out is spilled: the events point at them.
 	changed      chunked.List[Record]
 	changedPaths pathArena
+	folds        caseFolds // the names of the folders on the way (FoldCase)
 }
 
 type hashJob struct {
@@ -244,10 +249,10 @@ func (s *scan) visit(ctx context.Context, p string, d fs.DirEntry, err error) er
 	}
 	if err != nil {
 		if s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) && p != "." {
-			s.skip(p, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
 			if d != nil && d.IsDir() {
-				return fs.SkipDir
+				return s.keepUnreadableFolder(p, err)
 			}
+			s.skip(p, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
 			return nil
 		}
 		return &PathError{Path: p, Err: unwrapPathError(err)}
@@ -260,6 +265,12 @@ func (s *scan) visit(ctx context.Context, p string, d fs.DirEntry, err error) er
 			return fs.SkipDir
 		}
 		return nil
+	}
+	if skipped, err := s.checkName(p); err != nil || skipped {
+		if err == nil && d.IsDir() {
+			return fs.SkipDir
+		}
+		return err
 	}
 	if d.IsDir() {
 		return nil
@@ -435,29 +446,43 @@ func (s *scan) notifyWalked() {
 // to it: those of paths before p are of files that are gone.
 func (s *scan) previous(p string) (*Record, error) {
 	for {
-		if s.pending == nil {
-			r, err, ok := s.prevNext()
-			if !ok {
-				return nil, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			s.pending = &r
+		r, err := s.peekPrevious()
+		if r == nil || err != nil {
+			return nil, err
 		}
-		c := layout.ComparePaths(s.pending.Path, p)
+		c := layout.ComparePaths(r.Path, p)
 		if c > 0 {
 			return nil, nil
 		}
-		r := s.pending
 		s.pending = nil
 		if c == 0 {
 			return r, nil
 		}
-		s.mu.Lock()
-		s.deleted = append(s.deleted, *r)
-		s.mu.Unlock()
+		s.gone(r)
 	}
+}
+
+// peekPrevious returns prev's next record that the walk has not reached
+// yet, nil after the last.
+func (s *scan) peekPrevious() (*Record, error) {
+	if s.pending == nil {
+		r, err, ok := s.prevNext()
+		if !ok {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.pending = &r
+	}
+	return s.pending, nil
+}
+
+// gone records a previous record as of a file that is gone.
+func (s *scan) gone(r *Record) {
+	s.mu.Lock()
+	s.deleted = append(s.deleted, *r)
+	s.mu.Unlock()
 }
 
 // deleteRest records prev's records after the last file walked as gone.
@@ -558,9 +583,14 @@ func (s *scan) read(ctx context.Context, h *hasher, job *hashJob) error {
 	if errors.Is(err, ErrChangedWhileReading) {
 		err = fmt.Errorf("%w (read %d times)", err, MaxReads)
 	}
+	var teeErr *TeeError
 	switch {
+	case errors.As(err, &teeErr):
+		return teeErr // the output's, not the file's
 	case errors.Is(err, fs.ErrNotExist):
 		s.drop(job) // removed since the folder was read
+	case err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) && job.old != nil:
+		s.keepUnreadable(job, err)
 	case err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission):
 		s.drop(job)
 		s.skip(job.rec.Path, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
@@ -612,6 +642,79 @@ func (s *scan) drop(job *hashJob) {
 	s.filled(job.index)
 	if job.old != nil {
 		s.deleted = append(s.deleted, *job.old)
+	}
+}
+
+// Unreadable files (ScanOptions.SkipUnreadable)
+//
+// A file or folder that cannot be read for lack of permission is most
+// often so for a moment: a file written by a tool that opens it 0600 and
+// then changes its mode, a folder being restored. One never published is
+// left out, with a note; one published before keeps its last published
+// version, record and placement, with a note, rather than being published
+// as deleted and created again once readable.
+
+// keepUnreadable keeps the previous record of a file that cannot be read
+// in its place, unchanged.
+func (s *scan) keepUnreadable(job *hashJob, err error) {
+	s.mu.Lock()
+	r := s.places.At(job.index)
+	*r = *job.old
+	r.Placed, r.Change, r.Unchanged = false, 0, true
+	s.filled(job.index)
+	s.mu.Unlock()
+	s.noteKept(job.old.Path, "unreadable: its last published version is kept: "+unwrapPathError(err).Error())
+}
+
+// keepUnreadableFolder keeps, unchanged, the previous records of the
+// files under the folder p, which cannot be read, and returns SkipDir.
+// They come next in walk order: after the records before p, which are of
+// files gone, and before those of any path the walk visits after p.
+func (s *scan) keepUnreadableFolder(p string, err error) error {
+	kept := 0
+	for {
+		old, perr := s.peekPrevious()
+		if perr != nil {
+			return perr
+		}
+		if old == nil || !strings.HasPrefix(old.Path, p+"/") && layout.ComparePaths(old.Path, p) > 0 {
+			break
+		}
+		s.pending = nil
+		if !strings.HasPrefix(old.Path, p+"/") {
+			s.gone(old)
+			continue
+		}
+		i := s.place(old)
+		s.mu.Lock()
+		r := s.places.At(i)
+		r.Placed, r.Change, r.Unchanged = false, 0, true
+		s.filled(i)
+		s.mu.Unlock()
+		kept++
+	}
+	why := unwrapPathError(err).Error()
+	if kept == 0 {
+		s.skip(p, SkipUnreadable, "unreadable, skipped: "+why)
+	} else {
+		held := fmt.Sprintf("the last published versions of the %d files it held are kept", kept)
+		if kept == 1 {
+			held = "the last published version of the file it held is kept"
+		}
+		s.noteKept(p, "unreadable folder: "+held+": "+why)
+	}
+	if err := s.keepSettled(false); err != nil {
+		return err
+	}
+	return fs.SkipDir
+}
+
+// noteKept notes a file or folder that cannot be read, whose last
+// published version is kept: not a file left out, so not counted as
+// skipped.
+func (s *scan) noteKept(p, msg string) {
+	if s.opts.Notify != nil {
+		s.opts.Notify(Note{Kind: NoteSkipped, Code: KeptUnreadable, Path: p, Msg: msg})
 	}
 }
 
@@ -671,9 +774,17 @@ func (s *scan) found(p string, size int64, read bool) {
 
 // The codes of skip notes.
 const (
-	SkipSymlink    = "symlink"    // a symbolic link not followed
+	SkipSymlink    = "symlink"    // a symbolic link not followed: following is off
 	SkipSpecial    = "special"    // a FIFO, socket or device
 	SkipUnreadable = "unreadable" // refused for lack of permission (SkipUnreadable)
+	// KeptUnreadable is a file, or a folder of files, refused for lack of
+	// permission, whose last published version is kept (SkipUnreadable).
+	KeptUnreadable = "unreadable-kept"
+	// SkipSymlinkRefused is a symbolic link that following does not
+	// follow: it points outside the source, loops or is broken. It has a
+	// code of its own, so that what a warning about many of them advises
+	// is not to turn following on, which it is.
+	SkipSymlinkRefused = "symlink-refused"
 )
 
 func (s *scan) skip(p, code, reason string) {
@@ -704,13 +815,6 @@ func skipReason(m fs.FileMode) string {
 		return "device file skipped"
 	}
 	return "not a regular file"
-}
-
-func inode(info fs.FileInfo) uint64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
 }
 
 // unwrapPathError drops the *fs.PathError wrapper, whose path is relative to

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -350,7 +350,7 @@ func TestScanSkipsSpecialFilesWithAWarning(t *testing.T) {
 	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(dir, "fifo")); err != nil {
 		t.Fatal(err)
 	}
 	var notes []Note
@@ -697,5 +697,70 @@ func TestRewrittenRecordKeepsItsSourceStat(t *testing.T) {
 	got := roundTrip(t, st)
 	if g := got.Files.List.At(1); g.Size != 150 || g.Stat().Size != 100 || g.Fingerprint() != r.Fingerprint() {
 		t.Errorf("decoded: Size %d, Stat().Size %d; want 150, 100", g.Size, g.Stat().Size)
+	}
+}
+
+// denyFS refuses to open the paths in deny, files or folders, for lack of
+// permission, as a file of mode 000 refuses anyone but root.
+type denyFS struct {
+	fs.FS
+	deny map[string]bool
+}
+
+func (d denyFS) Open(name string) (fs.File, error) {
+	if d.deny[name] {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.FS.Open(name)
+}
+
+// TestSkipUnreadableKeepsThePublishedVersion: with SkipUnreadable, a file
+// or a folder published before that cannot be read now (for a moment,
+// most often) keeps its previous records, unchanged, with a note of its
+// own; only a file never published is left out (#33: it was published as
+// deleted, and as created again once readable).
+func TestSkipUnreadableKeepsThePublishedVersion(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{"a", "private/x", "private/y", "secret", "z"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(filepath.Join(dir, p), old, old)
+	}
+	first, _ := scanDir(t, dir, &State{}, false)
+	prev := &State{Files: RecordsOf(first...), ScanStart: time.Now().UnixNano()}
+	// secret changes, so that the scan must read it; fresh is new
+	os.WriteFile(filepath.Join(dir, "secret"), []byte("secret, second version"), 0o644)
+	os.WriteFile(filepath.Join(dir, "fresh"), []byte("fresh"), 0o644)
+	var notes []string
+	var mu sync.Mutex
+	files, events, stats, err := scanRecords(context.Background(), prev, ScanOptions{
+		FS:         denyFS{os.DirFS(dir), map[string]bool{"private": true, "secret": true, "fresh": true}},
+		Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5}, SkipUnreadable: true, Now: 99,
+		Notify: func(n Note) {
+			if n.Kind == NoteSkipped {
+				mu.Lock()
+				notes = append(notes, n.Code+" "+n.Path)
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 0 {
+		t.Errorf("events %v, want none", events)
+	}
+	if !slices.EqualFunc(files, first, func(a, b Record) bool { return a.Path == b.Path && a.Fingerprint() == b.Fingerprint() && a.Change == 0 }) {
+		t.Errorf("records %v, want the previous ones, unchanged", files)
+	}
+	slices.Sort(notes)
+	if want := []string{"unreadable fresh", "unreadable-kept private", "unreadable-kept secret"}; !slices.Equal(notes, want) {
+		t.Errorf("notes %q, want %q", notes, want)
+	}
+	if stats.Skipped != 1 {
+		t.Errorf("%d skipped, want 1: the files kept are not left out", stats.Skipped)
 	}
 }

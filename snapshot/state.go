@@ -13,6 +13,7 @@ import (
 	"slices"
 	"unique"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 )
@@ -160,7 +161,8 @@ var (
 // stays open until the State is closed.
 func Load(dir string) (*State, error) {
 	path := filepath.Join(dir, FileName)
-	f, err := os.Open(path)
+	// Shared: the next state replaces the file while this one reads it.
+	f, err := sysfile.OpenShared(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return &State{SetChanged: map[string]int64{}}, nil
 	}
@@ -214,24 +216,15 @@ func writeAtomic(dir, name string, write func(io.Writer) error) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = sysfile.Rename(tmp.Name(), path)
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = sysfile.SyncDir(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
 	"slices"
 
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
-	"golang.org/x/sys/unix"
 )
 
 // The kept versions of a state (sets with keep_versions), by path in walk
@@ -67,12 +66,12 @@ func (st *State) TakeVersions(from *State) error {
 	s := from.storedVersions
 	if s != nil && from.stored != nil && s.file == from.stored.file {
 		// They are in the file Load opened, which from's Close closes.
-		fd, err := unix.Dup(int(s.file.Fd()))
+		dup, err := sysfile.Dup(s.file)
 		if err != nil {
 			return fmt.Errorf("snapshot: keep the versions of %s: %w", s.file.Name(), err)
 		}
 		moved := *s
-		moved.file = os.NewFile(uintptr(fd), s.file.Name())
+		moved.file = dup
 		s = &moved
 	}
 	st.versions, st.storedVersions = from.versions, s

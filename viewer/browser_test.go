@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rsgen/rsgen/internal/sitemaptest"
@@ -334,10 +335,10 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 		if rows != want || want == 0 {
 			t.Errorf("filter “MS-00” shows %d rows; %d locs contain it", rows, want)
 		}
-		var hash string
-		p.eval(`location.hash`, &hash)
-		if !strings.Contains(hash, "q=MS-00") {
-			t.Errorf("the filter is not kept in the address: %s", hash)
+		var query string
+		p.eval(`location.hash`, &query)
+		if !strings.Contains(query, "q=MS-00") {
+			t.Errorf("the filter is not kept in the address: %s", query)
 		}
 		p.eval(`(() => { const s = document.getElementById('filter-q'); s.value = ''; s.dispatchEvent(new Event('input')); })()`, nil)
 		p.eval(`(() => { const s = document.getElementById('filter-type'); s.value = 'image/png'; s.dispatchEvent(new Event('change')); })()`, nil)
@@ -356,6 +357,25 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 			Aria: document.querySelector('button.sort[data-sort="md:length"]').parentElement.getAttribute('aria-sort')})`, &sorted)
 		if sorted.Aria != "descending" || !sort.SliceIsSorted(sorted.Lengths, func(i, j int) bool { return atoi(sorted.Lengths[i]) > atoi(sorted.Lengths[j]) }) || len(sorted.Lengths) != len(list.URLs) {
 			t.Errorf("sorting by length twice gives %v, aria-sort %q; want all %d lengths descending", sorted.Lengths, sorted.Aria, len(list.URLs))
+		}
+		// On a list whose entries lack a type (a Change List's deletions),
+		// the unfiltered view says "any", and "(none)" filters those.
+		deletions := firstWith(docs, "resourcesync/collection/changelists/")
+		p.goTo("#doc=" + deletions)
+		var selected struct{ Text, Value string }
+		p.eval(`(() => { const o = document.getElementById('filter-type').selectedOptions[0]; return {Text: o.textContent, Value: o.value}; })()`, &selected)
+		if selected.Text != "any" || selected.Value != "" {
+			t.Errorf("%s unfiltered: the media type filter shows %q (value %q) as selected, want any", deletions, selected.Text, selected.Value)
+		}
+		p.eval(`(() => { const s = document.getElementById('filter-type'); s.value = '(none)'; s.dispatchEvent(new Event('change')); })()`, nil)
+		p.eval(`document.querySelector('table.entries').tBodies[0].rows.length`, &rows)
+		if untyped := typeCounts(docs[deletions])[""]; rows != untyped || untyped == 0 {
+			t.Errorf("%s: the (none) filter shows %d rows; %d entries have no type", deletions, rows, untyped)
+		}
+		var hash string
+		p.eval(`location.hash`, &hash)
+		if !strings.Contains(hash, "type=(none)") {
+			t.Errorf("the (none) filter is not kept in the address: %s", hash)
 		}
 		p.noProblems("filter and sort")
 	})
@@ -457,9 +477,56 @@ func TestBrowserShowsTheExampleSite(t *testing.T) {
 			p.checkContrast("phone: " + path)
 			p.noProblems("phone: " + path)
 		}
+		deletions := firstWith(docs, "resourcesync/collection/changelists/")
+		p.goTo("#doc=" + deletions)
+		var overlaps []string
+		p.eval(phoneLabels, &overlaps)
+		for _, o := range overlaps {
+			t.Errorf("%s: on a phone, %s", deletions, o)
+		}
+		shots.save("phone-deleted", p.screenshotAt(`table.entries tbody tr:has(.change-deleted)`))
 		p.goTo("#doc=resourcesync/collection/resourcelist.xml")
 		shots.save("phone", p.screenshot(""))
 		shots.save("phone-table", p.screenshotAt("section.entries-section"))
+	})
+
+	t.Run("a document elsewhere is not read", func(t *testing.T) {
+		p := p.in(t)
+		description, err := os.ReadFile(filepath.Join(out, ".well-known", "resourcesync"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var elsewhere int64
+		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			atomic.AddInt64(&elsewhere, 1)
+			w.Header().Set("Access-Control-Allow-Origin", "*") // a host that would let the page read it
+			w.Header().Set("Content-Type", "application/xml")
+			w.Write(description)
+		}))
+		defer other.Close()
+		p.goTo("#doc=" + other.URL + "/resourcesync.xml")
+		v := p.view()
+		if !strings.Contains(v.Error, "reads only the documents of its own Source") || !strings.Contains(v.Error, other.URL+"/resourcesync.xml is elsewhere") {
+			t.Errorf("for a document on another host the page says %q, not why it does not read it", v.Error)
+		}
+		if n := atomic.LoadInt64(&elsewhere); n != 0 {
+			t.Errorf("the page sent %d requests to another host named in its fragment", n)
+		}
+		p.noProblems("a document elsewhere")
+	})
+
+	t.Run("what changes and what does not", func(t *testing.T) {
+		p := p.in(t)
+		for path, want := range map[string]string{
+			"resourcesync/collection/resourcelist.xml":                "rewrites it whenever the set changes; earlier snapshots go to its archive",
+			firstPath(docs, "resourcesync/collection/resourcelists/"): "This archived copy is never rewritten",
+		} {
+			p.goTo("#doc=" + path)
+			if v := p.view(); !strings.Contains(v.Status, want) {
+				t.Errorf("%s: the status says %q, want %q", path, v.Status, want)
+			}
+		}
+		p.noProblems("what changes")
 	})
 
 	t.Run("a missing document", func(t *testing.T) {
@@ -546,6 +613,40 @@ const phoneCells = `(() => {
 	}
 	return out;
 })()`
+
+// phoneLabels lists, for the first rows of deleted entries (whose cells
+// of length, type and hash are empty), every cell on a phone that is
+// shorter than its column's label, or that starts above the end of the
+// cell before it: either draws labels over each other.
+const phoneLabels = `(() => {
+	const out = [];
+	const rows = [...document.querySelectorAll('table.entries tbody tr')].filter((tr) => tr.querySelector('.change-deleted'));
+	if (rows.length === 0) out.push('no deleted entry is shown');
+	for (const tr of rows.slice(0, 5)) {
+		let end = -Infinity;
+		for (const cell of tr.cells) {
+			const r = cell.getBoundingClientRect();
+			const label = parseFloat(getComputedStyle(cell, '::before').height);
+			const what = 'row ' + tr.dataset.n + ' ' + cell.dataset.label;
+			if (r.height + 0.5 < label) out.push(what + ': a cell ' + r.height.toFixed(1) + ' px tall under a label ' + label.toFixed(1) + ' px tall');
+			if (r.top + 0.5 < end) out.push(what + ': starts ' + (end - r.top).toFixed(1) + ' px above the end of the cell before it');
+			end = r.bottom;
+		}
+	}
+	return out;
+})()`
+
+// firstWith returns the first document under prefix with a deletion and
+// an entry with a media type.
+func firstWith(docs map[string]*xmlDoc, prefix string) string {
+	for _, p := range sortedDocs(docs) {
+		if counts := typeCounts(docs[p]); strings.HasPrefix(p, prefix) && counts[""] > 0 && len(counts) > 1 &&
+			slices.ContainsFunc(docs[p].Entries(), func(e sitemaptest.Entry) bool { return e.MD().Change == "deleted" }) {
+			return p
+		}
+	}
+	return ""
+}
 
 // tableRoles fails the test unless the accessibility tree still has the
 // entries table as a table of rows, with column headers, row headers (the

@@ -34,8 +34,13 @@
 // Capability List URIs (rsgen writes them at
 // <base_url>resourcesync/<set>/capabilitylist.xml) and fetches every URI
 // under it relative to its own location; links to resources are rewritten
-// the same way. Other URIs are fetched as written (their host must allow
-// it, CORS). Opened from file://, the page tries XMLHttpRequest, which
+// the same way. No other document is read: only those under the base_url
+// and on the page's own origin, so that a link to a view (its #doc=
+// fragment, which may name any URL) cannot make the page fetch another
+// address; the page says why instead, and links to documents elsewhere
+// open them as they are, outside the page. Its Content-Security-Policy
+// allows no other connection either. Opened from file://, the page tries
+// XMLHttpRequest, which
 // browsers refuse by default (Chromium's fetch never reads file://), and
 // then says to serve the folder over HTTP.
 //

@@ -64,8 +64,9 @@ func rsgenBuild(t *testing.T, bin, config, now string) {
 }
 
 // exampleHistory is four builds of the example site over four days, with
-// edits in between, so that it has every kind of change event, closed and
-// open Change Lists, archives, Change Dump packages, mementos and JSON
+// edits in between, so that it has every kind of change event (a Change
+// List with a deletion beside a creation among them), closed and open
+// Change Lists, archives, Change Dump packages, mementos and JSON
 // patches.
 var exampleHistory = []struct {
 	now   string
@@ -78,6 +79,7 @@ var exampleHistory = []struct {
 	}},
 	{"2026-01-02T12:00:00Z", map[string]string{
 		"collection/manuscripts/ms-002 folio 3v.png": "",
+		"collection/manuscripts/ms-002 note.txt":     "Folio 3v withdrawn for conservation.\n",
 		"data/catalogue.csv":                         "id,title\n1,Harbour ledger\n",
 	}},
 	{"2026-01-04T09:00:00Z", map[string]string{

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/layout"
 )
 
@@ -390,9 +391,5 @@ func stamp(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	s := fileStamp{size: info.Size(), mtime: info.ModTime().UnixNano()}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		s.ino = st.Ino
-	}
-	return s
+	return fileStamp{size: info.Size(), mtime: info.ModTime().UnixNano(), ino: sysfile.Inode(info)}
 }

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rsgen/rsgen/checker"
@@ -22,7 +24,17 @@ and prints one line per finding, then a summary. PATH is an output folder
 (the check starts at PATH/.well-known/resourcesync and follows every link) or
 a single document. URL is a live Source: a site root is discovered through
 /.well-known/resourcesync or robots.txt, any other URL is a document whose up
-links lead to the Source Description.`,
+links lead to the Source Description. URL with --base-url is a staging host:
+the folder URL at which the Source of that base URL is served before it is
+published there; every URL under the base URL is read at the same place
+under URL, and findings name the Source's own URLs.
+
+A Source built with copy_resources = false publishes its resources under
+resource_base_url, not in its output folder: --verify-content reads them at
+their URLs, or from --resources, a folder that holds them (the source
+folder) or the URL they are served at. When PATH is the output folder of
+the configuration (--config, or ./rsgen.toml), its resource_base_url and
+source folder are the defaults.`,
 	more: `A check that reaches a limit stops and reports so as an error: its result is
 incomplete. In a folder, only regular files are read, never through a
 symbolic link that leads out of it.
@@ -34,6 +46,8 @@ examples:
   rsgen check public/
   rsgen check public/ --verify-content --strict
   rsgen check https://data.example.org/ --format json
+  rsgen check http://staging.internal:8080/ --base-url https://data.example.org/
+  rsgen check public/ --verify-content --resource-base-url https://files.example.org/ --resources site/
   rsgen check changelist.xml`,
 	flags:   func() (*flag.FlagSet, any) { f := newCheckFlags(); return f.fs, f },
 	minArgs: 1,
@@ -44,7 +58,7 @@ examples:
 // checkFlags are the flags of rsgen check.
 type checkFlags struct {
 	fs                             *flag.FlagSet
-	format                         string
+	format, config                 string
 	strict                         bool
 	opts                           checker.Options
 	maxBytes, maxUnzip, maxPackage config.ByteSize
@@ -56,7 +70,10 @@ func newCheckFlags() *checkFlags {
 	fs.BoolVar(&f.opts.VerifyContent, "verify-content", false, "also read every listed resource and compare its length and hash")
 	fs.StringVar(&f.format, "format", "text", "the output `FORMAT`: text or json")
 	fs.BoolVar(&f.strict, "strict", false, "fail on warnings too")
-	fs.StringVar(&f.opts.BaseURL, "base-url", "", "the `URL` at which PATH is served (default: inferred from the Source\nDescription)")
+	fs.StringVar(&f.opts.BaseURL, "base-url", "", "the `URL` at which PATH is published (default: inferred from the Source\nDescription); with a URL to check, the URL it stands in for")
+	fs.StringVar(&f.opts.ResourceBaseURL, "resource-base-url", "", "the `URL` under which the resources are published apart from the\ndocuments (resource_base_url, with copy_resources = false)")
+	fs.StringVar(&f.opts.Resources, "resources", "", "where to read the resources under --resource-base-url: a `DIR|URL`\n(default: their own URLs)")
+	fs.StringVar(&f.config, "config", "", "the configuration `FILE` of PATH (default: ./rsgen.toml when there is\none); its resource_base_url and source are the defaults of the two\nflags above when PATH is its output folder and copy_resources = false")
 	fs.BoolVar(&f.opts.FollowExternal, "follow-external", false, "also fetch documents and resources on other hosts, and follow\nredirects to them")
 	fs.IntVar(&f.opts.MaxRequests, "max-requests", 10000, "stop after `N` HTTP requests")
 	fs.TextVar(&f.maxBytes, "max-bytes", f.maxBytes, "stop after reading `SIZE` over HTTP in all")
@@ -70,6 +87,10 @@ func newCheckFlags() *checkFlags {
 func runCheck(ctx context.Context, cio cliIO, values any, args []string) int {
 	f := values.(*checkFlags)
 	if err := f.validate(); err != nil {
+		fmt.Fprintf(cio.stderr, "rsgen check: %v\n", err)
+		return exitUsage
+	}
+	if err := f.resources(args[0]); err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen check: %v\n", err)
 		return exitUsage
 	}
@@ -109,6 +130,58 @@ func (f *checkFlags) validate() error {
 	}
 	f.opts.MaxBytes, f.opts.MaxUnzipBytes, f.opts.MaxPackageBytes = int64(f.maxBytes), int64(f.maxUnzip), int64(f.maxPackage)
 	return nil
+}
+
+// resources sets where the resources published apart from the documents
+// are read: the flags, else, when target is the output folder of the
+// configuration and it sets copy_resources = false, its resource_base_url
+// and source folder.
+func (f *checkFlags) resources(target string) error {
+	if info, err := os.Stat(target); err == nil && info.IsDir() {
+		if err := f.resourcesOfConfig(target); err != nil {
+			return err
+		}
+	}
+	if f.opts.Resources != "" && f.opts.ResourceBaseURL == "" {
+		return fmt.Errorf("--resources %s: give --resource-base-url too, the URL the resources there are published under", f.opts.Resources)
+	}
+	return nil
+}
+
+// resourcesOfConfig takes the defaults of --resource-base-url and
+// --resources from the configuration, if there is one and dir is its
+// output folder.
+func (f *checkFlags) resourcesOfConfig(dir string) error {
+	path, cfg, err := loadConfigOrDefault(f.config)
+	if err != nil || path == "" || cfg.CopyResources || cfg.ResourceBaseURL == "" {
+		return err
+	}
+	if !samePath(dir, resolvePath(cfg.Dir, cfg.Out)) {
+		return nil
+	}
+	if f.opts.ResourceBaseURL == "" {
+		f.opts.ResourceBaseURL = cfg.ResourceBaseURL
+	}
+	if f.opts.Resources == "" && f.opts.ResourceBaseURL == cfg.ResourceBaseURL {
+		f.opts.Resources = resolvePath(cfg.Dir, cfg.Source)
+	}
+	return nil
+}
+
+// resolvePath returns p, a path of a configuration, resolved against its
+// folder dir.
+func resolvePath(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// samePath reports whether a and b name the same folder.
+func samePath(a, b string) bool {
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 // render writes the report as text lines or as one JSON object.

@@ -14,7 +14,6 @@ import (
 	"syscall"
 
 	"github.com/rsgen/rsgen/config"
-	"golang.org/x/sys/unix"
 )
 
 // Exit codes, documented in the README and in `rsgen help`.
@@ -83,11 +82,7 @@ func Main() int {
 // isTerminal reports whether w is a file open on a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return ok && terminal(f)
 }
 
 func run(ctx context.Context, cio cliIO, args []string) int {

@@ -36,7 +36,8 @@ cache of file hashes in the state folder, so a deploy with nothing changed
 makes one request, however many files there are. Only objects rsgen
 published are ever deleted.`,
 	more: `Credentials come from the AWS SDK's usual sources: AWS_ACCESS_KEY_ID and
-AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an instance or task role. S3 objects get
+AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an instance or task role; never from a
+URL (an endpoint or target with user:password@ is refused). S3 objects get
 Content-Type from rsgen's media-type table (or the type the Resource List
 publishes) and Cache-Control: immutable for packages, mementos, patches and
 closed or archived documents, short_cache for the other documents, none for
@@ -108,7 +109,7 @@ func runDeploy(ctx context.Context, cio cliIO, values any, _ []string) int {
 			fmt.Fprintf(cio.stderr, "rsgen deploy: %v\n", jerr)
 			return exitFailure
 		}
-	} else if sum != nil && (f.dryRun || err == nil && !f.quiet) {
+	} else if sum != nil && (err == nil && !f.quiet || f.dryRun && planned(err)) {
 		printDeploy(cio.stdout, sum, time.Since(start))
 	}
 	if err != nil {
@@ -120,6 +121,13 @@ func runDeploy(ctx context.Context, cio cliIO, values any, _ []string) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// planned reports whether a deploy that failed with err made its plan
+// whole, which a dry run then prints: it would delete too many objects.
+func planned(err error) bool {
+	var tooMany *deploy.TooManyDeletesError
+	return err == nil || errors.As(err, &tooMany)
 }
 
 // options reads the configuration and the flags into the deploy's options,
@@ -137,13 +145,10 @@ func (f *deployFlags) options(ctx context.Context) (*config.Config, deploy.Optio
 	if err != nil {
 		return nil, deploy.Options{}, err
 	}
-	opts := deploy.Options{Out: cfg.Out, State: cfg.State, BaseURL: cfg.BaseURL, ShortCache: cfg.Publish.ShortCache.Duration,
-		MaxDeletes: f.maxDeletes, Grace: cfg.Deploy.DeleteGrace.Duration, DryRun: f.dryRun, BreakLock: f.breakLock}
-	for _, s := range cfg.SetsOrDefault() {
-		opts.Sets = append(opts.Sets, s.Name)
-	}
-	if opts.MaxDeletes < 0 && cfg.Deploy.MaxDeletes != nil {
-		opts.MaxDeletes = *cfg.Deploy.MaxDeletes
+	opts := deploy.Options{Out: cfg.Out, State: cfg.State, BaseURL: cfg.BaseURL, CopyResources: cfg.CopyResources, ShortCache: cfg.Publish.ShortCache.Duration,
+		Grace: cfg.Deploy.DeleteGrace.Duration, DryRun: f.dryRun, BreakLock: f.breakLock}
+	if opts.MaxDeletes, err = f.maxDeletesOf(cfg); err != nil {
+		return nil, deploy.Options{}, err
 	}
 	if f.grace != "" {
 		var d config.Duration
@@ -158,6 +163,23 @@ func (f *deployFlags) options(ctx context.Context) (*config.Config, deploy.Optio
 	return cfg, opts, nil
 }
 
+// maxDeletesOf returns the limit of deletes: --max-deletes when given,
+// else max_deletes, else none (-1).
+func (f *deployFlags) maxDeletesOf(cfg *config.Config) (int, error) {
+	given := false
+	f.fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "max-deletes" })
+	switch {
+	case given:
+		if err := config.CheckMaxDeletes(f.maxDeletes); err != nil {
+			return 0, &config.Error{Msg: "--max-deletes: " + err.Error()}
+		}
+		return f.maxDeletes, nil
+	case cfg.Deploy.MaxDeletes != nil:
+		return *cfg.Deploy.MaxDeletes, nil
+	}
+	return -1, nil
+}
+
 // openStore opens the target: a bucket, or a folder.
 func openStore(ctx context.Context, cfg *config.Config, target config.DeployTarget, f *deployFlags) (deploy.Store, error) {
 	if target.Bucket == "" {
@@ -165,6 +187,9 @@ func openStore(ctx context.Context, cfg *config.Config, target config.DeployTarg
 	}
 	endpoint, region := cfg.Deploy.Endpoint, cfg.Deploy.Region
 	if f.endpoint != "" {
+		if err := config.CheckEndpoint(f.endpoint); err != nil {
+			return nil, &config.Error{Msg: "--endpoint: " + err.Error()}
+		}
 		endpoint = f.endpoint
 	}
 	if f.region != "" {

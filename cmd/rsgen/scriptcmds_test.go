@@ -113,6 +113,9 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		if !ok {
 			ts.Fatalf("http: header %q: want 'Name: value'", h)
 		}
+		if k == "Host" {
+			req.Host = v // net/http sends req.Host, not the header
+		}
 		req.Header.Set(k, v)
 	}
 	client := &http.Client{Timeout: 10 * time.Second}

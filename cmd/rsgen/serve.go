@@ -4,8 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -59,9 +63,9 @@ type serveFlags struct {
 
 func newServeFlags() *serveFlags {
 	f := &serveFlags{fs: flag.NewFlagSet("serve", flag.ContinueOnError)}
-	f.fs.StringVar(&f.addr, "addr", defaultAddr, "the `ADDR` to listen on (this machine only by default; port 0 picks\na free port)")
+	f.fs.StringVar(&f.addr, "addr", defaultAddr, "the `ADDR` to listen on (this machine only by default; 0.0.0.0:PORT\nreaches the network too, with a warning; port 0 picks a free port)")
 	f.fs.StringVar(&f.readyFile, "ready-file", "", "once listening, write the URL to open into `FILE` (for scripts)")
-	f.fs.StringVar(&f.config, "config", "", "the configuration `FILE` (default: ./rsgen.toml when there is one);\nserve reads its out, base_url and resource_base_url")
+	f.fs.StringVar(&f.config, "config", "", "the configuration `FILE` (default: ./rsgen.toml when there is one);\nserve reads its out, base_url, resource_base_url and short_cache")
 	f.fs.StringVar(&f.out, "out", "", "the output folder, a `DIR` (config: out)")
 	f.fs.StringVar(&f.baseURL, "base-url", "", "the `URL` at which the output folder is published (config: base_url)")
 	return f
@@ -71,6 +75,7 @@ func newServeFlags() *serveFlags {
 // "" when not configured.
 type servedSite struct {
 	out, base, resBase string
+	shortCache         time.Duration
 }
 
 func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
@@ -88,7 +93,7 @@ func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
 	if base == "" {
 		return code
 	}
-	h, err := serve.New(serve.Options{Dir: site.out, BaseURL: site.base, ResourceBaseURL: site.resBase})
+	h, err := serve.New(serve.Options{Dir: site.out, BaseURL: site.base, ResourceBaseURL: site.resBase, ShortCache: site.shortCache})
 	if err != nil {
 		fmt.Fprintf(cio.stderr, "rsgen serve: %v\n", err)
 		return exitFailure
@@ -101,9 +106,11 @@ func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
 	}
 	url, isBase := serve.SiteURL(base, srv.Addr())
 	fmt.Fprintf(cio.stderr, "rsgen serve: serving %s at %s (Ctrl-C to stop)\n", site.out, url)
+	warnReachable(cio.stderr, "rsgen serve", srv.Addr())
 	if !isBase {
 		fmt.Fprintf(cio.stderr, "rsgen serve: the documents' links lead to the base URL %s, which this server does not answer for; "+
-			"to follow them here, build with --base-url %s\n", base, url)
+			"to browse a copy whose links lead here, stop this server and run rsgen watch --serve %s with the configuration of the build: it builds one for this address and leaves %s alone\n",
+			base, hostOf(url), site.out)
 	}
 	if f.readyFile != "" {
 		if err := writeFileAtomic(f.readyFile, url+"\n"); err != nil {
@@ -124,18 +131,19 @@ func runServe(ctx context.Context, cio cliIO, values any, _ []string) int {
 }
 
 // site reads what to serve from the flags and the configuration file, if
-// there is one. Of the file, only out, base_url and resource_base_url
-// matter: the rest says how to build, and base_url may be left unset.
+// there is one. Of the file, only out, base_url, resource_base_url and
+// [publish] short_cache matter: the rest says how to build, and base_url
+// may be left unset.
 func (f *serveFlags) site() (servedSite, error) {
 	path, cfg, err := loadConfigOrDefault(f.config)
 	if err != nil {
 		return servedSite{}, err
 	}
-	s := servedSite{out: cfg.Out, base: cfg.BaseURL, resBase: cfg.ResourceBaseURL}
+	s := servedSite{out: cfg.Out, base: cfg.BaseURL, resBase: cfg.ResourceBaseURL, shortCache: cfg.Publish.ShortCache.Duration}
 	if f.out != "" {
 		s.out = f.out
-	} else if path != "" && !filepath.IsAbs(s.out) {
-		s.out = filepath.Join(cfg.Dir, s.out)
+	} else if path != "" {
+		s.out = resolvePath(cfg.Dir, s.out)
 	}
 	if s.out, err = filepath.Abs(s.out); err != nil {
 		return servedSite{}, err
@@ -174,9 +182,29 @@ func servedBase(cio cliIO, site servedSite) (string, int) {
 	return base, exitOK
 }
 
+// warnReachable warns when a server listening on addr is reachable from
+// other machines: it prints a loopback URL, which does not say so.
+func warnReachable(w io.Writer, cmd string, addr net.Addr) {
+	if !serve.Reachable(addr) {
+		return
+	}
+	where := addr.String()
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		where = "every interface, port " + strconv.Itoa(tcp.Port)
+	}
+	fmt.Fprintf(w, "%s: warning: listening on %s: the build is reachable from the network, by anyone who can reach this machine, not only from here; "+
+		"listen on 127.0.0.1 to keep it to this machine\n", cmd, where)
+}
+
+// hostOf returns the host and port of a URL rsgen printed.
+func hostOf(rawURL string) string {
+	u, _ := neturl.Parse(rawURL)
+	return u.Host
+}
+
 // serveOptions says what to serve of a configuration's output.
 func serveOptions(cfg *config.Config, lock *sync.RWMutex) serve.Options {
-	return serve.Options{Dir: cfg.Out, BaseURL: cfg.BaseURL, ResourceBaseURL: cfg.ResourceBaseURL, Lock: lock}
+	return serve.Options{Dir: cfg.Out, BaseURL: cfg.BaseURL, ResourceBaseURL: cfg.ResourceBaseURL, ShortCache: cfg.Publish.ShortCache.Duration, Lock: lock}
 }
 
 // server is an HTTP server running in the background.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,6 +47,7 @@ func TestGitHubPagesWorkflowKeepsTheState(t *testing.T) {
 		t.Fatal("the workflow has no build job")
 	}
 	var rsgenSteps []string
+	installs := 0
 	var restorePath, savePath, uploadPath string
 	for _, st := range build.Steps {
 		switch {
@@ -60,7 +62,16 @@ func TestGitHubPagesWorkflowKeepsTheState(t *testing.T) {
 			}
 		case strings.HasPrefix(strings.TrimSpace(st.Run), "rsgen "):
 			rsgenSteps = append(rsgenSteps, st.Run)
+		case strings.Contains(st.Run, "go install"):
+			installs++
+			// @latest would bring in any new release between two pushes.
+			if !strings.Contains(st.Run, "@${RSGEN_VERSION}") || !regexp.MustCompile(`^v\d+\.\d+\.\d+$`).MatchString(wf.Env["RSGEN_VERSION"]) {
+				t.Errorf("the workflow installs rsgen with %q (RSGEN_VERSION %q): pin a release, vX.Y.Z, in RSGEN_VERSION", st.Run, wf.Env["RSGEN_VERSION"])
+			}
 		}
+	}
+	if installs != 1 {
+		t.Errorf("%d steps install rsgen, want 1", installs)
 	}
 	if restorePath == "" || restorePath != savePath || restorePath != wf.Env["RSGEN_STATE"] {
 		t.Fatalf("the cache steps restore %q and save %q; the build's state is %q", restorePath, savePath, wf.Env["RSGEN_STATE"])

@@ -11,7 +11,9 @@
  * a sub-path). The page works out the base_url from the Source
  * Description's Capability List URIs (rsgen writes them at
  * <base_url>resourcesync/<set>/capabilitylist.xml) and fetches every URI
- * under it relative to where it is itself served.
+ * under it relative to where it is itself served. It reads no document
+ * elsewhere than under the base_url or on its own origin (readable), so
+ * that a link to a view cannot make it fetch another address.
  *
  * The first half of this file is pure (parsing, routing, aggregation,
  * formatting, chart geometry) and is exported to Node for unit tests when
@@ -347,9 +349,30 @@
     return site.base !== '' && url.startsWith(site.base);
   }
 
+  // readable says whether this page reads the document at url: one of its
+  // own Source, under the base_url (read where the page's Source is
+  // served) or on the page's own origin. Any other address is left alone,
+  // so that a link to this page (its #doc= fragment) cannot make it fetch
+  // whatever address the link names.
+  function readable(site, url) {
+    if (underBase(site, url)) return true;
+    try {
+      return new URL(url).origin === new URL(site.root).origin;
+    } catch (err) {
+      return false;
+    }
+  }
+
+  // notReadable says why the document at url is not read.
+  function notReadable(site, url) {
+    const where = site.base ? site.base + ' (served here at ' + site.root + ')' : site.root;
+    return 'This page reads only the documents of its own Source, under ' + where + ' or on ' + new URL(site.root).origin +
+      ', so that a link cannot make it fetch another address; ' + url + ' is elsewhere. Open it directly if you trust it.';
+  }
+
   // fetchURL maps a URI as written in a document to where this page can
-  // fetch it: under the base_url it is read relative to the page's own
-  // Source root; anything else is fetched as it is.
+  // fetch or link it: under the base_url, relative to the page's own
+  // Source root; anything else as it is.
   function fetchURL(site, url) {
     return underBase(site, url) ? site.root + url.slice(site.base.length) : url;
   }
@@ -478,8 +501,8 @@
   }
 
   // statusOf says in plain words what a document is, whether it still
-  // changes, and what a Destination should do with it.
-  function statusOf(doc) {
+  // changes, and what a Destination should do with it; url is where it is.
+  function statusOf(doc, url) {
     const md = doc.md;
     const n = doc.entries.length;
     const since = (t) => (t ? ' from ' + t : '');
@@ -496,7 +519,7 @@
         return {
           state: 'snapshot',
           text: 'A snapshot of the set' + at(md) + '. A Destination takes it as its baseline: fetch every resource listed, check its hash and length, then follow the Change List from ' + (md.at || 'that time') + ' on. ' +
-            (hasRel(doc, 'archives') ? 'The Source rewrites it when the set changes; earlier snapshots go to its archive.' : 'This copy is not rewritten.'),
+            resourceListFate(doc, url),
         };
       case 'changelist':
         if (isIndex) return indexStatus(doc, 'Change List', 'events');
@@ -522,6 +545,18 @@
         return { state: '', text: doc.capability ? 'A document with capability “' + doc.capability + '”, shown as it is.' : 'A Sitemap without a ResourceSync capability, shown as it is.' };
     }
   }
+
+  // resourceListFate says whether a Resource List changes: an archived
+  // copy (rsgen keeps them in the set's resourcelists/ folder) never does;
+  // the live list is rewritten whenever the set changes, and its earlier
+  // snapshots go to its archive when it has one, else nowhere.
+  function resourceListFate(doc, url) {
+    if (ARCHIVED_LIST.test(url || '')) return 'This archived copy is never rewritten.';
+    return 'The Source rewrites it whenever the set changes; ' +
+      (hasRel(doc, 'archives') ? 'earlier snapshots go to its archive.' : 'earlier snapshots are not kept (the set has no Resource List archive).');
+  }
+
+  const ARCHIVED_LIST = /\/resourcesync\/[^/]+\/resourcelists\/[^/]+$/;
 
   function at(md) {
     return (md.at ? ' at ' + md.at : '') + (md.completed ? ' (completed ' + md.completed + ')' : '');
@@ -591,15 +626,17 @@
     return entry.search;
   }
 
+  // NONE is the filter value of the entries without the attribute: the
+  // empty value is no filter ("any").
+  const NONE = '(none)';
+
   // filterEntries keeps the entries whose path contains q (decoded, any
-  // case) and whose type and change match, when given.
+  // case) and whose type and change match, when given (NONE: absent).
   function filterEntries(entries, f) {
     const q = (f.q || '').toLowerCase();
     if (!q && !f.type && !f.change) return entries;
-    return entries.filter((e) =>
-      (!f.type || (e.md.type || '') === f.type) &&
-      (!f.change || (e.md.change || '') === f.change) &&
-      (!q || searchText(e).includes(q)));
+    const is = (value, want) => !want || (value || '') === (want === NONE ? '' : want);
+    return entries.filter((e) => is(e.md.type, f.type) && is(e.md.change, f.change) && (!q || searchText(e).includes(q)));
   }
 
   // sortEntries returns entries ordered by a column key; missing values go
@@ -919,6 +956,7 @@
 
   // load fetches and reads a document, keeping the last few.
   App.prototype.load = async function (url) {
+    if (!readable(this.site, url)) throw new LoadError(notReadable(this.site, url));
     const target = fetchURL(this.site, url);
     const hit = this.cache.get(target);
     if (hit) return { doc: hit, reader: 'cache', fetch: 0, parse: 0 };
@@ -942,7 +980,7 @@
     try {
       res = await this.w.fetch(url, { cache: 'no-cache' });
     } catch (err) {
-      throw new LoadError('Could not fetch ' + url + ' (' + err.message + '). A document on another host can be read only if that host allows it (CORS).');
+      throw new LoadError('Could not fetch ' + url + ' (' + err.message + ').');
     }
     if (!res.ok) throw new LoadError('The server answered ' + res.status + ' ' + res.statusText + ' for ' + url + '.');
     return res.text();
@@ -1004,7 +1042,7 @@
   // target renders a URI: inside the browser when it is a document.
   App.prototype.target = function (url, isDocument) {
     const text = displayPath(this.site, url);
-    if (isDocument && safeHref(url, this.site.protocol)) return this.h('a', { href: this.docHref(url), class: 'uri' }, this.uri(text));
+    if (isDocument && readable(this.site, url)) return this.h('a', { href: this.docHref(url), class: 'uri' }, this.uri(text));
     return this.outLink(url, text);
   };
 
@@ -1030,11 +1068,11 @@
     const isDescription = doc.capability === 'description';
     if (!isDescription) add(this.docHref(this.site.description), 'Source');
     const up = doc.links.find((l) => l.rel === 'up');
-    if (up && doc.capability !== 'capabilitylist') {
+    if (up && doc.capability !== 'capabilitylist' && readable(this.site, up.href)) {
       add(this.docHref(up.href), setName(up.href) || fileName(up.href));
     }
     const index = doc.links.find((l) => l.rel === 'index');
-    if (index) add(this.docHref(index.href), fileName(index.href));
+    if (index && readable(this.site, index.href)) add(this.docHref(index.href), fileName(index.href));
     const here = isDescription ? 'Source' : (doc.capability === 'capabilitylist' ? setName(url) || fileName(url) : fileName(url));
     if (route.entry) {
       add(this.docHref(url, { q: route.q, type: route.type, change: route.change, sort: route.sort, dir: route.dir, page: route.page, size: route.size }), here);
@@ -1054,9 +1092,9 @@
     ];
   };
 
-  App.prototype.statusLine = function (doc) {
+  App.prototype.statusLine = function (doc, url) {
     const h = this.h.bind(this);
-    const st = statusOf(doc);
+    const st = statusOf(doc, url);
     return h('p', { class: 'status', 'data-state': st.state || 'none' },
       st.state ? h('strong', { class: 'badge', text: st.state[0].toUpperCase() + st.state.slice(1) }) : null, ' ', this.prose(st.text));
   };
@@ -1066,7 +1104,7 @@
   App.prototype.documentView = function (url, doc, route) {
     const h = this.h.bind(this);
     const out = this.heading(url, doc, kindOf(doc));
-    out.push(this.statusLine(doc));
+    out.push(this.statusLine(doc, url));
     out.push(this.aboutSection(doc));
     if (doc.entries.length) out.push(new EntryTable(this, url, doc, route).section);
     else out.push(h('p', { class: 'empty', text: 'This ' + kindOf(doc) + ' has no entries yet.' }));
@@ -1123,7 +1161,7 @@
   App.prototype.linkChip = function (ln) {
     const h = this.h.bind(this);
     const label = relLabel(ln.rel);
-    const href = ln.href && (linkIsDocument(ln) ? this.docHref(ln.href) : safeHref(fetchURL(this.site, ln.href), this.site.protocol));
+    const href = ln.href && (linkIsDocument(ln) && readable(this.site, ln.href) ? this.docHref(ln.href) : safeHref(fetchURL(this.site, ln.href), this.site.protocol));
     const title = (ln.rel !== label ? ln.rel + ' ' : '') + (ln.href ? displayPath(this.site, ln.href) : '(no href)');
     return h('li', { 'data-rel': ln.rel || '' },
       href ? h('a', { href: href, title: title, text: label }) : h('span', { title: title, text: label }));
@@ -1232,8 +1270,11 @@
       oninput: (e) => this.update({ q: e.target.value, page: 1 }),
     })));
     const select = (id, name, label, counts) => h('label', {}, label + ' ', h('select', { id: id, name: name, onchange: (e) => this.update({ [name]: e.target.value, page: 1 }) },
-      h('option', { value: '', text: 'any' }),
-      counts.map((c) => h('option', { value: c.value, selected: c.value === r[name], text: (c.value || '(none)') + ' (' + formatCount(c.count) + ')' }))));
+      h('option', { value: '', selected: !r[name], text: 'any' }),
+      counts.map((c) => {
+        const value = c.value || NONE;
+        return h('option', { value: value, selected: value === r[name], text: value + ' (' + formatCount(c.count) + ')' });
+      })));
     if (doc.mdNames.includes('type')) fields.push(select('filter-type', 'type', 'Media type', countBy(doc.entries, 'type')));
     if (doc.mdNames.includes('change')) fields.push(select('filter-change', 'change', 'Change', countBy(doc.entries, 'change')));
     fields.push(h('label', {}, 'Rows per page ', h('select', { id: 'page-size', name: 'size', onchange: (e) => this.update({ size: Number(e.target.value), page: 1 }) },
@@ -1513,10 +1554,10 @@
   return {
     SITEMAP_NS, RS_NS, DESCRIPTION_PATH,
     parseXML, readDocument, orderAttributes, scanDocument, readText, SCAN_ABOVE,
-    makeSite, baseFromDescription, fetchURL, routeKey, routeURL, safeHref, displayPath, setName, fileName,
+    makeSite, baseFromDescription, fetchURL, readable, routeKey, routeURL, safeHref, displayPath, setName, fileName,
     parseRoute, routeHash,
     kindOf, relLabel, entryIsDocument, linkIsDocument, statusOf,
-    columnsOf, filterEntries, sortEntries, countBy, pageOf,
+    columnsOf, NONE, filterEntries, sortEntries, countBy, pageOf,
     mediaTypeStats, foldTail, eventDay, changeActivity, activityBuckets,
     formatCount, formatBytes, shortHash, formatMs,
     niceMax, activityChart, barRows, mapLimit,

@@ -140,6 +140,20 @@ test('without a known base_url, keys are relative to the page\'s Source root', (
   assert.equal(v.fetchURL(site, 'http://localhost:8000/a'), 'http://localhost:8000/a');
 });
 
+test('readable: only the documents under the base_url and on the page\'s own origin are read', () => {
+  const site = v.makeSite('http://127.0.0.1:8080/sub/resourcesync/index.html');
+  site.base = 'https://data.example.org/';
+  assert.ok(v.readable(site, 'https://data.example.org/resourcesync/s/resourcelist.xml'));
+  assert.ok(v.readable(site, 'http://127.0.0.1:8080/sub/.well-known/resourcesync'));
+  assert.ok(v.readable(site, 'http://127.0.0.1:8080/elsewhere.xml'));
+  for (const url of ['https://evil.example/x.xml', 'http://127.0.0.1:9999/x.xml', 'https://data.example.org.evil.example/x.xml',
+    'http://data.example.org/x.xml', 'javascript:alert(1)', 'not a url']) {
+    assert.ok(!v.readable(site, url), url);
+  }
+  // A route key that names an address elsewhere is not read.
+  assert.ok(!v.readable(site, v.routeURL(site, 'https://evil.example/x.xml')));
+});
+
 test('safeHref links only to http, https and the page\'s own scheme', () => {
   assert.equal(v.safeHref('https://a.example/x y', 'http:'), 'https://a.example/x%20y');
   assert.equal(v.safeHref('javascript:alert(1)', 'http:'), null);
@@ -218,13 +232,21 @@ test('statusOf counts the open and closed lists of an index', () => {
 });
 
 test('statusOf tells a live Resource List from an archived copy', () => {
-  const live = v.statusOf(doc('resourcelist', { at: 'T' }, [], [{ rel: 'archives', href: 'x' }]));
+  const live = v.statusOf(doc('resourcelist', { at: 'T' }, [], [{ rel: 'archives', href: 'x' }]), 'https://d.example/resourcesync/s/resourcelist.xml');
   assert.equal(live.state, 'snapshot');
   assert.match(live.text, /baseline/);
-  assert.match(live.text, /rewrites it when the set changes/);
-  const copy = v.statusOf(doc('resourcelist', { at: 'T', completed: 'U' }));
+  assert.match(live.text, /rewrites it whenever the set changes; earlier snapshots go to its archive/);
+  const copy = v.statusOf(doc('resourcelist', { at: 'T', completed: 'U' }), 'https://d.example/resourcesync/s/resourcelists/resourcelist-20260101T000000Z.xml');
   assert.match(copy.text, /at T \(completed U\)/);
-  assert.match(copy.text, /not rewritten/);
+  assert.match(copy.text, /This archived copy is never rewritten/);
+});
+
+test('statusOf says that a Resource List without an archive is rewritten too, its earlier snapshots not kept', () => {
+  for (const url of ['https://d.example/resourcesync/s/resourcelist.xml', 'https://d.example/resourcesync/s/resourcelist-00001.xml']) {
+    const st = v.statusOf(doc('resourcelist', { at: 'T' }), url);
+    assert.match(st.text, /rewrites it whenever the set changes; earlier snapshots are not kept/);
+    assert.doesNotMatch(st.text, /not rewritten|never rewritten/);
+  }
 });
 
 test('statusOf explains every capability rsgen publishes, and any other', () => {
@@ -266,6 +288,7 @@ test('filterEntries matches decoded paths in any case, and type and change', () 
   assert.equal(v.filterEntries(e, {}), e);
   const changes = [{ n: 1, loc: 'a', md: { change: 'created' } }, { n: 2, loc: 'b', md: { change: 'deleted' } }];
   assert.deepEqual(v.filterEntries(changes, { change: 'deleted' }).map((x) => x.n), [2]);
+  assert.deepEqual(v.filterEntries(e, { type: v.NONE }).map((x) => x.n), [3], 'NONE keeps the entries without a type');
 });
 
 test('sortEntries sorts numbers as numbers, keeps missing values last either way, and ties in order', () => {

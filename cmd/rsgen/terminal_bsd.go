@@ -1,0 +1,7 @@
+//go:build darwin || freebsd
+
+package main
+
+import "golang.org/x/sys/unix"
+
+const ioctlGetTermios = unix.TIOCGETA

@@ -1,0 +1,280 @@
+package snapshot
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// openNative opens the Tree's folder for the kernel to resolve names
+// beneath it (beneath), or, on kernels without openat2 (before Linux 5.6),
+// for os.Root to (rooted).
+func openNative(t *Tree) (resolver, error) {
+	b, err := openBeneath(t)
+	if errors.Is(err, syscall.ENOSYS) {
+		return openRooted(t)
+	}
+	return b, err
+}
+
+// beneath resolves names with openat2(RESOLVE_BENEATH), which the kernel
+// confines to the folder, and RESOLVE_NO_SYMLINKS unless links are
+// followed. Its files are bare descriptors, not *os.File: os.Open
+// registers every file with the runtime's poller, a system call that
+// always fails for regular files and costs as much as a small file's
+// read. An open file is hard-linked through its descriptor (LinkTo).
+type beneath struct {
+	t       *Tree
+	root    int // the folder, O_PATH
+	folders openFolders[int]
+}
+
+// openBeneath opens the Tree's folder, and fails with ENOSYS where the
+// kernel has no openat2.
+func openBeneath(t *Tree) (*beneath, error) {
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = syscall.Open(t.dir, unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: t.dir, Err: err}
+	}
+	b := &beneath{t: t, root: fd}
+	b.folders.open = func(dir string) (int, error) {
+		return b.openat(dir, unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+	}
+	b.folders.close = func(fd int) { syscall.Close(fd) }
+	probe, err := b.openat(".", unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+	if err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	syscall.Close(probe)
+	return b, nil
+}
+
+func (b *beneath) close() error {
+	b.folders.closeAll()
+	return syscall.Close(b.root)
+}
+
+// open opens the file name. When links are not followed it opens the
+// file by its base name, beneath its folder kept open for the next files
+// (openFolders): a cold build opens every file, and resolving one name
+// costs less than resolving the whole path. A followed link may lead
+// anywhere in the Tree, so then the whole name is resolved beneath it.
+func (b *beneath) open(name string) (fs.File, error) {
+	// O_NONBLOCK: a file replaced by a FIFO after the walk saw a regular
+	// file must not block the scan; regular files ignore the flag.
+	const flags = syscall.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	var fd int
+	var err error
+	if b.t.follow || name == "." {
+		fd, err = b.openat(name, flags)
+	} else {
+		var folder *openFolder[int]
+		if folder, err = b.folders.acquire(path.Dir(name)); err != nil {
+			return nil, err
+		}
+		fd, err = b.openBeneath(folder.h, path.Base(name), name, flags)
+		b.folders.release(folder)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &rawFile{fd: fd, tree: b.t, rel: name}, nil
+}
+
+func (b *beneath) readDir(name string) ([]fs.DirEntry, error) {
+	fd, err := b.openat(name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), b.t.join(name))
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// lstat stats the entry base of the folder dir without following a final
+// link, as os.Lstat does, relative to the folder's descriptor: a rebuild
+// stats every file, and resolving one name costs less than resolving the
+// whole path. A link on the way to the folder is refused as Open refuses
+// it.
+func (b *beneath) lstat(dir, base string) (fs.FileInfo, error) {
+	folder, err := b.folders.acquire(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer b.folders.release(folder)
+	fi := &fileInfo{name: base}
+	// unix.Stat_t and syscall.Stat_t are the same kernel struct; os and
+	// the rest of rsgen read syscall's.
+	st := (*unix.Stat_t)(unsafe.Pointer(&fi.st))
+	err = ignoringEINTR(func() error { return unix.Fstatat(folder.h, base, st, unix.AT_SYMLINK_NOFOLLOW) })
+	if err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: b.t.join(path.Join(dir, base)), Err: err}
+	}
+	return fi, nil
+}
+
+// openat opens name beneath the folder.
+func (b *beneath) openat(name string, flags int) (int, error) {
+	return b.openBeneath(b.root, name, name, flags)
+}
+
+// openBeneath opens rel beneath the open folder dir, which is the Tree's
+// folder or one inside it; name is rel's name in the Tree.
+func (b *beneath) openBeneath(dir int, rel, name string, flags int) (int, error) {
+	how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	if !b.t.follow {
+		how.Resolve |= unix.RESOLVE_NO_SYMLINKS
+	}
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Openat2(dir, rel, &how)
+		return err
+	})
+	switch {
+	case errors.Is(err, syscall.ENOSYS):
+		return -1, err
+	case errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.ELOOP) && !b.t.follow:
+		return -1, &fs.PathError{Op: "open", Path: b.t.join(name), Err: ErrOutside}
+	case err != nil:
+		return -1, &fs.PathError{Op: "open", Path: b.t.join(name), Err: err}
+	}
+	return fd, nil
+}
+
+// rawFile is an open file read with plain system calls.
+type rawFile struct {
+	fd   int
+	tree *Tree
+	rel  string // the file's name in the Tree
+}
+
+// name returns the file's path, for errors: a cold build opens every file,
+// and most never need it.
+func (f *rawFile) name() string { return f.tree.join(f.rel) }
+
+func (f *rawFile) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := ignoringEINTR(func() (err error) {
+		n, err = syscall.Read(f.fd, p)
+		return err
+	})
+	switch {
+	case err != nil:
+		return 0, &fs.PathError{Op: "read", Path: f.name(), Err: err}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (f *rawFile) Stat() (fs.FileInfo, error) {
+	fi := &fileInfo{name: path.Base(f.rel)}
+	if err := ignoringEINTR(func() error { return syscall.Fstat(f.fd, &fi.st) }); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: f.name(), Err: err}
+	}
+	return fi, nil
+}
+
+// LinkTo hard-links the open file at dst, which must not exist.
+// Fd returns the file's descriptor, for a clone of the file
+// (sink.CloneTemp): what is cloned is the file that was opened.
+func (f *rawFile) Fd() uintptr { return uintptr(f.fd) }
+
+func (f *rawFile) LinkTo(dst string) error { return linkDescriptor(f.fd, f.name(), dst) }
+
+// linkDescriptor hard-links the open file fd, whose path is name, at dst,
+// which must not exist, through /proc's name of the descriptor.
+func linkDescriptor(fd int, name, dst string) error {
+	fds, err := procFDs()
+	if err == nil {
+		err = unix.Linkat(fds, strconv.Itoa(fd), unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "link", Old: name, New: dst, Err: err}
+	}
+	return nil
+}
+
+// procFDs is /proc/self/fd, opened once: naming a descriptor relative to
+// it spares every link the lookup of /proc, self and fd, a third of the
+// cost of linking a file.
+var procFDs = sync.OnceValues(func() (int, error) {
+	return syscall.Open("/proc/self/fd", unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+})
+
+func (f *rawFile) Close() error {
+	if f.fd < 0 {
+		return &fs.PathError{Op: "close", Path: f.name(), Err: fs.ErrClosed}
+	}
+	err := syscall.Close(f.fd)
+	f.fd = -1
+	if err != nil {
+		return &fs.PathError{Op: "close", Path: f.name(), Err: err}
+	}
+	return nil
+}
+
+func ignoringEINTR(call func() error) error {
+	for {
+		if err := call(); err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// fileInfo is the fs.FileInfo of a stat, as os builds it.
+type fileInfo struct {
+	name string
+	st   syscall.Stat_t
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.st.Size }
+func (fi *fileInfo) ModTime() time.Time { return time.Unix(fi.st.Mtim.Unix()) }
+func (fi *fileInfo) IsDir() bool        { return fi.Mode().IsDir() }
+func (fi *fileInfo) Sys() any           { return &fi.st }
+
+func (fi *fileInfo) Mode() fs.FileMode {
+	m := fs.FileMode(fi.st.Mode & 0o777)
+	switch fi.st.Mode & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	if fi.st.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if fi.st.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if fi.st.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}

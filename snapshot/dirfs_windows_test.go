@@ -1,0 +1,5 @@
+package snapshot
+
+import "errors"
+
+func mkfifo(path string) error { return errors.ErrUnsupported }
