@@ -2,6 +2,7 @@ package generator
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -11,7 +12,6 @@ import (
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/snapshot"
 	"github.com/rsgen/rsgen/zippkg"
-	"github.com/zeebo/blake3"
 )
 
 // Dump packages (§11, §13): a Resource Dump packages a set's resources in
@@ -180,9 +180,10 @@ func changeManifest(s *site, st *set, from, until int64, events []snapshot.Event
 
 // packageID is a digest of everything that makes up a package's bytes
 // except its time, so that equal contents keep their package, and other
-// bytes (another deflate encoder's) get another name.
+// bytes (another deflate encoder's) get another name. It is the first 80
+// bits of a SHA-256, the digest rsgen computes everywhere else.
 func packageID(s *site, m *zippkg.Manifest) string {
-	h := blake3.New()
+	h := sha256.New()
 	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00", m.Kind, m.Up, s.cfg.Dumps.Compression, s.cfg.SpecVersion, zippkg.Deflater)
 	for i := range m.Entries {
 		e := &m.Entries[i]
