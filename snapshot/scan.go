@@ -133,7 +133,8 @@ func (e *PathError) Unwrap() error { return e.Err }
 func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Event, _ ScanStats, err error) {
 	next, stop := iter.Pull2(prev.Records())
 	defer stop()
-	s := &scan{opts: opts, prevNext: next, prevScanStart: prev.ScanStart}
+	s := &scan{opts: opts, prev: prevRecords{next: next}, prevScanStart: prev.ScanStart}
+	s.walk.notify = opts.Notify
 	defer func() {
 		if err != nil {
 			s.out.Close() // a spill's file
@@ -155,11 +156,11 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Ev
 		return s.visit(jobCtx, p, d, err)
 	})
 	if walkErr == nil {
-		walkErr = s.deleteRest()
+		walkErr = s.prev.rest()
 	}
 	s.flushStats(jobCtx)
 	if walkErr == nil {
-		s.walkEnded()
+		s.walk.ended()
 	}
 	if err = g.Wait(); err != nil {
 		return Records{}, nil, ScanStats{}, err
@@ -183,11 +184,8 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Ev
 }
 
 type scan struct {
-	opts ScanOptions
-	// prevNext returns prev's next record; pending holds one it returned
-	// that the walk has not reached yet.
-	prevNext      func() (Record, error, bool)
-	pending       *Record
+	opts          ScanOptions
+	prev          prevRecords // prev's records, read as the walk reaches their paths
 	prevScanStart int64
 	// paths holds the paths of new files, which the walk alone adds.
 	paths pathArena
@@ -201,10 +199,7 @@ type scan struct {
 	work    *errgroup.Group
 	hashers chan *hasher
 	batch   []hashJob
-	// statting counts the batches whose stats are not all taken yet: the
-	// walk has found every file when it has ended and statting is 0.
-	statting int
-	walked   bool
+	walk    walkProgress
 
 	// The walk appends to places, in walk order, and workers put the
 	// records of the files they read in the places kept for them: a job
@@ -213,11 +208,10 @@ type scan struct {
 	// read leaves its place empty (Path ""). open counts, per chunk of
 	// places, those not yet filled: the walk moves the chunks whose places
 	// are all filled, in order, into out (keepSettled).
-	mu      sync.Mutex
-	places  chunked.List[Record]
-	open    []int32
-	deleted []Record // prev's records of files that are gone
-	stats   ScanStats
+	mu     sync.Mutex
+	places chunked.List[Record]
+	open   []int32
+	stats  ScanStats
 
 	// Only the walk's goroutine, and Scan once the workers are done, use
 	// these.
@@ -290,7 +284,7 @@ func (s *scan) visit(ctx context.Context, p string, d fs.DirEntry, err error) er
 // file new to the state is read whatever its stat says, and is not stat'ed
 // before: the read stats the file it opens.
 func (s *scan) addFile(ctx context.Context, p string, stat func() (fs.FileInfo, error)) error {
-	old, err := s.previous(p)
+	old, err := s.prev.find(p)
 	if err != nil {
 		return err
 	}
@@ -406,47 +400,66 @@ func (s *scan) flushStats(ctx context.Context) {
 	if len(s.batch) == 0 {
 		return
 	}
-	s.mu.Lock()
-	s.statting++
-	s.mu.Unlock()
+	s.walk.statting()
 	s.submit(ctx, s.batch)
 	s.batch = nil
 }
 
-// walkEnded records that the walk has found every path; the walk has
-// found every file once the last batch is stat'ed too.
-func (s *scan) walkEnded() {
-	s.mu.Lock()
-	s.walked = true
-	done := s.statting == 0
-	s.mu.Unlock()
-	if done {
-		s.notifyWalked()
+// walkProgress tells Notify, once, that the walk has found every file: it
+// has ended, and every batch of files it handed over is stat'ed.
+type walkProgress struct {
+	notify   func(Note)
+	mu       sync.Mutex
+	batches  int // the batches whose stats are not all taken yet
+	walkDone bool
+}
+
+// statting records a batch handed over to be stat'ed.
+func (w *walkProgress) statting() {
+	w.mu.Lock()
+	w.batches++
+	w.mu.Unlock()
+}
+
+// ended records that the walk has found every path; the walk has found
+// every file once the last batch is stat'ed too.
+func (w *walkProgress) ended() {
+	w.mu.Lock()
+	w.walkDone = true
+	done := w.batches == 0
+	w.mu.Unlock()
+	if done && w.notify != nil {
+		w.notify(Note{Kind: NoteWalked})
 	}
 }
 
 // statted records that a batch's files are all stat'ed.
-func (s *scan) statted() {
-	s.mu.Lock()
-	s.statting--
-	done := s.walked && s.statting == 0
-	s.mu.Unlock()
-	if done {
-		s.notifyWalked()
+func (w *walkProgress) statted() {
+	w.mu.Lock()
+	w.batches--
+	done := w.walkDone && w.batches == 0
+	w.mu.Unlock()
+	if done && w.notify != nil {
+		w.notify(Note{Kind: NoteWalked})
 	}
 }
 
-func (s *scan) notifyWalked() {
-	if s.opts.Notify != nil {
-		s.opts.Notify(Note{Kind: NoteWalked})
-	}
+// prevRecords reads the previous state's records as the walk reaches their
+// paths (a merge-join: both are in walk order), so that they need not be
+// held in memory with the new ones, and holds those of the files that are
+// gone.
+type prevRecords struct {
+	next    func() (Record, error, bool) // the next record
+	pending *Record                      // one next returned that the walk has not reached yet
+	mu      sync.Mutex
+	deleted []Record // the records of files that are gone
 }
 
-// previous returns the previous record of p, reading prev's records up
-// to it: those of paths before p are of files that are gone.
-func (s *scan) previous(p string) (*Record, error) {
+// find returns the previous record of p, reading the records up to it:
+// those of paths before p are of files that are gone.
+func (pr *prevRecords) find(p string) (*Record, error) {
 	for {
-		r, err := s.peekPrevious()
+		r, err := pr.peek()
 		if r == nil || err != nil {
 			return nil, err
 		}
@@ -454,51 +467,51 @@ func (s *scan) previous(p string) (*Record, error) {
 		if c > 0 {
 			return nil, nil
 		}
-		s.pending = nil
+		pr.pending = nil
 		if c == 0 {
 			return r, nil
 		}
-		s.gone(r)
+		pr.gone(r)
 	}
 }
 
-// peekPrevious returns prev's next record that the walk has not reached
-// yet, nil after the last.
-func (s *scan) peekPrevious() (*Record, error) {
-	if s.pending == nil {
-		r, err, ok := s.prevNext()
+// peek returns the next record that the walk has not reached yet, nil
+// after the last; pr.pending = nil takes it.
+func (pr *prevRecords) peek() (*Record, error) {
+	if pr.pending == nil {
+		r, err, ok := pr.next()
 		if !ok {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		s.pending = &r
+		pr.pending = &r
 	}
-	return s.pending, nil
+	return pr.pending, nil
 }
 
 // gone records a previous record as of a file that is gone.
-func (s *scan) gone(r *Record) {
-	s.mu.Lock()
-	s.deleted = append(s.deleted, *r)
-	s.mu.Unlock()
+func (pr *prevRecords) gone(r *Record) {
+	pr.mu.Lock()
+	pr.deleted = append(pr.deleted, *r)
+	pr.mu.Unlock()
 }
 
-// deleteRest records prev's records after the last file walked as gone.
-func (s *scan) deleteRest() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pending != nil {
-		s.deleted = append(s.deleted, *s.pending)
-		s.pending = nil
+// rest records the records after the last file walked as gone.
+func (pr *prevRecords) rest() error {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.pending != nil {
+		pr.deleted = append(pr.deleted, *pr.pending)
+		pr.pending = nil
 	}
 	for {
-		r, err, ok := s.prevNext()
+		r, err, ok := pr.next()
 		if !ok || err != nil {
 			return err
 		}
-		s.deleted = append(s.deleted, r)
+		pr.deleted = append(pr.deleted, r)
 	}
 }
 
@@ -542,7 +555,7 @@ func (s *scan) submit(ctx context.Context, batch []hashJob) {
 // statAll stats a batch's files, puts those whose previous record can be
 // trusted in their places, and returns the others, to be read.
 func (s *scan) statAll(ctx context.Context, batch []hashJob) ([]hashJob, error) {
-	defer s.statted()
+	defer s.walk.statted()
 	toRead := batch[:0]
 	for _, job := range batch {
 		if err := ctx.Err(); err != nil {
@@ -641,7 +654,7 @@ func (s *scan) drop(job *hashJob) {
 	s.places.At(job.index).Path = ""
 	s.filled(job.index)
 	if job.old != nil {
-		s.deleted = append(s.deleted, *job.old)
+		s.prev.gone(job.old)
 	}
 }
 
@@ -673,16 +686,16 @@ func (s *scan) keepUnreadable(job *hashJob, err error) {
 func (s *scan) keepUnreadableFolder(p string, err error) error {
 	kept := 0
 	for {
-		old, perr := s.peekPrevious()
+		old, perr := s.prev.peek()
 		if perr != nil {
 			return perr
 		}
 		if old == nil || !strings.HasPrefix(old.Path, p+"/") && layout.ComparePaths(old.Path, p) > 0 {
 			break
 		}
-		s.pending = nil
+		s.prev.pending = nil
 		if !strings.HasPrefix(old.Path, p+"/") {
-			s.gone(old)
+			s.prev.gone(old)
 			continue
 		}
 		i := s.place(old)
@@ -721,24 +734,25 @@ func (s *scan) noteKept(p, msg string) {
 // events returns the change events of the scan in walk order: the files
 // created and updated, and the previous records of the files gone.
 func (s *scan) events() []Event {
+	deleted := s.prev.deleted
 	// Files that vanished while they were read join the deletions late.
-	slices.SortFunc(s.deleted, func(a, b Record) int { return layout.ComparePaths(a.Path, b.Path) })
+	slices.SortFunc(deleted, func(a, b Record) int { return layout.ComparePaths(a.Path, b.Path) })
 	// Sized first: a cold build's million events, grown by appending,
 	// would be copied at the build's peak.
-	n := len(s.deleted)
+	n := len(deleted)
 	for range s.changedRecords() {
 		n++
 	}
 	events := make([]Event, 0, n)
 	i := 0
 	for r := range s.changedRecords() {
-		for ; i < len(s.deleted) && layout.ComparePaths(s.deleted[i].Path, r.Path) < 0; i++ {
-			events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &s.deleted[i]})
+		for ; i < len(deleted) && layout.ComparePaths(deleted[i].Path, r.Path) < 0; i++ {
+			events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &deleted[i]})
 		}
 		events = append(events, Event{Change: r.Change, Time: s.opts.Now, Record: r})
 	}
-	for ; i < len(s.deleted); i++ {
-		events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &s.deleted[i]})
+	for ; i < len(deleted); i++ {
+		events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &deleted[i]})
 	}
 	return events
 }
