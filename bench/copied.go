@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -38,9 +37,9 @@ func checkCopiedOut(dir, work string) error {
 }
 
 // measureCopied runs the copied step of t with the output in a new folder
-// of dir (see checkCopiedOut), and removes its output and state
-// afterwards.
-func measureCopied(t *tree, rsgen *launcher, dir string, logf func(string, ...any)) (*copiedResult, error) {
+// of dir (see checkCopiedOut), with GOMAXPROCS=procs, and removes its
+// output and state afterwards.
+func measureCopied(t *tree, rsgen *launcher, procs int, dir string, logf func(string, ...any)) (*copiedResult, error) {
 	out, err := os.MkdirTemp(dir, "rsgen-bench-copied-")
 	if err != nil {
 		return nil, err
@@ -62,25 +61,11 @@ func measureCopied(t *tree, rsgen *launcher, dir string, logf func(string, ...an
 		logf("tree %s: copied, %s build", t.spec.Name, step.name)
 		args := []string{"build", "--source", t.src, "--out", out, "--state", state, "--base-url", benchBaseURL,
 			"--now", buildEpoch.Add(time.Duration(k) * time.Hour).Format(time.RFC3339)}
-		r, err := rsgen.run(append(args, step.extra...)...)
+		r, err := rsgen.run(procs, append(args, step.extra...)...)
 		if err != nil {
 			return nil, fmt.Errorf("copied %s build: %w", step.name, err)
 		}
-		_, events := buildCounts(r.Stdout)
-		*step.into = historyBuild{Seconds: r.Wall.Seconds(), PeakRSS: r.PeakRSS, Events: events}
+		*step.into = newHistoryBuild(r)
 	}
 	return c, nil
-}
-
-// sameFileSystem reports whether the folders a and b are on one file
-// system.
-func sameFileSystem(a, b string) (bool, error) {
-	var sa, sb syscall.Stat_t
-	if err := syscall.Stat(a, &sa); err != nil {
-		return false, err
-	}
-	if err := syscall.Stat(b, &sb); err != nil {
-		return false, err
-	}
-	return sa.Dev == sb.Dev, nil
 }

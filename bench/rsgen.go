@@ -8,9 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -52,16 +50,20 @@ func buildRsgen(dir string) (string, error) {
 
 // childRun is what one rsgen process cost.
 type childRun struct {
-	Wall    time.Duration
-	CPU     time.Duration // user + system
-	PeakRSS int64         // bytes
-	Stdout  string
+	Wall      time.Duration
+	User, Sys time.Duration
+	PeakRSS   int64 // bytes; 0 where the rusage does not say (see peakRSS)
+	Stdout    string
 }
 
 // runChild runs bin with args and measures it from the outside: wall time,
-// and CPU time and peak RSS from the child's rusage.
-func runChild(bin string, args ...string) (childRun, error) {
+// and CPU time and peak RSS from the child's rusage. With procs > 0 the
+// child runs with GOMAXPROCS=procs in its environment.
+func runChild(bin string, procs int, args ...string) (childRun, error) {
 	cmd := exec.Command(bin, args...)
+	if procs > 0 {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -70,22 +72,14 @@ func runChild(bin string, args ...string) (childRun, error) {
 	if err != nil {
 		return childRun{}, fmt.Errorf("%s %v: %v\n%s", filepath.Base(bin), args, err, stderr.Bytes())
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	ps := cmd.ProcessState
 	return childRun{
 		Wall:    wall,
-		CPU:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
-		PeakRSS: maxRSSBytes(ru),
+		User:    ps.UserTime(),
+		Sys:     ps.SystemTime(),
+		PeakRSS: peakRSS(ps),
 		Stdout:  stdout.String(),
 	}, nil
-}
-
-// maxRSSBytes returns ru_maxrss in bytes: Linux counts kibibytes, the BSDs
-// and macOS bytes.
-func maxRSSBytes(ru *syscall.Rusage) int64 {
-	if runtime.GOOS == "darwin" {
-		return ru.Maxrss
-	}
-	return ru.Maxrss * 1024
 }
 
 // buildArgs returns the arguments of a build of t at time now.
@@ -143,11 +137,7 @@ func stampOutputs(dir string) ([]stamp, error) {
 		if err != nil {
 			return err
 		}
-		s := stamp{path: p, mtime: info.ModTime().UnixNano(), size: info.Size()}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			s.ino = st.Ino
-		}
-		stamps = append(stamps, s)
+		stamps = append(stamps, stamp{path: p, mtime: info.ModTime().UnixNano(), ino: inode(info), size: info.Size()})
 		return nil
 	})
 	return stamps, err

@@ -1,0 +1,54 @@
+//go:build unix
+
+package main
+
+import (
+	"io/fs"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// processCPU returns the user and system time this process has used.
+func processCPU() cpuTimes {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return cpuTimes{}
+	}
+	return cpuTimes{user: time.Duration(ru.Utime.Nano()), sys: time.Duration(ru.Stime.Nano())}
+}
+
+// peakRSS returns an ended child's peak RSS in bytes, from its rusage:
+// Linux and the BSDs count ru_maxrss in kibibytes, macOS in bytes.
+func peakRSS(ps *os.ProcessState) int64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return ru.Maxrss
+	}
+	return ru.Maxrss * 1024
+}
+
+// inode returns the inode number of a stat.
+func inode(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}
+
+// sameFileSystem reports whether the folders a and b are on one file
+// system.
+func sameFileSystem(a, b string) (bool, error) {
+	var sa, sb syscall.Stat_t
+	if err := syscall.Stat(a, &sa); err != nil {
+		return false, err
+	}
+	if err := syscall.Stat(b, &sb); err != nil {
+		return false, err
+	}
+	return sa.Dev == sb.Dev, nil
+}
