@@ -196,8 +196,9 @@ func TestTiny(t *testing.T) {
 // RSGEN_BENCH_TREE is tiny (the default), a or b; RSGEN_BENCH_DIR is the
 // work folder (default: the harness's, whose trees it reuses). With
 // RSGEN_BENCH_PROFILE set, each sub-benchmark writes a CPU profile of its
-// first build alone (not of its setup) into that folder, and the change
-// step also a heap profile taken when its first build writes its first
+// first build alone (not of its setup) into that folder, and block and
+// mutex profiles of the same build (see profiler), and the change step
+// also a heap profile taken when its first build writes its first
 // document, when the previous and the next snapshot are both in memory.
 func BenchmarkBuild(b *testing.B) {
 	spec := map[string]treeSpec{"": treeTiny, "tiny": treeTiny, "a": treeA, "b": treeB}[os.Getenv("RSGEN_BENCH_TREE")]
@@ -278,8 +279,12 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // profiler returns a function that runs fn, the first time for each
-// sub-benchmark under a CPU profile written into
-// dir/<tree>-<step>.cpu.pprof; with no dir it just runs fn.
+// sub-benchmark under a CPU profile and with block and mutex profiling on,
+// written into dir/<tree>-<step>.{cpu,block,mutex}.pprof; with no dir it
+// just runs fn. The runtime keeps block and mutex events for the life of
+// the process: the profiles of a later sub-benchmark hold those of the
+// earlier ones too, so take one sub-benchmark per process
+// (-bench 'Build/no-change$') for a build's alone.
 func profiler(b *testing.B, dir, treeName string) func(b *testing.B, fn func()) {
 	if dir == "" {
 		return func(_ *testing.B, fn func()) { fn() }
@@ -294,17 +299,47 @@ func profiler(b *testing.B, dir, treeName string) func(b *testing.B, fn func()) 
 			return
 		}
 		done[sb.Name()] = true
-		f, err := os.Create(filepath.Join(dir, treeName+"-"+filepath.Base(sb.Name())+".cpu.pprof"))
+		prefix := filepath.Join(dir, treeName+"-"+filepath.Base(sb.Name()))
+		f, err := os.Create(prefix + ".cpu.pprof")
 		if err != nil {
 			sb.Fatal(err)
 		}
 		defer f.Close()
+		runtime.SetBlockProfileRate(blockProfileRate)
+		runtime.SetMutexProfileFraction(mutexProfileFraction)
 		if err := pprof.StartCPUProfile(f); err != nil {
 			sb.Fatal(err)
 		}
 		fn()
 		pprof.StopCPUProfile()
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+		for _, kind := range []string{"block", "mutex"} {
+			if err := writeProfile(kind, prefix+"."+kind+".pprof"); err != nil {
+				sb.Error(err)
+			}
+		}
 	}
+}
+
+// The sampling of the block and mutex profiles: on average one event per
+// 10 µs spent blocked (every longer one), and one contention in ten.
+const (
+	blockProfileRate     = 10_000 // ns
+	mutexProfileFraction = 10
+)
+
+// writeProfile writes the named runtime profile into path.
+func writeProfile(name, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // writeHeapProfile writes the live heap into dir/<tree>-change.heap.pprof.
