@@ -59,7 +59,8 @@
 //
 //	resolve  the configuration and the options into one immutable site:
 //	         base URLs parsed once, digests, and the sets with their dumps,
-//	         archives and links (site.go, selection.go)
+//	         archives and links (site.go, selection.go), or a refusal of
+//	         values no document could hold (configsizes.go)
 //	load     the previous state, or its recovery from the output
 //	         (load.go, recover*.go), held against the site (continuity.go);
 //	         a build then prepares the folders (prepare.go) and surveys the
@@ -83,7 +84,9 @@
 //	commit   the sink's commit, the kept files, the removal of what is no
 //	         longer published, and the state's save (commit.go)
 //
-// Plan (rsgen status) runs resolve, load and scan, and writes nothing.
+// Plan (rsgen status) runs resolve, load and scan, and writes nothing. A
+// source file removed between the scan and its use makes Build run the
+// stages again, under the same lock (rescan.go).
 // The versions of a site that keeps them grow with every build, so the
 // plan decides of them as a rule, and of each resource as the versions
 // writer streams the previous versions past the scan's records
