@@ -21,7 +21,7 @@ import (
 // typeChanges returns the paths of this build's new resources that stand
 // where an earlier build published resources of the other type, and tells
 // the sink to displace those. events are the scan's, in walk order.
-func (o *output) typeChanges(events []snapshot.Event) map[string]bool {
+func (o *placer) typeChanges(events []snapshot.Event) map[string]bool {
 	var created, deleted []string
 	for _, ev := range events {
 		switch ev.Change {

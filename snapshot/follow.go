@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,7 +29,7 @@ import (
 // record describes the bytes read.
 
 // follow handles the symbolic link at p.
-func (s *scan) follow(p string) error {
+func (s *scan) follow(ctx context.Context, p string) error {
 	tree, ok := s.opts.FS.(*Tree)
 	if !ok || !tree.follow {
 		s.skip(p, SkipSymlink, "symbolic link not followed (the source is not a folder opened to follow links)")
@@ -62,7 +63,7 @@ func (s *scan) follow(p string) error {
 	}
 	switch {
 	case info.Mode().IsRegular():
-		return s.addFile(p, func() (fs.FileInfo, error) { return info, nil })
+		return s.addFile(ctx, p, func() (fs.FileInfo, error) { return info, nil })
 	case info.IsDir():
 		// A loop: the target holds the folder the link is in, or any
 		// folder on the way there, through however many links.
@@ -80,7 +81,7 @@ func (s *scan) follow(p string) error {
 			if q == p && err == nil {
 				return nil
 			}
-			return s.visit(q, d, err)
+			return s.visit(ctx, q, d, err)
 		})
 	}
 	s.skip(p, SkipSpecial, skipReason(info.Mode().Type())+" (through a symbolic link)")

@@ -42,9 +42,12 @@ const MaxReads = 3
 // before the first byte and may return a nil writer when it wants no bytes;
 // done is called after the last byte with the outcome of the read, while
 // the file is still open, and its error fails the scan. r holds the file's
-// stat, and after a successful read its fingerprint and digests too; isNew
-// says the previous state has no record of its path; f is the open file
-// (a Linker when it comes from a Tree: what done links is what was read).
+// stat, and after a successful read its fingerprint and digests too, and
+// done may change it before it is compared with the previous record (the
+// generator gives a resource it rewrites for publishing the length and
+// digests of its published bytes, see Record.SetPublished); isNew says
+// the previous state has no record of its path; f is the open file (a
+// Linker when it comes from a Tree: what done links is what was read).
 type Tee func(r *Record, isNew bool, f fs.File) (w io.Writer, done func(ok bool) error, err error)
 
 // TeeError is how the scan fails when a Tee failed on the file at source

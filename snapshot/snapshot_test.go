@@ -480,13 +480,13 @@ func TestFingerprintIsSHA256(t *testing.T) {
 			t.Errorf("%v: published hash %q", algs, got)
 		}
 		prev := &State{Files: RecordsOf(recs...), ScanStart: time.Now().UnixNano()}
-		prev.Files.At(0).SetFingerprint([32]byte{})
+		prev.Files.List.At(0).SetFingerprint([32]byte{})
 		again, _, stats, err := scanRecords(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stats.Hashed != 1 || !SameContent(prev.Files.At(0), &again[0]) {
-			t.Errorf("%v: a record without a fingerprint: read %d files, same content %v", algs, stats.Hashed, SameContent(prev.Files.At(0), &again[0]))
+		if stats.Hashed != 1 || !SameContent(prev.Files.List.At(0), &again[0]) {
+			t.Errorf("%v: a record without a fingerprint: read %d files, same content %v", algs, stats.Hashed, SameContent(prev.Files.List.At(0), &again[0]))
 		}
 	}
 }
@@ -611,7 +611,10 @@ func TestRecordSize(t *testing.T) {
 func scanRecords(ctx context.Context, prev *State, opts ScanOptions) ([]Record, []Event, ScanStats, error) {
 	files, events, stats, err := Scan(ctx, prev, opts)
 	var recs []Record
-	for _, r := range files.All() {
+	for r, rerr := range files.All() {
+		if rerr != nil {
+			return nil, nil, stats, rerr
+		}
 		recs = append(recs, *r)
 	}
 	return recs, events, stats, err
@@ -625,7 +628,10 @@ func throughRecordFile(t *testing.T, dir string, recs *Records) *RecordFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range recs.All() {
+	for r, err := range recs.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
 		rf.Append(r)
 	}
 	if err := rf.Finish(); err != nil {
@@ -680,7 +686,7 @@ func TestRecordFileKeepsEveryRecord(t *testing.T) {
 // published bytes'.
 func TestRewrittenRecordKeepsItsSourceStat(t *testing.T) {
 	st := sampleState()
-	r := st.Files.At(1)
+	r := st.Files.List.At(1)
 	r.Size = 100
 	var d Digests
 	d.Set(rs.SHA256, append(make([]byte, 31), 5))
@@ -689,7 +695,7 @@ func TestRewrittenRecordKeepsItsSourceStat(t *testing.T) {
 		t.Fatalf("published: Size %d, Stat().Size %d, Rewritten %v; want 150, 100, true", r.Size, r.Stat().Size, r.Rewritten)
 	}
 	got := roundTrip(t, st)
-	if g := got.Files.At(1); g.Size != 150 || g.Stat().Size != 100 || g.Fingerprint() != r.Fingerprint() {
+	if g := got.Files.List.At(1); g.Size != 150 || g.Stat().Size != 100 || g.Fingerprint() != r.Fingerprint() {
 		t.Errorf("decoded: Size %d, Stat().Size %d; want 150, 100", g.Size, g.Stat().Size)
 	}
 }
