@@ -11,10 +11,10 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/klauspost/compress v1.20.4
 	github.com/rogpeppe/go-internal v1.16.0
-	github.com/zeebo/blake3 v0.2.4
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/net v0.62.0
+	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.49.0
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -32,6 +32,5 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.4 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.4 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.9 // indirect
-	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

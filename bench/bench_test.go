@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,11 +44,11 @@ func TestLauncherReportsTheChildsOwnPeak(t *testing.T) {
 	for i := range ballast {
 		ballast[i] = 1
 	}
-	direct, err := runChild("/bin/true")
+	direct, err := runChild("/bin/true", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	launched, err := l.run()
+	launched, err := l.run(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestTiny(t *testing.T) {
 	}
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "report.json")
-	args := []string{"--tiny", "--runs", "1", "--history", "2", "--dir", dir, "--json", jsonPath}
+	args := []string{"--tiny", "--runs", "1", "--procs", "1,2", "--history", "2", "--dir", dir, "--json", jsonPath}
 	// The copied step needs a second file system: /dev/shm where it is one.
 	copiedOut := ""
 	if same, err := sameFileSystem("/dev/shm", dir); err == nil && !same {
@@ -100,26 +102,41 @@ func TestTiny(t *testing.T) {
 		t.Fatalf("report header: runs %d, warm cache %v, baseline RSS %d, %d trees", rep.Runs, rep.WarmCache, rep.BaselineRSS, len(rep.Trees))
 	}
 	tr := rep.Trees[0]
-	if tr.Spec != treeTiny || tr.ReadHash.Seconds <= 0 || tr.WalkStat.Seconds <= 0 || tr.ResourceList.Entries != treeTiny.Files {
-		t.Errorf("tree: spec %+v, floors %v and %v, %d Resource List entries", tr.Spec, tr.ReadHash.Seconds, tr.WalkStat.Seconds, tr.ResourceList.Entries)
+	if tr.Spec != treeTiny || tr.WalkStat.Seconds <= 0 || tr.ResourceList.Entries != treeTiny.Files {
+		t.Errorf("tree: spec %+v, walk+stat floor %v, %d Resource List entries", tr.Spec, tr.WalkStat.Seconds, tr.ResourceList.Entries)
 	}
-	if len(tr.Steps) != len(stepNames) {
-		t.Fatalf("%d steps, want %d", len(tr.Steps), len(stepNames))
+	checkTimed(t, "floor walk+stat", &tr.WalkStat.timing)
+	checkTimed(t, "resource list", &tr.ResourceList.timing)
+	if len(tr.Procs) != 2 || tr.Procs[0].GOMAXPROCS != 1 || tr.Procs[1].GOMAXPROCS != 2 {
+		t.Fatalf("measured at %d GOMAXPROCS, want 1 and 2", len(tr.Procs))
 	}
-	for i, s := range tr.Steps {
-		if s.Name != stepNames[i] || len(s.Samples) != 1 || s.Seconds <= 0 || s.FloorSeconds <= 0 || s.TargetSeconds <= 0 || s.PeakRSS <= 0 {
-			t.Errorf("step %d: %+v", i, s)
+	for _, p := range tr.Procs {
+		for name, f := range map[string]*floorResult{"read+hash": &p.ReadHash, "walk+stat ∥": &p.WalkStatParallel, "link": &p.Link, "link by folder": &p.LinkByFolder} {
+			checkTimed(t, fmt.Sprintf("GOMAXPROCS %d, floor %s", p.GOMAXPROCS, name), &f.timing)
 		}
-		if (s.Name == stepNoChange) != (s.Rewritten != nil) {
-			t.Errorf("step %s: outputs rewritten %v", s.Name, s.Rewritten)
+		if len(p.Steps) != len(stepNames) {
+			t.Fatalf("GOMAXPROCS %d: %d steps, want %d", p.GOMAXPROCS, len(p.Steps), len(stepNames))
 		}
+		for i, s := range p.Steps {
+			what := fmt.Sprintf("GOMAXPROCS %d, step %s", p.GOMAXPROCS, s.Name)
+			if s.Name != stepNames[i] || s.FloorSeconds <= 0 || s.TargetSeconds <= 0 || s.ParallelFloorSeconds <= 0 || s.ParallelTargetSeconds <= 0 || s.PeakRSS <= 0 {
+				t.Errorf("%s: %+v", what, s)
+			}
+			checkTimed(t, what, &s.timing)
+			if (s.Name == stepNoChange) != (s.Rewritten != nil) {
+				t.Errorf("%s: outputs rewritten %v", what, s.Rewritten)
+			}
+		}
+	}
+	if !strings.Contains(stdout.String(), "cores busy (user + sys)") || !strings.Contains(stdout.String(), "GOMAXPROCS 2:") {
+		t.Errorf("the table lacks the cores busy column or a GOMAXPROCS")
 	}
 
 	if h := tr.History; h == nil || len(h.Builds) != 3 {
 		t.Errorf("history: %+v, want the cold build and 2 rebuilds", h)
 	} else {
 		for i, b := range h.Builds {
-			if b.Seconds <= 0 || b.PeakRSS <= 0 || i > 0 && b.Events <= 0 {
+			if b.Seconds <= 0 || b.CPUSeconds <= 0 || b.PeakRSS <= 0 || i > 0 && b.Events <= 0 {
 				t.Errorf("history build %d: %+v", i, b)
 			}
 		}
@@ -130,7 +147,7 @@ func TestTiny(t *testing.T) {
 		}
 	}
 	if copiedOut != "" {
-		if c := tr.Copied; c == nil || c.Cold.Seconds <= 0 || c.Cold.PeakRSS <= 0 || c.Verify.Seconds <= 0 || c.Verify.PeakRSS <= 0 {
+		if c := tr.Copied; c == nil || c.Cold.Seconds <= 0 || c.Cold.CPUSeconds <= 0 || c.Cold.PeakRSS <= 0 || c.Verify.Seconds <= 0 || c.Verify.CPUSeconds <= 0 || c.Verify.PeakRSS <= 0 {
 			t.Errorf("copied: %+v, want a cold build and a --verify rebuild", c)
 		}
 		left, _ := os.ReadDir(copiedOut)
@@ -149,7 +166,7 @@ func TestTiny(t *testing.T) {
 	for _, c := range []struct {
 		e     edit
 		round int
-	}{{touchFiles, 0}, {changeFiles, 0}, {changeFiles, 1}, {changeFiles, 2}} { // 1 and 2: the history's
+	}{{touchFiles, 0}, {changeFiles, 0}, {touchFiles, 1}, {changeFiles, 1}, {changeFiles, 2}, {changeFiles, 3}} { // 1: GOMAXPROCS 2's; 2 and 3: the history's
 		e := c.e
 		_, index := gen.editSet(e, c.round)
 		i := index(0)
@@ -179,8 +196,9 @@ func TestTiny(t *testing.T) {
 // RSGEN_BENCH_TREE is tiny (the default), a or b; RSGEN_BENCH_DIR is the
 // work folder (default: the harness's, whose trees it reuses). With
 // RSGEN_BENCH_PROFILE set, each sub-benchmark writes a CPU profile of its
-// first build alone (not of its setup) into that folder, and the change
-// step also a heap profile taken when its first build writes its first
+// first build alone (not of its setup) into that folder, and block and
+// mutex profiles of the same build (see profiler), and the change step
+// also a heap profile taken when its first build writes its first
 // document, when the previous and the next snapshot are both in memory.
 func BenchmarkBuild(b *testing.B) {
 	spec := map[string]treeSpec{"": treeTiny, "tiny": treeTiny, "a": treeA, "b": treeB}[os.Getenv("RSGEN_BENCH_TREE")]
@@ -261,8 +279,12 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // profiler returns a function that runs fn, the first time for each
-// sub-benchmark under a CPU profile written into
-// dir/<tree>-<step>.cpu.pprof; with no dir it just runs fn.
+// sub-benchmark under a CPU profile and with block and mutex profiling on,
+// written into dir/<tree>-<step>.{cpu,block,mutex}.pprof; with no dir it
+// just runs fn. The runtime keeps block and mutex events for the life of
+// the process: the profiles of a later sub-benchmark hold those of the
+// earlier ones too, so take one sub-benchmark per process
+// (-bench 'Build/no-change$') for a build's alone.
 func profiler(b *testing.B, dir, treeName string) func(b *testing.B, fn func()) {
 	if dir == "" {
 		return func(_ *testing.B, fn func()) { fn() }
@@ -277,17 +299,47 @@ func profiler(b *testing.B, dir, treeName string) func(b *testing.B, fn func()) 
 			return
 		}
 		done[sb.Name()] = true
-		f, err := os.Create(filepath.Join(dir, treeName+"-"+filepath.Base(sb.Name())+".cpu.pprof"))
+		prefix := filepath.Join(dir, treeName+"-"+filepath.Base(sb.Name()))
+		f, err := os.Create(prefix + ".cpu.pprof")
 		if err != nil {
 			sb.Fatal(err)
 		}
 		defer f.Close()
+		runtime.SetBlockProfileRate(blockProfileRate)
+		runtime.SetMutexProfileFraction(mutexProfileFraction)
 		if err := pprof.StartCPUProfile(f); err != nil {
 			sb.Fatal(err)
 		}
 		fn()
 		pprof.StopCPUProfile()
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+		for _, kind := range []string{"block", "mutex"} {
+			if err := writeProfile(kind, prefix+"."+kind+".pprof"); err != nil {
+				sb.Error(err)
+			}
+		}
 	}
+}
+
+// The sampling of the block and mutex profiles: on average one event per
+// 10 µs spent blocked (every longer one), and one contention in ten.
+const (
+	blockProfileRate     = 10_000 // ns
+	mutexProfileFraction = 10
+)
+
+// writeProfile writes the named runtime profile into path.
+func writeProfile(name, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // writeHeapProfile writes the live heap into dir/<tree>-change.heap.pprof.
@@ -307,6 +359,16 @@ func writeHeapProfile(b *testing.B, dir, treeName string) {
 	}
 }
 
+// checkTimed checks that a measurement has a wall time, and CPU time from
+// the rusage that makes up its cores busy.
+func checkTimed(t *testing.T, what string, m *timing) {
+	t.Helper()
+	if len(m.Samples) != 1 || m.Seconds <= 0 || m.CPUSeconds <= 0 || m.CPUSeconds != m.UserSeconds+m.SysSeconds ||
+		m.CoresBusy != m.CPUSeconds/m.Seconds || m.CoresBusyUser != m.UserSeconds/m.Seconds || m.CoresBusySys != m.SysSeconds/m.Seconds {
+		t.Errorf("%s: %+v", what, m)
+	}
+}
+
 // TestUsageErrors: flags the harness cannot honour exit 2 with the usage,
 // before it generates or measures anything; so does a --copied-out on the
 // file system of --dir, where rsgen would link, not copy, and an --rsgen
@@ -318,7 +380,8 @@ func TestUsageErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"--history", "-1"}, {"--runs", "0"}, {"--trees", "d"}, {"extra"}, {"--copied-out", sameFS},
-		{"--rsgen", filepath.Join(sameFS, "missing")}, {"--rsgen", notExecutable}, {"--rsgen", sameFS}} {
+		{"--rsgen", filepath.Join(sameFS, "missing")}, {"--rsgen", notExecutable}, {"--rsgen", sameFS},
+		{"--procs", "0"}, {"--procs", "2,x"}, {"--procs", "2,2"}} {
 		var stdout, stderr bytes.Buffer
 		dir := t.TempDir()
 		if code := run(append(args, "--dir", dir), &stdout, &stderr); code != 2 || stderr.Len() == 0 {

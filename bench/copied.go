@@ -39,9 +39,9 @@ func checkCopiedOut(dir, work string) error {
 }
 
 // measureCopied runs the copied step of t with the output in a new folder
-// of dir (see checkCopiedOut), and removes its output and state
-// afterwards.
-func measureCopied(t *tree, rsgen *launcher, dir string, logf func(string, ...any)) (*copiedResult, error) {
+// of dir (see checkCopiedOut), with GOMAXPROCS=procs, and removes its
+// output and state afterwards.
+func measureCopied(t *tree, rsgen *launcher, procs int, dir string, logf func(string, ...any)) (*copiedResult, error) {
 	out, err := os.MkdirTemp(dir, "rsgen-bench-copied-")
 	if err != nil {
 		return nil, err
@@ -63,12 +63,11 @@ func measureCopied(t *tree, rsgen *launcher, dir string, logf func(string, ...an
 		logf("tree %s: copied, %s build", t.spec.Name, step.name)
 		args := []string{"build", "--source", t.src, "--out", out, "--state", state, "--base-url", benchBaseURL,
 			"--now", buildEpoch.Add(time.Duration(k) * time.Hour).Format(time.RFC3339)}
-		r, err := rsgen.run(append(args, step.extra...)...)
+		r, err := rsgen.run(procs, append(args, step.extra...)...)
 		if err != nil {
 			return nil, fmt.Errorf("copied %s build: %w", step.name, err)
 		}
-		_, events := buildCounts(r.Stdout)
-		*step.into = historyBuild{Seconds: r.Wall.Seconds(), PeakRSS: r.PeakRSS, Events: events}
+		*step.into = newHistoryBuild(r)
 	}
 	return c, nil
 }

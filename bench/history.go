@@ -49,14 +49,23 @@ type historyResult struct {
 // historyBuild is one build of the history step.
 type historyBuild struct {
 	Seconds float64 `json:"seconds"`
-	PeakRSS int64   `json:"peak_rss_bytes"`
-	Events  int     `json:"events"` // -1: rsgen did not say
+	cpuUse
+	PeakRSS int64 `json:"peak_rss_bytes"`
+	Events  int   `json:"events"` // -1: rsgen did not say
+}
+
+// newHistoryBuild returns the measurements of one build of r.
+func newHistoryBuild(r childRun) historyBuild {
+	_, events := buildCounts(r.Stdout)
+	wall := r.Wall.Seconds()
+	return historyBuild{Seconds: wall, cpuUse: newCPUUse(r.User.Seconds(), r.Sys.Seconds(), wall), PeakRSS: r.PeakRSS, Events: events}
 }
 
 // measureHistory runs the history step on t with n rebuilds, whose edits
 // are those of rounds firstRound ... firstRound+n-1 (restore undoes them),
-// and removes its output, state and configuration afterwards.
-func measureHistory(t *tree, rsgen *launcher, firstRound, n int, logf func(string, ...any)) (*historyResult, error) {
+// with GOMAXPROCS=procs, and removes its output, state and configuration
+// afterwards.
+func measureHistory(t *tree, rsgen *launcher, procs, firstRound, n int, logf func(string, ...any)) (*historyResult, error) {
 	out, state := filepath.Join(t.root, "history-out"), filepath.Join(t.root, "history-state")
 	cfg := filepath.Join(t.root, "history.toml")
 	defer func() {
@@ -80,12 +89,11 @@ func measureHistory(t *tree, rsgen *launcher, firstRound, n int, logf func(strin
 			}
 		}
 		logf("tree %s: history build %d of %d", t.spec.Name, k+1, n+1)
-		r, err := rsgen.run("build", "--config", cfg, "--now", buildEpoch.Add(time.Duration(k)*time.Hour).Format(time.RFC3339))
+		r, err := rsgen.run(procs, "build", "--config", cfg, "--now", buildEpoch.Add(time.Duration(k)*time.Hour).Format(time.RFC3339))
 		if err != nil {
 			return nil, fmt.Errorf("history build %d: %w", k+1, err)
 		}
-		_, events := buildCounts(r.Stdout)
-		h.Builds = append(h.Builds, historyBuild{Seconds: r.Wall.Seconds(), PeakRSS: r.PeakRSS, Events: events})
+		h.Builds = append(h.Builds, newHistoryBuild(r))
 	}
 	h.derive()
 	return h, nil

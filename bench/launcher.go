@@ -32,8 +32,9 @@ type launcher struct {
 }
 
 type launchRequest struct {
-	Bin  string
-	Args []string
+	Bin   string
+	Procs int // the child's GOMAXPROCS; 0 leaves it to the child
+	Args  []string
 }
 
 type launchReply struct {
@@ -65,11 +66,12 @@ func startLauncher(bin string) (*launcher, error) {
 	return &launcher{bin: bin, cmd: cmd, in: in, enc: json.NewEncoder(in), dec: json.NewDecoder(out)}, nil
 }
 
-// run runs rsgen with args in the launcher.
-func (l *launcher) run(args ...string) (childRun, error) {
+// run runs rsgen with args in the launcher, with GOMAXPROCS=procs in its
+// environment when procs > 0.
+func (l *launcher) run(procs int, args ...string) (childRun, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.enc.Encode(launchRequest{Bin: l.bin, Args: args}); err != nil {
+	if err := l.enc.Encode(launchRequest{Bin: l.bin, Procs: procs, Args: args}); err != nil {
 		return childRun{}, fmt.Errorf("launcher: %w", err)
 	}
 	var reply launchReply
@@ -98,7 +100,7 @@ func serveLauncher(in io.Reader, out io.Writer) {
 			return
 		}
 		var reply launchReply
-		r, err := runChild(req.Bin, req.Args...)
+		r, err := runChild(req.Bin, req.Procs, req.Args...)
 		if err != nil {
 			reply.Err = err.Error()
 		}

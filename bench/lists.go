@@ -16,6 +16,7 @@ import (
 // listWrite is the outcome of writing a Resource List in process.
 type listWrite struct {
 	elapsed time.Duration
+	cpu     cpuTimes
 	entries int
 	parts   int
 	mallocs uint64 // heap allocations while writing
@@ -52,7 +53,7 @@ func writeResourceLists(stateDir, dir string) (listWrite, error) {
 	var res listWrite
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	start := time.Now()
+	start, startCPU := time.Now(), processCPU()
 	for len(files) > 0 {
 		res.parts++
 		written, err := writePart(filepath.Join(dir, fmt.Sprintf("part-%05d.xml", res.parts)), md, up, files, algs)
@@ -65,7 +66,7 @@ func writeResourceLists(stateDir, dir string) (listWrite, error) {
 		res.entries += written
 		files = files[written:]
 	}
-	res.elapsed = time.Since(start)
+	res.elapsed, res.cpu = time.Since(start), processCPU().sub(startCPU)
 	runtime.ReadMemStats(&after)
 	res.mallocs = after.Mallocs - before.Mallocs
 	return res, nil

@@ -1,6 +1,7 @@
 // Command bench measures rsgen against the floor of the machine it runs on:
 // what a plain Go program needs to read and hash, or only walk and stat, the
-// same synthetic tree in the same run (issue 6).
+// same synthetic tree in the same run (issue 6), and walk and stat with
+// every core (issue 37).
 //
 // It generates deterministic trees into a work folder, once: (a) 100,000
 // files of log-normal sizes around 8 KiB, about 800 MB; (b) 1,000,000
@@ -10,13 +11,17 @@
 // build, a rebuild with no change (checking that no output file was
 // rewritten), a rebuild after touching 1% of the files and one after
 // changing 1% of them. It also writes the Resource List in process to
-// measure entries per second. With --runs N every measurement is repeated
-// N times and the median reported, as a table and, with --json, as JSON.
+// measure entries per second. Every measurement reports its user and
+// system time beside its wall time, and the cores it kept busy. With
+// --procs N,M the parallel floors and rsgen's builds are measured at each
+// GOMAXPROCS. With --runs N every measurement is repeated N times and the
+// median reported, as a table and, with --json, as JSON.
 //
 // Usage, from the repository:
 //
 //	go run ./bench                      # both trees, one run each
 //	go run ./bench --runs 3             # medians of three: steadier
+//	go run ./bench --procs 1,2,16       # at three GOMAXPROCS
 //	go run ./bench --tiny               # what CI runs
 //
 // The caches are warm: every measurement reads a tree that the previous
@@ -31,6 +36,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -47,6 +55,7 @@ type options struct {
 	dir     string
 	trees   []treeSpec
 	runs    int
+	procs   []int // --procs: the GOMAXPROCS to measure at, in order
 	history int
 	copied  string // --copied-out
 	json    string
@@ -67,6 +76,10 @@ flags:
                  measure the largest tree a machine holds
   --tiny         measure only a tiny tree of 2,000 files, as CI does
   --runs N       repeat each measurement N times and report the median (default 1)
+  --procs N[,M,...]
+                 measure the parallel floors and rsgen's builds at each of
+                 these GOMAXPROCS, in the harness and in rsgen's environment
+                 (default: the harness's GOMAXPROCS, %d)
   --history N    then build each tree with kept versions, Change Dumps and
                  archives on, and N times more with 1%% changed before each,
                  and report how the peak RSS grows with the past events
@@ -88,9 +101,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defaultDir := filepath.Join(os.TempDir(), "rsgen-bench")
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintf(stderr, usage, defaultDir) }
+	defaultProcs := runtime.GOMAXPROCS(0)
+	fs.Usage = func() { fmt.Fprintf(stderr, usage, defaultDir, defaultProcs) }
 	var o options
-	var trees string
+	var trees, procs string
 	var tiny bool
 	cFiles := treeC.Files
 	fs.StringVar(&o.dir, "dir", defaultDir, "")
@@ -98,6 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&tiny, "tiny", false, "")
 	fs.IntVar(&cFiles, "c-files", cFiles, "")
 	fs.IntVar(&o.runs, "runs", 1, "")
+	fs.StringVar(&procs, "procs", strconv.Itoa(defaultProcs), "")
 	fs.IntVar(&o.history, "history", 0, "")
 	fs.StringVar(&o.copied, "copied-out", "", "")
 	fs.StringVar(&o.json, "json", "", "")
@@ -110,6 +125,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 || o.runs < 1 || o.history < 0 || cFiles < 1 {
 		fs.Usage()
+		return 2
+	}
+	var err error
+	if o.procs, err = parseProcs(procs); err != nil {
+		fmt.Fprintf(stderr, "bench: --procs: %v\n", err)
 		return 2
 	}
 	if o.copied != "" {
@@ -157,4 +177,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// parseProcs parses --procs: GOMAXPROCS values, at least 1 each, separated
+// by commas, none twice.
+func parseProcs(list string) ([]int, error) {
+	var procs []int
+	for field := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a number of cores (want N[,M,...], each at least 1)", field)
+		}
+		if slices.Contains(procs, n) {
+			return nil, fmt.Errorf("%d is given twice", n)
+		}
+		procs = append(procs, n)
+	}
+	return procs, nil
 }

@@ -34,7 +34,7 @@ func measure(o options, logf func(string, ...any)) (*report, error) {
 	}
 	var baseline []float64
 	for range o.runs {
-		r, err := rsgen.run("version")
+		r, err := rsgen.run(0, "version")
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +51,9 @@ func measure(o options, logf func(string, ...any)) (*report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tree %s: %w", spec.Name, err)
 		}
-		tr.derive(rep.BaselineRSS)
+		for _, p := range tr.Procs {
+			p.derive(tr, rep.BaselineRSS)
+		}
 		rep.Trees = append(rep.Trees, tr)
 	}
 	return rep, nil
@@ -67,104 +69,64 @@ const (
 
 var stepNames = []string{stepCold, stepNoChange, stepTouch, stepChange}
 
-// measureTree measures the floors and rsgen on t, o.runs times each, then
-// the history step with o.history rebuilds (none when 0) and the copied
-// step (when o.copied names a folder), and puts the tree back as
-// generated.
+// measureTree measures the floors and rsgen on t, o.runs times each and at
+// each GOMAXPROCS of o.procs, then the history step with o.history rebuilds
+// (none when 0) and the copied step (when o.copied names a folder), both
+// at the first GOMAXPROCS, and puts the tree back as generated.
 func measureTree(t *tree, rsgen *launcher, o options, logf func(string, ...any)) (*treeResult, error) {
-	runs, history := o.runs, o.history
 	tr := &treeResult{Spec: t.spec, Bytes: t.bytes, Folders: t.folders}
-	steps := map[string]*stepResult{}
-	for _, name := range stepNames {
-		steps[name] = &stepResult{Name: name}
-		tr.Steps = append(tr.Steps, steps[name])
+	for _, procs := range o.procs {
+		p := &procsResult{GOMAXPROCS: procs}
+		for _, name := range stepNames {
+			p.Steps = append(p.Steps, &stepResult{Name: name})
+		}
+		tr.Procs = append(tr.Procs, p)
 	}
-	out := filepath.Join(t.root, "out")
 	logf("tree %s: warming the page cache", t.spec.Name)
 	if _, err := readHashFloor(t.src); err != nil {
 		return nil, err
 	}
-	for round := range runs {
-		logf("tree %s: run %d of %d", t.spec.Name, round+1, runs)
-		rh, err := readHashFloor(t.src)
-		if err != nil {
-			return nil, err
-		}
+	// Each round of edits, one per run and GOMAXPROCS, touches and changes
+	// other files than the others, so that each finds something to do.
+	rounds := 0
+	for run := range o.runs {
 		ws, err := walkStatFloor(t.src)
-		if err != nil {
+		if err := t.check(ws, err); err != nil {
 			return nil, err
 		}
-		for _, r := range []floorRun{rh, ws} {
-			if r.files != t.spec.Files || r.bytes != t.bytes {
-				return nil, fmt.Errorf("found %d files, %d bytes in %s; want %d, %d: delete %s", r.files, r.bytes, t.src, t.spec.Files, t.bytes, t.root)
-			}
-		}
-		ln, err := linkFloor(t.src, filepath.Join(t.root, "links"))
-		if err != nil {
-			return nil, err
-		}
-		tr.ReadHash.add(rh)
 		tr.WalkStat.add(ws)
-		tr.Link.add(ln)
-
-		if err := removeBuild(t); err != nil {
-			return nil, err
-		}
-		if err := steps[stepCold].run(rsgen, t, 0); err != nil {
-			return nil, err
-		}
-		lw, err := writeResourceLists(filepath.Join(t.root, "state"), filepath.Join(t.root, "lists"))
-		if err != nil {
-			return nil, err
-		}
-		tr.ResourceList.add(lw)
-
-		before, err := stampOutputs(out)
-		if err != nil {
-			return nil, err
-		}
-		if err := steps[stepNoChange].run(rsgen, t, 1); err != nil {
-			return nil, err
-		}
-		after, err := stampOutputs(out)
-		if err != nil {
-			return nil, err
-		}
-		steps[stepNoChange].rewrittenSamples = append(steps[stepNoChange].rewrittenSamples, rewritten(before, after))
-
-		if err := t.apply(touchFiles, round); err != nil {
-			return nil, err
-		}
-		if err := steps[stepTouch].run(rsgen, t, 2); err != nil {
-			return nil, err
-		}
-		if err := t.apply(changeFiles, round); err != nil {
-			return nil, err
-		}
-		if err := steps[stepChange].run(rsgen, t, 3); err != nil {
-			return nil, err
+		for k, p := range tr.Procs {
+			logf("tree %s: run %d of %d, GOMAXPROCS %d", t.spec.Name, run+1, o.runs, p.GOMAXPROCS)
+			list := &tr.ResourceList // measured once per run: one goroutine
+			if k > 0 {
+				list = nil
+			}
+			if err := p.measure(t, rsgen, rounds, list); err != nil {
+				return nil, err
+			}
+			rounds++
 		}
 	}
 	tr.Edited, _ = t.editSet(changeFiles, 0)
-	if history > 0 {
-		h, err := measureHistory(t, rsgen, runs, history, logf)
+	if o.history > 0 {
+		h, err := measureHistory(t, rsgen, o.procs[0], rounds, o.history, logf)
 		if err != nil {
 			return nil, err
 		}
 		tr.History = h
 	}
 	if o.copied != "" {
-		c, err := measureCopied(t, rsgen, o.copied, logf)
+		c, err := measureCopied(t, rsgen, o.procs[0], o.copied, logf)
 		if err != nil {
 			return nil, err
 		}
 		tr.Copied = c
 	}
 	logf("tree %s: restoring the edited files", t.spec.Name)
-	if err := t.restore(runs + history); err != nil {
+	if err := t.restore(rounds + o.history); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"out", "state", "lists", "links"} {
+	for _, d := range []string{"out", "state", "lists", "links", "links-by-folder"} {
 		if err := os.RemoveAll(filepath.Join(t.root, d)); err != nil {
 			return nil, err
 		}
@@ -172,14 +134,102 @@ func measureTree(t *tree, rsgen *launcher, o options, logf func(string, ...any))
 	return tr, nil
 }
 
-// run times one rsgen build of t, the k-th of its round.
-func (s *stepResult) run(rsgen *launcher, t *tree, k int) error {
-	r, err := rsgen.run(buildArgs(t, buildEpoch.Add(time.Duration(k)*time.Hour))...)
+// check reports a floor's failure, or that it found other files than the
+// tree's.
+func (t *tree) check(r floorRun, err error) error {
 	if err != nil {
 		return err
 	}
-	s.Samples = append(s.Samples, r.Wall.Seconds())
-	s.cpu = append(s.cpu, r.CPU.Seconds())
+	if r.files != t.spec.Files || r.bytes != t.bytes {
+		return fmt.Errorf("found %d files, %d bytes in %s; want %d, %d: delete %s", r.files, r.bytes, t.src, t.spec.Files, t.bytes, t.root)
+	}
+	return nil
+}
+
+// measure measures the parallel floors and rsgen's builds on t at
+// p.GOMAXPROCS, with the edits of the given round; with list, also the
+// Resource List in process, after the cold build.
+func (p *procsResult) measure(t *tree, rsgen *launcher, round int, list *listResult) error {
+	err := withProcs(p.GOMAXPROCS, func() error {
+		rh, err := readHashFloor(t.src)
+		if err := t.check(rh, err); err != nil {
+			return err
+		}
+		pws, err := walkStatParallelFloor(t.src)
+		if err := t.check(pws, err); err != nil {
+			return err
+		}
+		ln, err := linkFloor(t.src, filepath.Join(t.root, "links"), false)
+		if err != nil {
+			return err
+		}
+		lf, err := linkFloor(t.src, filepath.Join(t.root, "links-by-folder"), true)
+		if err != nil {
+			return err
+		}
+		p.ReadHash.add(rh)
+		p.WalkStatParallel.add(pws)
+		p.Link.add(ln)
+		p.LinkByFolder.add(lf)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+
+	steps := map[string]*stepResult{}
+	for _, s := range p.Steps {
+		steps[s.Name] = s
+	}
+	build := func(name string, k int) error { return steps[name].run(rsgen, t, p.GOMAXPROCS, k) }
+	if err := removeBuild(t); err != nil {
+		return err
+	}
+	if err := build(stepCold, 0); err != nil {
+		return err
+	}
+	if list != nil {
+		lw, err := writeResourceLists(filepath.Join(t.root, "state"), filepath.Join(t.root, "lists"))
+		if err != nil {
+			return err
+		}
+		list.add(lw)
+	}
+
+	out := filepath.Join(t.root, "out")
+	before, err := stampOutputs(out)
+	if err != nil {
+		return err
+	}
+	if err := build(stepNoChange, 1); err != nil {
+		return err
+	}
+	after, err := stampOutputs(out)
+	if err != nil {
+		return err
+	}
+	steps[stepNoChange].rewrittenSamples = append(steps[stepNoChange].rewrittenSamples, rewritten(before, after))
+
+	if err := t.apply(touchFiles, round); err != nil {
+		return err
+	}
+	if err := build(stepTouch, 2); err != nil {
+		return err
+	}
+	if err := t.apply(changeFiles, round); err != nil {
+		return err
+	}
+	return build(stepChange, 3)
+}
+
+// run times one rsgen build of t at GOMAXPROCS procs, the k-th of its
+// round.
+func (s *stepResult) run(rsgen *launcher, t *tree, procs, k int) error {
+	r, err := rsgen.run(procs, buildArgs(t, buildEpoch.Add(time.Duration(k)*time.Hour))...)
+	if err != nil {
+		return err
+	}
+	s.add(r.Wall, cpuTimes{r.User, r.Sys})
 	s.rss = append(s.rss, float64(r.PeakRSS))
 	s.FilesRead, s.Events = buildCounts(r.Stdout)
 	return nil

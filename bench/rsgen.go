@@ -52,16 +52,20 @@ func buildRsgen(dir string) (string, error) {
 
 // childRun is what one rsgen process cost.
 type childRun struct {
-	Wall    time.Duration
-	CPU     time.Duration // user + system
-	PeakRSS int64         // bytes
-	Stdout  string
+	Wall      time.Duration
+	User, Sys time.Duration
+	PeakRSS   int64 // bytes; 0 where the rusage does not say (see peakRSS)
+	Stdout    string
 }
 
 // runChild runs bin with args and measures it from the outside: wall time,
-// and CPU time and peak RSS from the child's rusage.
-func runChild(bin string, args ...string) (childRun, error) {
+// and CPU time and peak RSS from the child's rusage. With procs > 0 the
+// child runs with GOMAXPROCS=procs in its environment.
+func runChild(bin string, procs int, args ...string) (childRun, error) {
 	cmd := exec.Command(bin, args...)
+	if procs > 0 {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -70,10 +74,12 @@ func runChild(bin string, args ...string) (childRun, error) {
 	if err != nil {
 		return childRun{}, fmt.Errorf("%s %v: %v\n%s", filepath.Base(bin), args, err, stderr.Bytes())
 	}
+	ps := cmd.ProcessState
 	return childRun{
 		Wall:    wall,
-		CPU:     cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
-		PeakRSS: peakRSS(cmd.ProcessState),
+		User:    ps.UserTime(),
+		Sys:     ps.SystemTime(),
+		PeakRSS: peakRSS(ps),
 		Stdout:  stdout.String(),
 	}, nil
 }

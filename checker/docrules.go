@@ -50,17 +50,26 @@ func (c *docChecker) root() {
 		return
 	}
 	c.rootLinks()
-	c.emptyClosed()
+	c.empty()
 }
 
-// emptyClosed reports a closed document without entries. §7 lets a
-// <urlset> or <sitemapindex> be empty, and an open Change List with no
-// change yet is; but a closed document is never rewritten (§12.1), so an
-// empty one stays schema-invalid (sitemap.xsd and siteindex.xsd need one
-// entry) and useless for good, and validating Destinations stop at it.
-func (c *docChecker) emptyClosed() {
-	if _, closed := c.d.MD.Attr("until"); closed && c.d.EntryCount == 0 {
-		c.rep.add(c.d.MD.Line, "empty-closed", "a closed %s (with until) has no entries; only an open document may be empty", describe(c.d.Capability(), c.d.Index))
+// empty reports a document without entries. §7 lets a <urlset> or
+// <sitemapindex> be empty, and an open Change List with no change yet is;
+// but sitemap.xsd and siteindex.xsd need one entry, so that xmllint and
+// validating Destinations reject any other empty document: a warning
+// (empty-document). A closed document is never rewritten (§12.1), so an
+// empty one stays invalid and useless for good: an error (empty-closed).
+func (c *docChecker) empty() {
+	if c.d.EntryCount > 0 {
+		return
+	}
+	_, closed := c.d.MD.Attr("until")
+	what := describe(c.d.Capability(), c.d.Index)
+	switch {
+	case closed:
+		c.rep.add(c.d.MD.Line, "empty-closed", "a closed %s (with until) has no entries; only an open document may be empty", what)
+	case c.d.Capability() != rs.CapChangeList || c.d.Index:
+		c.rep.add(c.d.MD.Line, "empty-document", "the %s has no entries, which sitemap.xsd refuses (xmllint does); only an open Change List, with no change yet, has reason to be empty", what)
 	}
 }
 

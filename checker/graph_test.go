@@ -54,8 +54,10 @@ var siteCases = []struct {
 		{"resourcedump-1.zip!/manifest.xml", "<url>\n    <loc>http://example.org/res/b.txt</loc>\n    <rs:md path=\"/res/b.txt\" length=\"5\" type=\"text/plain\"/>\n  </url>\n", ""},
 		{"resourcedump-1-manifest.xml", "<url>\n    <loc>http://example.org/res/b.txt</loc>\n    <rs:md path=\"/res/b.txt\" length=\"5\" type=\"text/plain\"/>\n  </url>\n", ""},
 		{file: "resourcedump-1.zip!/res/b.txt"}}},
-	{"set-dump-extra", false, []edit{
-		{"resourcelist-2.xml", "<url>\n    <loc>http://example.org/res/c%20d.txt</loc>\n    <rs:md hash=\"md5:303febb9068384eca46b5b6516843b35\" length=\"6\" type=\"text/plain\"/>\n  </url>\n", ""}}},
+	{"set-dump-extra", false, []edit{ // c d.txt leaves the list, b.txt moves to its part, so that no part is empty
+		{"resourcelist-1.xml", "<url>\n    <loc>http://example.org/res/b.txt</loc>", "<url>\n    <loc>http://example.org/res/c%20d.txt</loc>"},
+		{"resourcelist-2.xml", "<url>\n    <loc>http://example.org/res/c%20d.txt</loc>", "<url>\n    <loc>http://example.org/res/b.txt</loc>"},
+		{"resourcelist-1.xml", "<url>\n    <loc>http://example.org/res/c%20d.txt</loc>\n    <lastmod>2025-12-01T11:00:00Z</lastmod>\n    <rs:md hash=\"sha-256:f2c82decdd7181cf98945929a62598db7e6b477e11f6e0eb0ae97020eff151ad\" length=\"5\" type=\"text/plain\"/>\n  </url>\n", ""}}},
 	{"set-change-unknown", false, []edit{{"changelist.xml", "http://example.org/res/b.txt", "http://example.org/res/z.txt"}}},
 	{"set-deleted-listed", false, []edit{{"changelist.xml", "http://example.org/res/old.txt", "http://example.org/res/c%20d.txt"}}},
 	{"zip-invalid", false, []edit{{file: "resourcedump-1.zip!/"}, {"resourcedump-1.zip", "", "not a ZIP file\n"}}},

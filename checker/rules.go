@@ -85,6 +85,7 @@ var ruleTable = []Rule{
 	{"capability-duplicate", Error, "§9", "a Capability List has at most one entry per capability"},
 	{"capabilitylist-index", Warning, "§9", "a Capability List is never a <sitemapindex>"},
 	{"empty-closed", Error, "§12.1", "a closed document (one with until) has at least one entry; only an open document may be empty"},
+	{"empty-document", Warning, "§7", "a document has at least one entry, as sitemap.xsd requires, except an open Change List with no change yet"},
 	{"loc-duplicate", Error, "§10.1", "a resource is listed once in a Resource List or Resource Dump Manifest, also across the parts of an index and the packages of a dump"},
 	{"path-missing", Error, "§11.2", "manifest entries have path (except deletions)"},
 	{"path-syntax", Error, "§11.2", "path starts with a slash and does not end with one"},

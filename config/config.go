@@ -127,6 +127,10 @@ type Publish struct {
 	// HTMLLink injects <link rel="resourcesync"> into the <head> of the
 	// HTML resources of each set.
 	HTMLLink bool `toml:"html_link"`
+	// Resources is how copy_resources places the resources in the output:
+	// hard links where it can ("link", the default), copies, or clones
+	// ("reflink", copies where the file system cannot clone).
+	Resources Placement `toml:"resources"`
 	// ShortCache is how long hosts may cache the documents that change
 	// (Source Description, Capability Lists, Resource Lists, open Change
 	// Lists).
@@ -134,7 +138,7 @@ type Publish struct {
 }
 
 // publishKeys are the keys of [publish], for suggestions.
-var publishKeys = []string{"targets", "stylesheet", "viewer", "robots", "html_link", "short_cache"}
+var publishKeys = []string{"targets", "stylesheet", "viewer", "robots", "html_link", "resources", "short_cache"}
 
 // HasTarget reports whether target is among the configured targets.
 func (p *Publish) HasTarget(target Target) bool { return slices.Contains(p.Targets, target) }
@@ -257,7 +261,7 @@ func Default() Config {
 		Lastmod:         LastmodContent,
 		IncludeDotfiles: []string{".well-known"},
 		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
-		Publish:         Publish{Viewer: true, ShortCache: Duration{5 * time.Minute}},
+		Publish:         Publish{Viewer: true, Resources: PlaceLink, ShortCache: Duration{5 * time.Minute}},
 		Dumps:           Dumps{PackageSize: 1 << 30, Compression: CompressAuto},
 		Archives:        Archives{SnapshotEvery: Duration{30 * 24 * time.Hour}},
 		Notification:    Notification{Change: true, Ping: notify.PingResourceSync},
@@ -532,6 +536,23 @@ func (c *Config) keyError(key string, set int, format string, args ...any) error
 
 var setNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
+// checkPlacement checks [publish] resources, which says how copy_resources
+// places the resources: a copy or a clone is refused without it, since
+// nothing would be placed.
+func (c *Config) checkPlacement() error {
+	if !slices.Contains(Placements, c.Publish.Resources) {
+		names := make([]string, len(Placements))
+		for i, p := range Placements {
+			names[i] = string(p)
+		}
+		return c.keyError("publish.resources", -1, "must be \"link\", \"copy\" or \"reflink\", not %q%s", c.Publish.Resources, Closest(string(c.Publish.Resources), names))
+	}
+	if !c.CopyResources && c.Publish.Resources != PlaceLink {
+		return c.keyError("publish.resources", -1, "resources = %q says how to place the resources in the output, and copy_resources = false places none: remove one of the two", c.Publish.Resources)
+	}
+	return nil
+}
+
 // checkValues checks the values that do not depend on flags.
 func (c *Config) checkValues() error {
 	if c.SpecVersion != Spec11 && c.SpecVersion != Spec10 {
@@ -575,6 +596,9 @@ func (c *Config) checkValues() error {
 			}
 			return c.keyError("publish.targets", -1, "unknown target %q (use %s)%s", t, strings.Join(names, ", "), Closest(string(t), names))
 		}
+	}
+	if err := c.checkPlacement(); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for i, s := range c.Sets {

@@ -60,3 +60,25 @@ const (
 
 // Targets lists the hosting targets [publish] targets accepts.
 var Targets = []Target{TargetGitHubPages, TargetNetlify, TargetCloudflarePages, TargetNginx, TargetApache}
+
+// Placement says how resources are placed in the output folder
+// (copy_resources = true places them; [publish] resources says how).
+type Placement string
+
+const (
+	// PlaceLink hard-links each resource to its source file where the two
+	// share a file system, and copies it otherwise: no second copy on
+	// disk, but a source file rewritten in place changes the output with
+	// it, before any build.
+	PlaceLink Placement = "link"
+	// PlaceCopy copies each resource: the output changes only with a
+	// build, at the cost of a second copy on disk.
+	PlaceCopy Placement = "copy"
+	// PlaceReflink clones each resource where the file system can (Btrfs,
+	// XFS, bcachefs, recent ZFS): a copy that shares its blocks until one
+	// side changes. Elsewhere it copies.
+	PlaceReflink Placement = "reflink"
+)
+
+// Placements lists the placements [publish] resources accepts.
+var Placements = []Placement{PlaceLink, PlaceCopy, PlaceReflink}

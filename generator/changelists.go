@@ -1,98 +1,65 @@
 package generator
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"strings"
-	"time"
+	"slices"
 
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// segmentKind is a kind of document written once per Change List segment:
-// the Change List itself and, when enabled, the Change Dump.
-type segmentKind struct {
-	capability string
-	index      func(set string) string
-	path       func(set string, from time.Time, seq int) string
-	write      func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error)
+// journalWriter writes the documents of one set's journal (journal.go):
+// its Change Lists and, when enabled, its Change Dumps, segment by
+// segment, and their indexes.
+type journalWriter struct {
+	d     docWriter
+	st    *set
+	links *linkIndex
+	// packages are the set's Change Dump packages this build lists, in
+	// the order they were published.
+	packages []snapshot.Package
 }
 
-var (
-	changeLists = segmentKind{rs.CapChangeList, layout.ChangeListIndex, layout.ChangeList,
-		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) {
-			return r.lister.writeChangeList(path, s, seg)
-		}}
-	changeDumps = segmentKind{rs.CapChangeDump, layout.ChangeDumpIndex, layout.ChangeDump,
-		func(r *run, path string, s *set, seg *snapshot.Segment) (bool, error) {
-			return r.dumper.writeChangeDump(path, s, seg)
-		}}
-)
-
-// segmentKinds returns the kinds of segment documents set s publishes.
-func (b *journals) segmentKinds(s *set) []segmentKind {
-	if s.changeDump {
-		return []segmentKind{changeLists, changeDumps}
-	}
-	return []segmentKind{changeLists}
-}
-
-// segmentPath returns the output path of a set's document of a kind for
-// segment seg.
-func segmentPath(kind segmentKind, set string, seg *snapshot.Segment) string {
-	return kind.path(set, unixTime(seg.From), seg.Seq)
-}
-
-// writeJournalDocs writes set s's Change Lists and Change Dumps: the
-// Change Dump packages of this build, the documents of the segments this
-// build closed (into the state archive, from which they are published, see
-// kept.go), every closed segment's documents, the open ones, and the
-// indexes.
-func (b *journals) writeJournalDocs(ctx context.Context, s *set, closed []snapshot.Segment) error {
-	if s.changeDump {
-		if err := b.dumper.listCarriedPackages(s); err != nil {
-			return err
-		}
-		if err := b.dumper.writeChangePackages(ctx, s, b.setEvents[s.Name]); err != nil {
-			return err
+// write writes the documents of sp's journal: those of the segments this
+// build closes, once, into the state archive (see kept.go), every closed
+// segment's published from there, the open ones, and the indexes. It
+// returns the journal with the sums of the closed documents.
+func (jw *journalWriter) write(sp *setPlan) ([]snapshot.Segment, error) {
+	journal := slices.Clone(sp.journal)
+	for i := range sp.closed {
+		if err := jw.archiveSegment(journal, &sp.closed[i]); err != nil {
+			return nil, err
 		}
 	}
-	for i := range closed {
-		if err := b.archiveSegment(s, &closed[i]); err != nil {
-			return err
+	if err := jw.publishClosed(journal); err != nil {
+		return nil, err
+	}
+	for _, kind := range segmentKinds(jw.st) {
+		if err := jw.writeIndex(journal, kind); err != nil {
+			return nil, err
 		}
 	}
-	if err := b.publishJournal(s); err != nil {
-		return err
-	}
-	for _, kind := range b.segmentKinds(s) {
-		if err := b.writeSegmentIndex(s, kind); err != nil {
-			return err
-		}
-	}
-	return nil
+	return journal, nil
 }
 
 // archiveSegment writes the documents of a segment that this build closed
-// into the state folder's archive and records their checksums in the
-// set's journal.
-func (b *journals) archiveSegment(s *set, seg *snapshot.Segment) error {
+// into the state folder's archive and records their sums in the journal.
+func (jw *journalWriter) archiveSegment(journal []snapshot.Segment, seg *snapshot.Segment) error {
 	var kept []snapshot.Kept
-	for _, kind := range b.segmentKinds(s) {
-		rel := segmentPath(kind, s.Name, seg)
-		if _, err := kind.write(b.run, b.keeper.archivePath(rel), s, seg); err != nil {
+	for _, kind := range segmentKinds(jw.st) {
+		if !jw.holds(kind, seg) {
+			continue // a Change Dump without packages (change_dump turned on late): not written
+		}
+		k, err := jw.d.keepDoc("closed", segmentPath(kind, jw.st.Name, seg), func(path string) error {
+			_, err := jw.writeSegment(kind, path, seg)
+			return err
+		})
+		if err != nil {
 			return err
 		}
-		sum, err := measure(b.keeper.archivePath(rel))
-		if err != nil {
-			return fmt.Errorf("closed document %s: %w", b.keeper.archivePath(rel), err)
-		}
-		kept = append(kept, snapshot.Kept{Path: rel, Size: sum.size, SHA256: sum.sha256})
+		kept = append(kept, k)
 	}
-	journal := b.next.Journals[s.Name]
 	for i := range journal {
 		if journal[i].From == seg.From && journal[i].Seq == seg.Seq {
 			journal[i].Kept = kept
@@ -101,132 +68,127 @@ func (b *journals) archiveSegment(s *set, seg *snapshot.Segment) error {
 	return nil
 }
 
-// publishJournal publishes the documents of set s's closed segments from
-// the state archive. A segment whose documents, or whose Change Dump's
-// packages, can no longer be published whole (the state's copy and the
-// output's both lost or damaged) leaves the journal with every older
-// segment, with a warning: the set's indexes then start later, as after
-// retention, without a gap, and never list a broken document.
-func (b *journals) publishJournal(s *set) error {
-	journal := b.next.Journals[s.Name]
-	lost := -1
-	for i := len(journal) - 1; i >= 0 && lost < 0; i-- {
+// publishClosed publishes the documents of the journal's closed segments
+// from the state archive, newest first. The plan left in the journal only
+// segments whose documents are whole (see dropLost).
+func (jw *journalWriter) publishClosed(journal []snapshot.Segment) error {
+	for i := len(journal) - 1; i >= 0; i-- {
 		seg := &journal[i]
 		if seg.Until == 0 {
 			continue
 		}
-		if seg.Until > b.dumper.lostPackages[s.Name] && b.dumper.lostPackages[s.Name] >= seg.From {
-			lost = i
-			break
-		}
-		for _, kind := range b.segmentKinds(s) {
-			rel := segmentPath(kind, s.Name, seg)
-			k, written := b.keptEntry(seg, rel)
-			if !written {
+		seg.Kept = slices.Clone(seg.Kept)
+		for _, kind := range segmentKinds(jw.st) {
+			rel := segmentPath(kind, jw.st.Name, seg)
+			k := slices.IndexFunc(seg.Kept, func(k snapshot.Kept) bool { return k.Path == rel })
+			if k < 0 {
 				continue // the set did not publish this kind when the segment closed
 			}
-			got, ok, changed, err := b.keeper.publishKept(rel, keptSums(k))
+			got, ok, changed, err := jw.d.k.publishKept(rel, keptSums(seg.Kept[k]))
 			if err != nil {
 				return err
 			}
 			if !ok {
-				lost = i
-				break
+				return fmt.Errorf("closed document %s: lost from the state folder and the output folder during the build", rel)
 			}
-			b.sink.Record(rel, changed)
+			jw.d.w.Record(rel, changed)
 			setKept(seg, snapshot.Kept{Path: rel, Size: got.size, SHA256: got.sha256})
 		}
 	}
-	if lost < 0 {
-		return nil
-	}
-	var names []string
-	for i := 0; i <= lost; i++ {
-		for _, kind := range []segmentKind{changeLists, changeDumps} {
-			rel := segmentPath(kind, s.Name, &journal[i])
-			b.archiver.arch.prune = append(b.archiver.arch.prune, rel)
-			if i == lost {
-				names = append(names, rel)
-			}
-		}
-	}
-	b.warn(WarnLost, "", fmt.Sprintf("set %s: the closed documents %s, or a package of theirs, are lost or damaged in both the state folder and the output folder; they leave the Change List and Change Dump indexes with the %d segments before them, so that no broken document is published (Destinations that had not read them start again from the Resource List)",
-		s.Name, strings.Join(names[:1], ", "), lost))
-	b.next.Journals[s.Name] = journal[lost+1:]
 	return nil
 }
 
-// keptEntry returns the record of a segment's kept document at rel, and
-// whether the document was written at all. A segment of a state written
-// before format 3 has no records: its documents were written if either
-// folder holds them, and their sums are unknown.
-func (b *journals) keptEntry(seg *snapshot.Segment, rel string) (snapshot.Kept, bool) {
-	for _, k := range seg.Kept {
-		if k.Path == rel {
-			return k, true
-		}
-	}
-	if len(seg.Kept) > 0 {
-		return snapshot.Kept{}, false
-	}
-	_, inState := os.Stat(b.keeper.archivePath(rel))
-	_, inOutput := os.Stat(b.sink.Path(rel))
-	return snapshot.Kept{Path: rel}, inState == nil || inOutput == nil
-}
-
-// setKept records the sums of a segment's kept document; a digest learnt
-// earlier is not forgotten when this build trusted the file by its stat.
-func setKept(seg *snapshot.Segment, k snapshot.Kept) {
-	for i := range seg.Kept {
-		if seg.Kept[i].Path == k.Path {
-			if k.SHA256 == ([32]byte{}) {
-				k.SHA256 = seg.Kept[i].SHA256
-			}
-			seg.Kept[i] = k
-			return
-		}
-	}
-	seg.Kept = append(seg.Kept, k)
-}
-
-// listed reports whether the journal's segment seg lists a document at
-// rel: the open segment always does, a closed one when it was written.
-func listed(seg *snapshot.Segment, rel string) bool {
-	if seg.Until == 0 {
-		return true
-	}
-	for _, k := range seg.Kept {
-		if k.Path == rel {
-			return true
-		}
-	}
-	return false
-}
-
-// writeSegmentIndex writes the open document of one kind of set s and the
-// index over it and the closed ones.
-func (b *journals) writeSegmentIndex(s *set, kind segmentKind) error {
-	journal := b.next.Journals[s.Name]
+// writeIndex writes the open document of one kind, unless it would be
+// empty (an open Change Dump before the segment's first change), and the
+// index over it and the closed ones, unless that would be empty (a set's
+// Change Dump Index before its first change).
+func (jw *journalWriter) writeIndex(journal []snapshot.Segment, kind segmentKind) error {
+	s, st := jw.d.s, jw.st
 	open := &journal[len(journal)-1]
-	rel := segmentPath(kind, s.Name, open)
-	changed, err := kind.write(b.run, b.sink.Path(rel), s, open)
-	if err != nil {
-		return err
-	}
-	b.sink.Record(rel, changed)
-	var segs []*snapshot.Segment
-	for i := range journal {
-		if listed(&journal[i], segmentPath(kind, s.Name, &journal[i])) {
-			segs = append(segs, &journal[i])
+	closed := closedListed(journal, st, kind)
+	segs := closed
+	if jw.holds(kind, open) {
+		rel := segmentPath(kind, st.Name, open)
+		changed, err := jw.writeSegment(kind, jw.d.w.Path(rel), open)
+		if err != nil {
+			return err
 		}
+		jw.d.w.Record(rel, changed)
+		segs = append(segs, open)
+	}
+	if len(segs) == 0 {
+		return nil
 	}
 	md := rs.MD{Capability: kind.capability, From: unixTime(segs[0].From)}
-	links := append([]rs.Link{b.upLink(s)}, b.archiver.archivesLink(s, kind.capability)...)
-	return b.writeDoc(kind.index(s.Name), rs.SitemapIndex, md, links, func(w *rs.Writer) error {
+	links := append([]rs.Link{s.upLink(st)}, s.archivesLink(st, kind.capability, len(closed) > 0)...)
+	return jw.d.writeDoc(kind.index(st.Name), rs.SitemapIndex, md, links, func(w *rs.Writer) error {
 		for _, seg := range segs {
-			e := rs.Entry{Loc: b.docURL(segmentPath(kind, s.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
+			e := rs.Entry{Loc: s.docURL(segmentPath(kind, st.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
 			if err := w.Entry(&e); err != nil {
 				return err
+			}
+		}
+		return nil
+	})
+}
+
+// holds reports whether the document of a kind of segment seg has
+// entries: no document but the open Change List is published empty. The
+// open Change List is, so that the Change List Index always exists (see
+// doc.go); a closed one always holds events; a Change Dump holds the
+// packages written while its segment was open.
+func (jw *journalWriter) holds(kind segmentKind, seg *snapshot.Segment) bool {
+	return kind.capability != rs.CapChangeDump || slices.ContainsFunc(jw.packages, func(p snapshot.Package) bool { return inSegment(&p, seg) })
+}
+
+// inSegment reports whether the Change Dump package p was written while
+// segment seg was open.
+func inSegment(p *snapshot.Package, seg *snapshot.Segment) bool {
+	return p.Until >= seg.From && (seg.Until == 0 || p.Until < seg.Until)
+}
+
+// writeSegment writes the document of a kind of segment seg at path.
+func (jw *journalWriter) writeSegment(kind segmentKind, path string, seg *snapshot.Segment) (bool, error) {
+	if kind.capability == rs.CapChangeDump {
+		return jw.writeChangeDump(path, seg)
+	}
+	return jw.writeChangeList(path, seg)
+}
+
+// writeChangeList writes the Change List of segment seg at path.
+func (jw *journalWriter) writeChangeList(path string, seg *snapshot.Segment) (bool, error) {
+	s, st := jw.d.s, jw.st
+	md := rs.MD{Capability: rs.CapChangeList, From: unixTime(seg.From), Until: unixTime(seg.Until)}
+	links := []rs.Link{s.upLink(st), {Rel: rs.RelIndex, Href: s.docURL(layout.ChangeListIndex(st.Name))}}
+	return jw.d.writeXML(path, rs.URLSet, md, links, func(w *rs.Writer) error {
+		for i := range seg.Events {
+			ev := &seg.Events[i]
+			e := changeEntry(s, ev)
+			var err error
+			if e.Links, err = jw.links.links(st, ev.Record, ev); err != nil {
+				return err
+			}
+			if err := w.Entry(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeChangeDump writes the Change Dump of segment seg at path: the
+// packages written while the segment was open.
+func (jw *journalWriter) writeChangeDump(path string, seg *snapshot.Segment) (bool, error) {
+	s, st := jw.d.s, jw.st
+	md := rs.MD{Capability: rs.CapChangeDump, From: unixTime(seg.From), Until: unixTime(seg.Until)}
+	links := []rs.Link{s.upLink(st), {Rel: rs.RelIndex, Href: s.docURL(layout.ChangeDumpIndex(st.Name))}}
+	return jw.d.writeXML(path, rs.URLSet, md, links, func(w *rs.Writer) error {
+		for i := range jw.packages {
+			if p := &jw.packages[i]; inSegment(p, seg) {
+				e := packageEntry(s, p)
+				if err := w.Entry(&e); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

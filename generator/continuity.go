@@ -3,11 +3,11 @@ package generator
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // Continuity
@@ -33,38 +33,38 @@ import (
 var ErrDiscontinuity = errors.New("this build would change what Destinations follow")
 
 // checkContinuity refuses a new base URL or a removed set unless confirmed,
-// and starts the Source afresh for a confirmed rebase.
-func (b *builder) checkContinuity() error {
-	if b.prev.BaseURL != b.base {
-		b.warnBasePath()
+// and starts the Source of prev afresh for a confirmed rebase: it returns
+// the files the state archive kept for the old base URL, which leave it.
+func checkContinuity(s *site, prev *snapshot.State) (pruned []string, err error) {
+	if prev.BaseURL != s.base {
+		warnBasePath(s)
 	}
-	if b.prev.BaseURL != "" && b.prev.BaseURL != b.base {
-		if !b.opts.Rebase {
-			return fmt.Errorf("%w: the state in %s was published at base_url %s, and this build would publish at %s: every document would move, and the closed Change Lists could not follow. "+
+	if prev.BaseURL != "" && prev.BaseURL != s.base {
+		if !s.opts.Rebase {
+			return nil, fmt.Errorf("%w: the state in %s was published at base_url %s, and this build would publish at %s: every document would move, and the closed Change Lists could not follow. "+
 				"Set base_url back to %s, or build with --rebase to start the Source afresh at %s (a new baseline; the closed lists, archives and dump packages of the old base URL are removed). "+
 				"To look at the site locally, use rsgen watch --serve, which never writes the published site",
-				ErrDiscontinuity, b.cfg.State, b.prev.BaseURL, b.base, b.prev.BaseURL, b.base)
+				ErrDiscontinuity, s.cfg.State, prev.BaseURL, s.base, prev.BaseURL, s.base)
 		}
-		b.rebase()
-		return nil
+		return rebase(s, prev), nil
 	}
 	var gone []string
-	for name := range b.prev.SetChanged {
-		if !slices.ContainsFunc(b.sets, func(s *set) bool { return s.Name == name }) {
+	for name := range prev.SetChanged {
+		if !slices.ContainsFunc(s.sets, func(st *set) bool { return st.Name == name }) {
 			gone = append(gone, name)
 		}
 	}
 	slices.Sort(gone)
-	if len(gone) > 0 && !b.opts.RemoveSets {
+	if len(gone) > 0 && !s.opts.RemoveSets {
 		var dirs []string
 		for _, name := range gone {
 			dirs = append(dirs, layout.SetDir(name)+"/")
 		}
-		return fmt.Errorf("%w: the state published the set%s %s, which this configuration does not have: its Capability List, Resource List, Change Lists and dumps (%s) would be removed, and Destinations that follow it would lose it%s. "+
+		return nil, fmt.Errorf("%w: the state published the set%s %s, which this configuration does not have: its Capability List, Resource List, Change Lists and dumps (%s) would be removed, and Destinations that follow it would lose it%s. "+
 			"Build with --remove-sets to confirm, or configure the set%s again",
 			ErrDiscontinuity, plural(len(gone)), strings.Join(gone, ", "), strings.Join(dirs, ", "), defaultSetNote(gone), plural(len(gone)))
 	}
-	return nil
+	return nil, nil
 }
 
 // defaultSetNote explains where the set "default" went.
@@ -84,43 +84,43 @@ func plural(n int) string {
 
 // rebase makes the previous state that of a Source starting afresh: it
 // keeps the files (so nothing is read again) and the kept versions, and
-// forgets the journals, archives and packages, whose kept files leave the
-// state folder once the build is saved.
-func (b *builder) rebase() {
-	prev := b.prev
+// forgets the journals, archives and packages, whose kept files it
+// returns: they leave the state folder once the build is saved.
+func rebase(s *site, prev *snapshot.State) (pruned []string) {
 	for _, segs := range prev.Journals {
 		for _, seg := range segs {
 			for _, k := range seg.Kept {
-				b.archiver.arch.prune = append(b.archiver.arch.prune, k.Path)
+				pruned = append(pruned, k.Path)
 			}
 		}
 	}
 	for _, a := range prev.Archived {
 		for _, k := range a.Docs {
-			b.archiver.arch.prune = append(b.archiver.arch.prune, k.Path)
+			pruned = append(pruned, k.Path)
 		}
 		for _, p := range a.Packages {
-			b.archiver.arch.prune = append(b.archiver.arch.prune, p.Path)
+			pruned = append(pruned, p.Path)
 		}
 	}
 	for _, p := range prev.Packages {
-		b.archiver.arch.prune = append(b.archiver.arch.prune, p.Path)
+		pruned = append(pruned, p.Path)
 	}
-	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("rebase: the Source starts afresh at %s (it was published at %s)", b.base, prev.BaseURL)})
+	s.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("rebase: the Source starts afresh at %s (it was published at %s)", s.base, prev.BaseURL)})
 	prev.BaseURL, prev.Journals, prev.Shared, prev.Packages, prev.Archived = "", nil, nil, nil, nil
 	prev.SetChanged = map[string]int64{}
+	return pruned
 }
 
 // warnBasePath warns, once per base URL, when it has a path: Destinations
 // look for the Source Description at the root of a host (§8, RFC 8615),
 // where this output is not.
-func (b *builder) warnBasePath() {
-	u, err := url.Parse(b.base)
-	if err != nil || u.Path == "/" || u.Path == "" {
+func warnBasePath(s *site) {
+	u := &s.baseURL
+	if u.Path == "/" || u.Path == "" {
 		return
 	}
 	root := u.Scheme + "://" + u.Host + "/.well-known/resourcesync"
-	b.warn(WarnBaseURL, "", fmt.Sprintf("base_url %s has a path: Destinations look for the Source Description at %s, the root of the host, and will not find %s%s by themselves. "+
+	s.warn(WarnBaseURL, "", fmt.Sprintf("base_url %s has a path: Destinations look for the Source Description at %s, the root of the host, and will not find %s%s by themselves. "+
 		"Serve the output at the root of a host, or publish a copy of %s (or a redirect to it) there, or tell Destinations the full URL (rsgen help hosting)",
-		b.base, root, b.base, layout.SourceDescription, layout.SourceDescription))
+		s.base, root, s.base, layout.SourceDescription, layout.SourceDescription))
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -291,19 +292,37 @@ func (d *destination) sync() int {
 			}
 		}
 	}
+	// Deletions first, with the folders they leave empty: a path that
+	// changed between file and folder is deleted under its old type and
+	// created under its new one by the same build, and a copy on disk
+	// cannot hold both.
 	for _, loc := range order {
-		c := latest[loc]
-		if c.kind == "deleted" {
-			p := d.local(loc)
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				d.t.Fatal(err)
-			}
-			continue
+		if latest[loc].kind == "deleted" {
+			d.remove(loc)
 		}
-		d.download(loc, c.md)
+	}
+	for _, loc := range order {
+		if c := latest[loc]; c.kind != "deleted" {
+			d.download(loc, c.md)
+		}
 	}
 	d.last = last
 	return len(order)
+}
+
+// remove deletes the copy of a resource, and the folders it leaves empty.
+func (d *destination) remove(loc string) {
+	d.t.Helper()
+	p := d.local(loc)
+	err := os.Remove(p)
+	switch {
+	case errors.Is(err, syscall.ENOTDIR):
+		return // a file where a folder of it was: nothing of it is left
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		d.t.Fatal(err)
+	}
+	for dir := filepath.Dir(p); dir != d.dir && syscall.Rmdir(dir) == nil; dir = filepath.Dir(dir) {
+	}
 }
 
 // local returns the file of the local copy for a resource URI.

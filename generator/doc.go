@@ -36,7 +36,10 @@
 // Change Dump) is written once, into the state folder's archive, and never
 // rewritten, so its URI can be cached forever. The Change List Index
 // always exists, even with one list, so that the Capability List never has
-// to change the URI it points at.
+// to change the URI it points at. No other document is published empty:
+// an open Change Dump waits for its segment's first package, an archive
+// for its first entry, and a set without files has no Resource List or
+// Resource Dump; a Capability List lists what its set publishes.
 //
 // # What cannot be made again
 //
@@ -48,13 +51,46 @@
 // side is repaired from the other, and a file whose copies are both lost
 // is never published: the documents that need it leave the output.
 //
-// # The parts of a build
+// # The stages of a build
 //
-// The builder runs the pipeline (build.go): scan and diff, place the
-// resources, advance the journals, keep versions, write every set's
-// documents leaves first, the hosting files, then commit. Each family of
-// documents is a part with the state it owns (parts.go lists them), and
-// every part reads one shared context, run.
+// A build (build.go) is a pipeline of stages; each takes values and
+// returns a value that the next one takes, and none reaches back into an
+// earlier one:
+//
+//	resolve  the configuration and the options into one immutable site:
+//	         base URLs parsed once, digests, and the sets with their dumps,
+//	         archives and links (site.go, selection.go), or a refusal of
+//	         values no document could hold (configsizes.go)
+//	load     the previous state, or its recovery from the output
+//	         (load.go, recover*.go), held against the site (continuity.go);
+//	         a build then prepares the folders (prepare.go) and surveys the
+//	         files the state folder keeps (survey.go)
+//	scan     the source walked and diffed against the previous state into
+//	         the scanned records and events, with each set's members and
+//	         each resource's placement gathered as the scan settles them
+//	         (scan.go)
+//	plan     a pure function of the site, the previous state, what the
+//	         load found and the scan, which decides what every document,
+//	         package, version and archive becomes: the journals and
+//	         retention, the versions kept and dropped, the packages kept or
+//	         made, what leaves the state archive (plan.go, journal.go,
+//	         retention.go, packages.go, versionplan.go)
+//	write    writers that each take what they render and the sink, and
+//	         call no other writer, in the order of publication: resources
+//	         (output.go), side files, versions (versions.go), every set's
+//	         documents, leaves first (changelists.go, lists.go, dumps.go,
+//	         archives.go), the hosting files; write.go passes the values of
+//	         one writer to the next
+//	commit   the sink's commit, the kept files, the removal of what is no
+//	         longer published, and the state's save (commit.go)
+//
+// Plan (rsgen status) runs resolve, load and scan, and writes nothing. A
+// source file removed between the scan and its use makes Build run the
+// stages again, under the same lock (rescan.go).
+// The versions of a site that keeps them grow with every build, so the
+// plan decides of them as a rule, and of each resource as the versions
+// writer streams the previous versions past the scan's records
+// (versionPlan.resource), so that a build never holds them whole.
 //
 // # Writing
 //

@@ -86,6 +86,46 @@ func TestDiskFull(t *testing.T) {
 	}
 }
 
+// TestOutputErrorsNameTheOutput: a full or read-only output folder fails
+// the build with an error that names the output file and says it is the
+// output, not the source file being read (#33: "scan …/src/a.txt: open:
+// read-only file system").
+func TestOutputErrorsNameTheOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a tmpfs; skipped with -short")
+	}
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, s *site, out string)
+		errno syscall.Errno
+	}{
+		{"full", func(t *testing.T, s *site, _ string) {
+			s.write("big.bin", strings.Repeat("x", 2<<20)) // twice the file system
+		}, syscall.ENOSPC},
+		{"read-only", func(t *testing.T, s *site, out string) {
+			s.write("new.txt", "new")
+			if msg, err := exec.Command("mount", "-o", "remount,ro", out).CombinedOutput(); err != nil {
+				t.Skipf("cannot remount the tmpfs read-only: %v %s", err, msg)
+			}
+		}, syscall.EROFS},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			small := smallTmpfs(t, "1m")
+			s := newSiteIn(t, t.TempDir(), testBaseURL, func(c *config.Config) { c.Out = filepath.Join(small, "out") })
+			s.write("a.txt", "alpha\n")
+			s.build(t0)
+			tc.spoil(t, s, small)
+			_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0.Add(time.Hour)})
+			if !errors.Is(err, tc.errno) {
+				t.Fatalf("err = %v, want %v", err, tc.errno)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "output folder: write "+s.Out+"/") || strings.Contains(msg, s.Source) {
+				t.Errorf("err = %q, want it to name the output file, say it is the output, and not name the source", msg)
+			}
+		})
+	}
+}
+
 // TestStateDiskFull: when the state cannot be saved for lack of space,
 // the build fails and the previous state file is intact.
 func TestStateDiskFull(t *testing.T) {

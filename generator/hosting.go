@@ -2,8 +2,6 @@ package generator
 
 import (
 	"bufio"
-	"io"
-	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -12,6 +10,8 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/sink"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // Hosting files ([publish] targets, robots; package hosting). The plan is
@@ -21,52 +21,53 @@ import (
 // removed by the next build. They are never resources; a source file at
 // the same path fails the build, as one at a document's path does.
 
-// writeHosting writes the hosting files. It runs after the documents, so
-// that the plan covers every document of this build.
-func (b *builder) writeHosting() error {
-	files := hosting.Files(&b.cfg.Publish)
+// hostingFiles is what the hosting files describe of this build: its
+// journals, after the documents are written, the folders of its versions,
+// and its files.
+type hostingFiles struct {
+	journals map[string][]snapshot.Segment
+	versions map[string]bool // the folders of layout.VersionDirs this build publishes into
+	files    *snapshot.Records
+}
+
+// writeHosting writes the hosting files of site s through the sink w. It
+// runs after the documents, so that the plan covers every document of
+// this build.
+func writeHosting(s *site, w *sink.Sink, h hostingFiles) error {
+	files := hosting.Files(&s.cfg.Publish)
 	if len(files) == 0 {
 		return nil
 	}
-	plan := b.hostPlan(files)
-	warn := func(file, msg string) { b.warn(WarnHosting, file, msg) }
+	hp, err := hostPlan(s, w, h, files)
+	if err != nil {
+		return err
+	}
+	warn := func(file, msg string) { s.warn(WarnHosting, file, msg) }
 	for _, f := range files {
-		if err := b.writeSideFile(f, func(w *bufio.Writer) error { return hosting.Write(w, f, plan, warn) }); err != nil {
+		if err := writeSideFile(w, f, func(bw *bufio.Writer) error { return hosting.Write(bw, f, hp, warn) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeSideFile writes a file rsgen generates beside the documents (the
-// stylesheet, the hosting files) at output path rel, atomically and only
-// when its bytes change, and records it as an output of this build, so
-// that a later build that no longer writes it removes it.
-func (b *builder) writeSideFile(rel string, fill func(*bufio.Writer) error) error {
-	return b.sink.Write(rel, func(f io.Writer) error {
-		w := bufio.NewWriter(f)
-		if err := fill(w); err != nil {
-			return err
-		}
-		return w.Flush()
-	})
-}
-
-// hostPlan derives the rules from this build's documents, sets and files.
-func (b *builder) hostPlan(files []string) *hosting.Plan {
-	u, _ := url.Parse(b.base) // parsed by newBuilder already
-	plan := &hosting.Plan{BasePath: u.Path, ShortCache: b.cfg.Publish.ShortCache.Duration,
-		Cloudflare: b.cfg.Publish.HasTarget(config.TargetCloudflarePages)}
-	if plan.BasePath == "" {
-		plan.BasePath = "/"
+// hostPlan derives the rules from this build's documents, outputs, sets
+// and files.
+func hostPlan(s *site, w *sink.Sink, h hostingFiles, files []string) (*hosting.Plan, error) {
+	hp := &hosting.Plan{BasePath: s.baseURL.Path, ShortCache: s.cfg.Publish.ShortCache.Duration,
+		Cloudflare: s.cfg.Publish.HasTarget(config.TargetCloudflarePages)}
+	if hp.BasePath == "" {
+		hp.BasePath = "/"
 	}
 	for _, f := range files {
 		if f != hosting.RobotsFile {
-			plan.Hidden = append(plan.Hidden, f)
+			hp.Hidden = append(hp.Hidden, f)
 		}
 	}
-	for _, s := range b.sets {
-		plan.Sitemaps = append(plan.Sitemaps, b.docURL(layout.ResourceList(s.Name)))
+	for _, st := range s.sets {
+		if rl := layout.ResourceList(st.Name); w.Recorded(rl) { // a set without files has none
+			hp.Sitemaps = append(hp.Sitemaps, s.docURL(rl))
+		}
 	}
 	closed := map[string]int64{} // closed segment documents -> their from
 	open := map[string]bool{}    // the open segment documents
@@ -80,48 +81,52 @@ func (b *builder) hostPlan(files []string) *hosting.Plan {
 		layout.DocumentsDir + "/patches/":  {Cache: hosting.CacheImmutable, ContentType: layout.ContentType(layout.Patch(time.Time{}, "x"))},
 		layout.DocumentsDir + "/timemaps/": {Cache: hosting.CacheShort, ContentType: layout.ContentType(layout.TimeMap("x"))},
 	}
-	for _, s := range b.sets {
-		for _, kind := range b.journals.segmentKinds(s) {
-			journal := b.next.Journals[s.Name]
+	for _, st := range s.sets {
+		for _, kind := range segmentKinds(st) {
+			journal := h.journals[st.Name]
 			for i := range journal {
 				seg := &journal[i]
-				if rel := segmentPath(kind, s.Name, seg); seg.Until != 0 {
+				if rel := segmentPath(kind, st.Name, seg); seg.Until != 0 {
 					closed[rel] = seg.From
 				} else {
 					open[rel] = true
 				}
 			}
 		}
-		if s.resourceDump {
-			folders[path.Dir(layout.ResourceDumpPackage(s.Name, "x"))+"/"] = hosting.Rule{Cache: hosting.CacheImmutable} // packages and their manifests
+		if st.resourceDump {
+			folders[path.Dir(layout.ResourceDumpPackage(st.Name, "x"))+"/"] = hosting.Rule{Cache: hosting.CacheImmutable} // packages and their manifests
 		}
-		if s.changeDump {
-			folders[path.Dir(layout.ChangeDumpPackage(s.Name, time.Time{}, "x"))+"/"] = hosting.Rule{Cache: hosting.CacheImmutable} // packages and their manifests
+		if st.changeDump {
+			folders[path.Dir(layout.ChangeDumpPackage(st.Name, time.Time{}, "x"))+"/"] = hosting.Rule{Cache: hosting.CacheImmutable} // packages and their manifests
 		}
 	}
 	used := map[string]bool{}
-	for _, rel := range b.sink.Outputs() {
+	for _, rel := range w.Outputs() {
 		if folder, ok := ruledFolder(folders, rel); ok {
 			used[folder] = true
 			continue
 		}
 		rule := hosting.Rule{Path: rel, ContentType: layout.ContentType(rel), Cache: hosting.CacheOf(rel, open[rel]), ClosedFrom: closed[rel]}
-		b.topicHeaders(&rule)
+		topicHeaders(s, &rule)
 		if rule.Cache != hosting.CacheHost {
-			plan.Rules = append(plan.Rules, rule)
+			hp.Rules = append(hp.Rules, rule)
 		}
 	}
-	for top := range b.versioner.used {
+	for top := range h.versions {
 		used[layout.DocumentsDir+"/"+top+"/"] = true
 	}
 	for folder := range used {
 		rule := folders[folder]
 		rule.Path = folder
-		plan.Rules = append(plan.Rules, rule)
+		hp.Rules = append(hp.Rules, rule)
 	}
-	plan.Rules = append(plan.Rules, b.linkRules()...)
-	slices.SortFunc(plan.Rules, func(x, y hosting.Rule) int { return layout.ComparePaths(x.Path, y.Path) })
-	return plan
+	links, err := linkRules(s, h.files)
+	if err != nil {
+		return nil, err
+	}
+	hp.Rules = append(hp.Rules, links...)
+	slices.SortFunc(hp.Rules, func(x, y hosting.Rule) int { return layout.ComparePaths(x.Path, y.Path) })
+	return hp, nil
 }
 
 // ruledFolder returns the folder of folders that holds the output file rel.
@@ -139,28 +144,36 @@ func ruledFolder(folders map[string]hosting.Rule, rel string) (string, bool) {
 // largest such folder), and one per file elsewhere, so that a typical
 // folder-shaped set costs one rule. Resources served from another base URL
 // than the documents are not in the output, and get no rule.
-func (b *builder) linkRules() []hosting.Rule {
-	if !b.cfg.CopyResources || b.resBase != b.base {
-		return nil
+func linkRules(s *site, files *snapshot.Records) ([]hosting.Rule, error) {
+	if !s.cfg.CopyResources || s.resBase != s.base {
+		return nil, nil
 	}
 	const mixed = "\x00"
-	labels := make([]string, b.next.Files.Len())
+	labels := make([]string, 0, files.Len())
 	folders := map[string]string{} // folder -> the label all its files share, or mixed
-	for i, r := range b.next.Files.All() {
+	for r, err := range files.All() {
+		if err != nil {
+			return nil, err
+		}
 		p := r.Path
-		labels[i] = strings.Join(b.linker.capabilityLists(p), "\n")
+		label := strings.Join(s.capabilityLists(p), "\n")
+		labels = append(labels, label)
 		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
 			if l, seen := folders[dir]; !seen {
-				folders[dir] = labels[i]
-			} else if l != labels[i] {
+				folders[dir] = label
+			} else if l != label {
 				folders[dir] = mixed
 			}
 		}
 	}
 	var rules []hosting.Rule
 	done := map[string]bool{}
-	for i, r := range b.next.Files.All() {
-		if labels[i] == "" {
+	i := -1
+	for r, err := range files.All() {
+		if err != nil {
+			return nil, err
+		}
+		if i++; labels[i] == "" {
 			continue
 		}
 		p := r.Path
@@ -175,5 +188,5 @@ func (b *builder) linkRules() []hosting.Rule {
 			rules = append(rules, hosting.Rule{Path: rule, Links: strings.Split(labels[i], "\n")})
 		}
 	}
-	return rules
+	return rules, nil
 }

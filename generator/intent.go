@@ -15,77 +15,35 @@ import (
 // publish itself, however it got its state (the old one, or one rebuilt
 // from the output that no longer lists a deleted resource).
 
-// saveIntent writes the record of this build: the staged documents no
-// earlier build published, the resources it deletes, and what the record
-// of a failed earlier build (b.intent) still names.
-func (b *builder) saveIntent() error {
-	prev := make(map[string]bool, len(b.prev.Outputs))
-	for _, p := range b.prev.Outputs {
-		prev[p] = true
+// saveIntent writes the record of this build: the documents staged in w
+// that no earlier build published, the resources it deletes (events are
+// the scan's), and what the record of a failed earlier build still names.
+func saveIntent(s *site, prev *loaded, w *sink.Sink, events []snapshot.Event) error {
+	published := make(map[string]bool, len(prev.state.Outputs))
+	for _, p := range prev.state.Outputs {
+		published[p] = true
 	}
-	return snapshot.SaveIntent(b.cfg.State, func(w *snapshot.IntentWriter) error {
-		for _, p := range b.intent.Added {
-			w.Add(p)
+	return snapshot.SaveIntent(s.cfg.State, func(iw *snapshot.IntentWriter) error {
+		for _, p := range prev.intent.Added {
+			iw.Add(p)
 		}
-		for _, p := range b.intent.Deleted {
-			w.Delete(p)
+		for _, p := range prev.intent.Deleted {
+			iw.Delete(p)
 		}
-		err := b.sink.Staged(func(rel string) error {
-			if !prev[rel] && strings.HasPrefix(rel, layout.DocumentsDir+"/") {
-				w.Add(rel)
+		err := w.Staged(func(rel string) error {
+			if !published[rel] && strings.HasPrefix(rel, layout.DocumentsDir+"/") {
+				iw.Add(rel)
 			}
 			return nil
 		})
-		if err != nil || !b.cfg.CopyResources {
+		if err != nil || !s.cfg.CopyResources {
 			return err
 		}
-		for _, ev := range b.sum.Events {
+		for _, ev := range events {
 			if ev.Change == snapshot.Deleted {
-				w.Delete(ev.Record.Path)
+				iw.Delete(ev.Record.Path)
 			}
 		}
 		return nil
 	})
-}
-
-// writes reports whether this build publishes the output file p. written
-// holds its output paths but those of versions, which keepVersions knows.
-func (b *builder) writes(p string, written map[string]bool) bool {
-	if sink.KindOf(p) == sink.Version {
-		return !b.versioner.obsoleteVersionFile(p)
-	}
-	return written[p]
-}
-
-// removeIntended removes what an earlier build's record names and this
-// build does not publish: documents it added that this build does not
-// write, and resources it deleted that have not come back. written holds
-// this build's output paths.
-func (b *builder) removeIntended(written map[string]bool) error {
-	for _, p := range b.intent.Added {
-		if b.writes(p, written) {
-			continue
-		}
-		if err := b.sink.RemoveFile(p); err != nil {
-			return err
-		}
-		if sink.KindOf(p) == sink.Version {
-			// A memento the failed build may have kept in the state archive.
-			b.archiver.arch.prune = append(b.archiver.arch.prune, p)
-		}
-	}
-	for _, p := range b.intent.Deleted {
-		if !b.publishes(p) {
-			if err := b.sink.RemoveFile(p); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// publishes reports whether this build publishes the resource at source
-// path p.
-func (b *builder) publishes(p string) bool {
-	return b.next.Files.Find(p) != nil
 }

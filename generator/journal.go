@@ -1,17 +1,12 @@
 package generator
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/rsgen/rsgen/snapshot"
 )
-
-// journals keeps the Change List and Change Dump segments of each set
-// (here and in changelists.go).
-type journals struct {
-	*run
-	setEvents map[string][]snapshot.Event // this build's events, per set whose journal takes them
-}
 
 // Journals
 //
@@ -25,80 +20,103 @@ type journals struct {
 // Destination (and fails the 2008 Sitemap schema). So an open Change List
 // may be empty, from the set's first build, or since its last rotation,
 // until the set's next change.
+//
+// The Change Dump packages of earlier builds are carried over first: a
+// lost one closes the open segment, which then leaves the journal with
+// every older one (see dropLost).
 
 // eventBytesBound bounds the bytes one event adds to a Change List beyond
 // its URI: the element markup, lastmod, datetime, three digests, length and
 // type. It keeps a segment's lists under rs.MaxBytes without rendering them.
 const eventBytesBound = 420
 
-// advanceJournals brings every set's journal up to this build and returns,
-// per set name, the segments this build closed, with their events, so
-// that their documents can be written once. A set published for the first
-// time starts a journal of its own at this build, whose Resource List is
-// its baseline: its events are not replayed. The Change Dump packages of
-// earlier builds are carried over first: a lost one closes the open
-// segment, which then leaves the journal (see publishJournal).
-func (b *journals) advanceJournals(events []snapshot.Event) (map[string][]snapshot.Segment, error) {
-	closed := map[string][]snapshot.Segment{}
-	b.next.Journals = map[string][]snapshot.Segment{}
-	b.setEvents = map[string][]snapshot.Event{}
-	b.dumper.lostPackages = map[string]int64{}
-	for _, s := range b.sets {
-		journal, known := b.prev.Journals[s.Name]
-		journal = slices.Clone(journal)
-		if known {
-			for _, ev := range events {
-				if s.Contains(ev.Record.Path) {
-					b.setEvents[s.Name] = append(b.setEvents[s.Name], ev)
-				}
-			}
-		}
-		force := false
-		if known && s.changeDump {
-			lost, err := b.dumper.carryChangePackages(s, journal)
-			if err != nil {
-				return nil, err
-			}
-			b.dumper.lostPackages[s.Name] = lost
-			open := snapshot.Open(journal)
-			force = lost > 0 && open != nil && lost >= open.From
-		}
-		journal, closed[s.Name] = b.advanceJournal(journal, b.setEvents[s.Name], force)
-		b.next.Journals[s.Name] = journal
-	}
-	return closed, nil
+// journalPlan is what becomes of one set's journal.
+type journalPlan struct {
+	// events are this build's events of the set that its journal takes:
+	// none when the set is published for the first time.
+	events  []snapshot.Event
+	journal []snapshot.Segment // the journal this build publishes, oldest first
+	closed  []snapshot.Segment // the segments this build closes, with their events
+	// carried are the Change Dump packages of earlier builds that the
+	// journal still covers and that are whole; lostPackages is the until
+	// of the newest one lost, or 0.
+	carried      []snapshot.Package
+	lostPackages int64
 }
 
-// advanceJournal brings one set's journal up to this build: it closes the
-// open segment when its period is over and it holds events (or force says
-// so), appends the set's events, closing and opening segments at the size
+// planJournal brings set st's journal of the previous state prev up to
+// this build, now: it takes the set's events (none for a set published
+// for the first time, whose Resource List is its baseline), carries over
+// the Change Dump packages the survey found whole (warning of those lost
+// in n), and closes and opens segments.
+func planJournal(s *site, prev *loaded, st *set, events []snapshot.Event, now int64, n *notes) journalPlan {
+	var jp journalPlan
+	journal, known := prev.state.Journals[st.Name]
+	journal = slices.Clone(journal)
+	if known {
+		for _, ev := range events {
+			if st.Contains(ev.Record.Path) {
+				jp.events = append(jp.events, ev)
+			}
+		}
+	}
+	force := false
+	if known && st.changeDump {
+		jp.carryChangePackages(prev, st, journal, n)
+		open := snapshot.Open(journal)
+		force = jp.lostPackages > 0 && open != nil && jp.lostPackages >= open.From
+	}
+	jp.journal, jp.closed = advanceJournal(s, now, journal, jp.events, force)
+	return jp
+}
+
+// carryChangePackages finds the Change Dump packages of earlier builds of
+// set st that its journal still covers, whole in the output or the state
+// archive, and notes the until of the newest one that is lost.
+func (jp *journalPlan) carryChangePackages(prev *loaded, st *set, journal []snapshot.Segment, n *notes) {
+	for _, pkg := range prev.state.Packages {
+		if !coveredChangePackage(&pkg, st, journal) {
+			continue
+		}
+		if _, ok := prev.kept.whole(pkg.Path); !ok {
+			n.warn(WarnLost, pkg.Path, "Change Dump package lost or damaged in both the state folder and the output folder; it cannot be made again")
+			jp.lostPackages = max(jp.lostPackages, pkg.Until)
+			continue
+		}
+		jp.carried = append(jp.carried, pkg)
+	}
+}
+
+// advanceJournal brings one set's journal up to now: it closes the open
+// segment when its period is over and it holds events (or force says so),
+// appends the set's events, closing and opening segments at the size
 // limits, and returns the journal and the segments it closed.
-func (b *journals) advanceJournal(segs []snapshot.Segment, events []snapshot.Event, force bool) ([]snapshot.Segment, []snapshot.Segment) {
+func advanceJournal(s *site, now int64, segs []snapshot.Segment, events []snapshot.Event, force bool) ([]snapshot.Segment, []snapshot.Segment) {
 	var closed []snapshot.Segment
 	closeOpen := func() {
 		open := &segs[len(segs)-1]
-		open.Until = b.now
+		open.Until = now
 		closed = append(closed, *open)
 		open.Events = nil
 		seq := 0
-		if open.From == b.now {
+		if open.From == now {
 			seq = open.Seq + 1
 		}
-		segs = append(segs, snapshot.Segment{From: b.now, Seq: seq})
+		segs = append(segs, snapshot.Segment{From: now, Seq: seq})
 	}
 	if snapshot.Open(segs) == nil {
-		segs = append(segs, opening(segs, b.now))
+		segs = append(segs, opening(segs, now))
 	}
 	open := snapshot.Open(segs)
-	rotate := int64(b.cfg.ChangeList.Rotate.Seconds())
-	if force || rotate > 0 && b.now-open.From >= rotate && len(open.Events) > 0 {
+	rotate := int64(s.cfg.ChangeList.Rotate.Seconds())
+	if force || rotate > 0 && now-open.From >= rotate && len(open.Events) > 0 {
 		closeOpen()
 	}
-	size := b.segmentBytes(snapshot.Open(segs).Events)
+	size := segmentBytes(s, snapshot.Open(segs).Events)
 	for _, ev := range events {
 		open := snapshot.Open(segs)
-		add := b.eventBytes(&ev)
-		if len(open.Events) > 0 && (len(open.Events) >= b.opts.limits.entries || size+add > b.opts.limits.bytes-4096) {
+		add := eventBytes(s, &ev)
+		if len(open.Events) > 0 && (len(open.Events) >= s.opts.limits.entries || size+add > s.opts.limits.bytes-4096) {
 			closeOpen()
 			open, size = snapshot.Open(segs), 0
 		}
@@ -125,39 +143,72 @@ func opening(closed []snapshot.Segment, now int64) snapshot.Segment {
 }
 
 // eventBytes bounds the bytes ev adds to a Change List.
-func (b *journals) eventBytes(ev *snapshot.Event) int64 {
+func eventBytes(s *site, ev *snapshot.Event) int64 {
 	// A URI is at most three times the path's length once percent-encoded.
-	return int64(len(b.resBase) + 3*len(ev.Record.Path) + eventBytesBound)
+	return int64(len(s.resBase) + 3*len(ev.Record.Path) + eventBytesBound)
 }
 
-func (b *journals) segmentBytes(events []snapshot.Event) int64 {
+func segmentBytes(s *site, events []snapshot.Event) int64 {
 	var n int64
 	for i := range events {
-		n += b.eventBytes(&events[i])
+		n += eventBytes(s, &events[i])
 	}
 	return n
 }
 
-// migrateShared turns the segments of a state written before format 3,
-// shared by all sets, into one journal per set that state published, each
-// with the events of its own resources: the journals every later build
-// keeps. The closed documents stay as they were written, in the state's
-// archive; their checksums are learnt the first time they are published.
-func (b *journals) migrateShared(st *snapshot.State) {
-	if st.Shared == nil {
-		return
-	}
-	st.Journals = map[string][]snapshot.Segment{}
-	for _, s := range b.sets {
-		if _, published := st.SetChanged[s.Name]; !published {
+// dropLost keeps set st's journal from listing what cannot be published
+// whole, as kept found it. A closed segment whose documents, or whose
+// Change Dump's packages, are lost (the state's copy and the output's both
+// lost or damaged) leaves the journal with every older segment, with a
+// warning in n: the set's indexes then start later, as after retention,
+// without a gap, and never list a broken document. The segments this
+// build closes are whole: it writes them. Of the others, the sums of the
+// copies found are learnt. It returns the files that leave the state
+// archive.
+func (jp *journalPlan) dropLost(kept *keptSurvey, st *set, n *notes) (pruned []string) {
+	journal := jp.journal
+	lost := -1
+	for i := len(journal) - 1; i >= 0 && lost < 0; i-- {
+		seg := &journal[i]
+		if seg.Until == 0 {
 			continue
 		}
-		journal := make([]snapshot.Segment, len(st.Shared))
-		for i, seg := range st.Shared {
-			seg.Events = slices.DeleteFunc(slices.Clone(seg.Events), func(ev snapshot.Event) bool { return !s.Contains(ev.Record.Path) })
-			journal[i] = seg
+		if seg.Until > jp.lostPackages && jp.lostPackages >= seg.From {
+			lost = i
+			break
 		}
-		st.Journals[s.Name] = journal
+		if slices.ContainsFunc(jp.closed, func(c snapshot.Segment) bool { return c.From == seg.From && c.Seq == seg.Seq }) {
+			continue // written by this build
+		}
+		seg.Kept = slices.Clone(seg.Kept) // the previous state's, which the plan does not change
+		for _, kind := range segmentKinds(st) {
+			rel := segmentPath(kind, st.Name, seg)
+			if _, written := kept.segmentDoc(seg, rel); !written {
+				continue // the set did not publish this kind when the segment closed
+			}
+			got, ok := kept.whole(rel)
+			if !ok {
+				lost = i
+				break
+			}
+			setKept(seg, snapshot.Kept{Path: rel, Size: got.size, SHA256: got.sha256})
+		}
 	}
-	st.Shared = nil
+	if lost < 0 {
+		return nil
+	}
+	var names []string
+	for i := 0; i <= lost; i++ {
+		for _, kind := range []segmentKind{changeLists, changeDumps} {
+			rel := segmentPath(kind, st.Name, &journal[i])
+			pruned = append(pruned, rel)
+			if i == lost {
+				names = append(names, rel)
+			}
+		}
+	}
+	n.warn(WarnLost, "", fmt.Sprintf("set %s: the closed documents %s, or a package of theirs, are lost or damaged in both the state folder and the output folder; they leave the Change List and Change Dump indexes with the %d segments before them, so that no broken document is published (Destinations that had not read them start again from the Resource List)",
+		st.Name, strings.Join(names[:1], ", "), lost))
+	jp.journal = journal[lost+1:]
+	return pruned
 }

@@ -15,171 +15,193 @@ package generator
 // output, with a warning (see the callers of publishKept).
 
 import (
-	"crypto/sha256"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// keeper keeps in the state folder what no later build could make again.
+// keeper keeps in the state folder what no later build could make again,
+// and publishes it from there: the state folder state and the output,
+// through the sink w.
 type keeper struct {
-	*run
+	state string
+	w     *sink.Sink
 	// toKeep lists the output paths to keep once published: a first
 	// build that keeps versions keeps one per resource, so the list
 	// spills (pathList).
 	toKeep chunked.Strings
+	// published holds what publishKept found of each kept file this
+	// build: a file is looked at, and restored, once, though several
+	// documents list it (a package that archived dumps list too). A
+	// second restore staged a second link under the first one's temporary
+	// name, which the first rename took away. It holds the kept documents
+	// and packages, never a version per resource: a version is published
+	// once, by its resource's pass (the versions writer calls
+	// restoreKept).
+	published map[string]keptResult
 }
 
-// archivePath returns the file, in the state archive, of output path rel.
-func (b *keeper) archivePath(rel string) string {
-	return filepath.Join(b.cfg.State, snapshot.ArchiveDir, filepath.FromSlash(rel))
+// keptResult is what publishKept found of one kept file.
+type keptResult struct {
+	got         sums
+	ok, changed bool
 }
 
-// sums identify the bytes of a kept file: its length (-1: unknown) and
-// SHA-256 (zero: unknown, as in states written before format 3).
-type sums struct {
-	size    int64
-	sha256  [32]byte
-	checked bool // the bytes were read and found to match
+func newKeeper(state string, w *sink.Sink) *keeper {
+	return &keeper{state: state, w: w, toKeep: pathList(state)}
 }
 
-// keptSums returns the sums of a kept document or package.
-func keptSums(k snapshot.Kept) sums {
-	if k.SHA256 == ([32]byte{}) && k.Size == 0 {
-		return sums{size: -1}
-	}
-	return sums{size: k.Size, sha256: k.SHA256}
-}
+// keptCopy says which copy of a kept file is whole.
+type keptCopy uint8
 
-// match reports whether got, measured from a file, has the bytes want
-// describes.
-func (want sums) match(got sums) bool {
-	return (want.size < 0 || want.size == got.size) &&
-		(want.sha256 == [32]byte{} || want.sha256 == got.sha256)
-}
+const (
+	keptLost     keptCopy = iota // neither
+	keptBoth                     // both, trusted by their stats
+	keptInState                  // the state archive's: the output's is missing or damaged
+	keptInOutput                 // the output's: the state archive's is missing or damaged
+)
 
-// measure reads the file at path and returns its sums.
-func measure(path string) (sums, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return sums{}, err
-	}
-	defer f.Close()
-	return copyMeasured(io.Discard, f)
-}
-
-// copyMeasured copies src to dst and returns the sums of the bytes.
-func copyMeasured(dst io.Writer, src io.Reader) (sums, error) {
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(dst, h), src)
-	if err != nil {
-		return sums{}, err
-	}
-	s := sums{size: n, checked: true}
-	h.Sum(s.sha256[:0])
-	return s, nil
-}
-
-// publishKept makes sure that the output and the state archive both hold
-// the kept file at output path rel whole, as want describes it; the
-// caller records rel as an output (keptOutput). Two copies that are the same
-// file, or have the same length and modification time, are trusted
-// without being read, as resources are; otherwise each copy is read, and a
-// whole one replaces the other. It returns the sums of the file, its
-// digests known when it was read, whether the output's copy changes, and
-// ok false when neither copy is whole.
-func (b *keeper) publishKept(rel string, want sums) (got sums, ok, changed bool, err error) {
-	src, dst := b.archivePath(rel), b.sink.Path(rel)
+// checkKept finds which copy of a kept file is whole, as want describes
+// it: src in the state archive, or dst in the output. Two copies that are the same file, or have the same
+// length and modification time, are trusted without being read, as
+// resources are; otherwise each copy is read. It returns the sums of the
+// file, its digests known when it was read. It changes nothing: see
+// publishKept.
+func checkKept(src, dst string, want sums) (keptCopy, sums, error) {
 	si, serr := os.Stat(src)
 	di, derr := os.Lstat(dst)
 	if serr == nil && derr == nil && (want.size < 0 || si.Size() == want.size) &&
 		(os.SameFile(si, di) || si.Size() == di.Size() && si.ModTime().Equal(di.ModTime())) {
 		want.size = si.Size()
-		return want, true, false, nil
+		return keptBoth, want, nil
 	}
 	if serr == nil {
-		if got, err = measure(src); err != nil {
-			return want, false, false, fmt.Errorf("kept file %s: %w", src, err)
+		got, err := measure(src)
+		if err != nil {
+			return keptLost, want, fmt.Errorf("kept file %s: %w", src, err)
 		}
 		if want.match(got) {
-			tmp, err := sink.LinkOrCopyTemp(src, dst)
-			if err != nil {
-				return want, false, false, fmt.Errorf("publish %s: %w", dst, err)
-			}
-			b.sink.Stage(tmp, dst)
-			return got, true, true, nil
+			return keptInState, got, nil
 		}
 	}
 	if derr == nil {
-		if got, err = measure(dst); err != nil {
-			return want, false, false, fmt.Errorf("published file %s: %w", dst, err)
+		got, err := measure(dst)
+		if err != nil {
+			return keptLost, want, fmt.Errorf("published file %s: %w", dst, err)
 		}
 		if want.match(got) {
-			return got, true, false, sink.Keep(dst, src)
+			return keptInOutput, got, nil
 		}
 	}
-	return want, false, false, nil
+	return keptLost, want, nil
+}
+
+// publishKept makes sure that the output and the state archive both hold
+// the kept file at output path rel whole, as want describes it (see
+// checkKept): a whole copy replaces the other. The caller records rel as
+// an output. It returns the sums of the file, whether the output's copy
+// changes, and ok false when neither copy is whole.
+func (k *keeper) publishKept(rel string, want sums) (got sums, ok, changed bool, err error) {
+	if r, done := k.published[rel]; done {
+		return r.got, r.ok, r.changed, nil
+	}
+	got, ok, changed, err = k.restoreKept(rel, want)
+	if err == nil {
+		if k.published == nil {
+			k.published = map[string]keptResult{}
+		}
+		k.published[rel] = keptResult{got, ok, changed}
+	}
+	return got, ok, changed, err
+}
+
+// restoreKept is publishKept without the memory of what it did: for the
+// files a build publishes once, which are too many to remember (kept
+// versions).
+func (k *keeper) restoreKept(rel string, want sums) (got sums, ok, changed bool, err error) {
+	src, dst := snapshot.ArchivePath(k.state, rel), k.w.Path(rel)
+	whole, got, err := checkKept(src, dst, want)
+	switch {
+	case err != nil || whole == keptLost:
+		return got, false, false, err
+	case whole == keptInState:
+		tmp, err := sink.LinkOrCopyTemp(src, dst)
+		if err != nil {
+			return got, false, false, fmt.Errorf("publish %s: %w", dst, err)
+		}
+		k.w.Stage(tmp, dst)
+		return got, true, true, nil
+	case whole == keptInOutput:
+		return got, true, false, sink.Keep(dst, src)
+	}
+	return got, true, false, nil
+}
+
+// carriedPackage is a package of an earlier build that this build found
+// whole and lists again.
+type carriedPackage struct {
+	snapshot.Package
+	changed bool // its output copy was restored from the state's
 }
 
 // keepPublished keeps in the state archive the output file rel that this
 // build published (a package, a version), once it is in place: see
 // keepCommitted.
-func (b *keeper) keepPublished(rel string) {
-	b.toKeep.Append(rel)
+func (k *keeper) keepPublished(rel string) {
+	k.toKeep.Append(rel)
 }
 
 // keepCommitted links into the state archive the files keepPublished
 // named, after the build's files were renamed into place. A build killed
 // before it leaves them to the next build, which restores the state's copy
 // from the output's (publishKept).
-func (b *keeper) keepCommitted() error {
-	defer b.toKeep.Close()
-	for rel := range b.toKeep.All() {
-		if _, err := os.Stat(b.archivePath(rel)); err == nil {
+func (k *keeper) keepCommitted() error {
+	defer k.toKeep.Close()
+	for rel := range k.toKeep.All() {
+		if _, err := os.Stat(snapshot.ArchivePath(k.state, rel)); err == nil {
 			continue
 		}
-		if err := sink.Keep(b.sink.Path(rel), b.archivePath(rel)); err != nil {
+		if err := sink.Keep(k.w.Path(rel), snapshot.ArchivePath(k.state, rel)); err != nil {
 			return err
 		}
 	}
-	if err := b.toKeep.Err(); err != nil {
+	if err := k.toKeep.Err(); err != nil {
 		return fmt.Errorf("keep the files this build published in the state folder: %w", err)
 	}
 	return nil
 }
 
-// pruneUnkept marks for deletion from the state archive the packages it
-// kept for the previous build and keeps no more: a Change Dump package
+// unkeptPackages returns the packages the state archive kept for the
+// previous state prev and keeps no more in next: a Change Dump package
 // whose segment left the journal, a package no archived Resource Dump
 // lists any longer. (Documents leave with their segments and archives, see
-// retain; versions with keepVersions.)
-func (b *keeper) pruneUnkept() {
+// retain; versions with the versions writer.)
+func unkeptPackages(prev, next *snapshot.State) []string {
 	keep := map[string]bool{}
-	for _, p := range b.next.Packages {
+	for _, p := range next.Packages {
 		keep[p.Path] = p.Change
 	}
-	for _, a := range b.next.Archived {
+	for _, a := range next.Archived {
 		for _, p := range a.Packages {
 			keep[p.Path] = true
 		}
 	}
-	var kept []string
-	for _, p := range b.prev.Packages {
+	var kept, unkept []string
+	for _, p := range prev.Packages {
 		kept = append(kept, p.Path)
 	}
-	for _, a := range b.prev.Archived {
+	for _, a := range prev.Archived {
 		for _, p := range a.Packages {
 			kept = append(kept, p.Path)
 		}
 	}
 	for _, rel := range kept {
 		if !keep[rel] {
-			b.archiver.arch.prune = append(b.archiver.arch.prune, rel)
+			unkept = append(unkept, rel)
 		}
 	}
+	return unkept
 }

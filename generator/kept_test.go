@@ -189,6 +189,49 @@ func TestWipedOutputIsRebuiltWhole(t *testing.T) {
 	}
 }
 
+// TestWipedOutputSharedPackages: a Resource Dump package that the live
+// dump and archived dumps both list is restored once into a wiped output,
+// whatever else keeps files (the reproduction of #33: the package was
+// restored three times under one temporary name, and the build failed).
+func TestWipedOutputSharedPackages(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tweak func(*config.Config)
+	}{
+		{"live and archived Resource Dumps", func(c *config.Config) {
+			c.Dumps.ResourceDump = true
+			c.Archives = config.Archives{ResourceDumps: true, SnapshotEvery: config.Duration{Duration: 12 * time.Hour}}
+		}},
+		{"every kept file", func(c *config.Config) {
+			c.Dumps.ResourceDump, c.Dumps.ChangeDump = true, true
+			c.Archives = config.Archives{ChangeLists: true, ChangeDumps: true, ResourceLists: true, ResourceDumps: true,
+				SnapshotEvery: config.Duration{Duration: 12 * time.Hour}}
+			c.Sets = []config.Set{{Name: "default", SetLinks: config.SetLinks{KeepVersions: true, Patches: true}}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t, testBaseURL, func(c *config.Config) {
+				tc.tweak(c)
+				c.Dumps.PackageSize = 1 << 10
+			})
+			s.write("a.json", `{"v": 1}`)
+			s.build(t0)
+			s.write("b.txt", "b")
+			s.build(t0.Add(13 * time.Hour))
+			s.write("a.json", `{"v": 2}`)
+			s.build(t0.Add(26 * time.Hour))
+			before := readTree(t, s.Out)
+			if err := os.RemoveAll(s.Out); err != nil {
+				t.Fatal(err)
+			}
+			s.build(t0.Add(27 * time.Hour))
+			if d := diffBytes(before, readTree(t, s.Out)); len(d) > 0 {
+				t.Errorf("the rebuilt output differs:\n%v", d)
+			}
+		})
+	}
+}
+
 // TestDamagedKeptFiles: a kept file damaged in the state folder is
 // repaired from the output's copy; damaged in both (or in the state with
 // the output wiped) it is never published: the documents that need it

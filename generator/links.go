@@ -15,7 +15,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -24,18 +23,40 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// linker derives the links between resources (here and in htmllink.go).
-type linker struct {
-	*run
-	patches   map[string]*rs.Link // patch output path -> its link, once written (versions.go)
-	published sync.Map            // source path -> published: rewritten resources (htmllink.go)
-	headless  sync.Map            // source paths of rewritten resources without a <head> (htmllink.go)
-	// eventSeen holds, for the path of each event this build's documents
-	// list, the times its records were first seen (findEventVersions);
-	// keptSeen those of them whose versions are kept, and firstSeen the
-	// time its oldest kept version was (noteVersions).
-	eventSeen, keptSeen map[string][]int64
-	firstSeen           map[string]int64
+// linkIndex gives the entries of a set's Resource List and Change Lists
+// their links: to the scan's other files, as files holds them, and to the
+// versions this build keeps of them, as the versions writer found them
+// (versionLinks).
+type linkIndex struct {
+	s        *site
+	files    *snapshot.Records
+	versions *versionLinks
+}
+
+// versionLinks are the kept versions and patches the Change Lists of this
+// build link to.
+type versionLinks struct {
+	// kept holds, for the path of each event this build's documents
+	// list, the times its records were first seen whose versions are
+	// kept, and first the time its oldest kept version was.
+	kept  map[string][]int64
+	first map[string]int64
+	// patches holds the links of the patches written, by output path.
+	patches map[string]*rs.Link
+}
+
+// note notes, of the kept versions vs of one resource, oldest first,
+// those that the events of this build's documents name (eventSeen), and
+// the oldest: no more, since a resource changed in every build has as
+// many versions as builds.
+func (vl *versionLinks) note(eventSeen map[string][]int64, vs []snapshot.Record) {
+	p := vs[0].Path
+	for _, seen := range eventSeen[p] {
+		if slices.ContainsFunc(vs, func(v snapshot.Record) bool { return v.Seen == seen }) {
+			vl.kept[p] = append(vl.kept[p], seen)
+			vl.first[p] = vs[0].Seen
+		}
+	}
 }
 
 // stemOf returns a path without its last extension: report.html and
@@ -50,21 +71,26 @@ func stemOf(p string) (string, bool) {
 
 // links returns the links of set s's entry for the resource r: in a
 // Resource List (ev nil) or for a change event.
-func (b *linker) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Link {
+func (l *linkIndex) links(s *set, r *snapshot.Record, ev *snapshot.Event) ([]rs.Link, error) {
 	if ev != nil && ev.Change == snapshot.Deleted {
-		return nil
+		return nil, nil
 	}
 	rules := &s.SetLinks
 	rel := strings.TrimPrefix(r.Path, s.prefix)
 	var links []rs.Link
+	var err error
 	for _, m := range s.mirrors {
 		links = append(links, rs.Link{Rel: rs.RelDuplicate, Href: layout.URL(m.base, r.Path), Pri: m.pri})
 	}
 	for _, m := range rules.Metadata {
-		links = b.metadataLinks(links, s, rel, &m)
+		if links, err = l.metadataLinks(links, s, rel, &m); err != nil {
+			return nil, err
+		}
 	}
 	if rules.Alternates != config.AlternatesOff {
-		links = b.alternateLinks(links, r, rules.Alternates)
+		if links, err = l.alternateLinks(links, r, rules.Alternates); err != nil {
+			return nil, err
+		}
 	}
 	for _, c := range rules.Collections {
 		if slices.ContainsFunc(c.Match, func(p string) bool { return layout.MatchGlob(p, rel) }) {
@@ -72,45 +98,44 @@ func (b *linker) links(s *set, r *snapshot.Record, ev *snapshot.Event) []rs.Link
 		}
 	}
 	if s.via != "" {
-		via := b.describedLink(rs.RelVia, layout.URL(s.via, rel), r)
+		via := describedLink(l.s, rs.RelVia, layout.URL(s.via, rel), r)
 		// The origin's modification time: tools that fetch from it
 		// (wget -N, curl -R, rsync -t) give the copy its Last-Modified.
 		via.Modified = time.Unix(0, r.ModTime).UTC().Truncate(time.Second)
 		links = append(links, via)
 	}
 	if rules.KeepVersions {
-		links = b.versionLinks(links, r, ev, rules.Patches)
+		links = l.versionLinks(links, r, ev, rules.Patches)
 	}
-	return links
-}
-
-// describedLink returns a link to the published resource r with its
-// hash, length, type and lastmod.
-func (b *linker) describedLink(relation, href string, r *snapshot.Record) rs.Link {
-	var md rs.MD
-	b.lister.describe(&md, r)
-	return rs.Link{Rel: relation, Href: href, Type: md.Type, Hash: md.Hash, Length: md.Length, HasLength: true,
-		Modified: r.Lastmod(b.cfg.Lastmod == config.LastmodMtime)}
+	return links, nil
 }
 
 // metadataLinks appends the links of metadata rule m for the resource at
 // rel (relative to the set's folder): describedby from an object to its
 // record, describes and profile from a record to its object.
-func (b *linker) metadataLinks(links []rs.Link, s *set, rel string, m *config.Metadata) []rs.Link {
+func (l *linkIndex) metadataLinks(links []rs.Link, s *set, rel string, m *config.Metadata) ([]rs.Link, error) {
 	if stem, ok := matchPair(m.Objects, rel); ok {
-		if rec := b.next.Files.Find(s.prefix + strings.Replace(m.Records, "*", stem, 1)); rec != nil {
-			links = append(links, b.describedLink(rs.RelDescribedBy, b.resURL(rec.Path), rec))
+		rec, err := l.files.Find(s.prefix + strings.Replace(m.Records, "*", stem, 1))
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			links = append(links, describedLink(l.s, rs.RelDescribedBy, l.s.resURL(rec.Path), rec))
 		}
 	}
 	if stem, ok := matchPair(m.Records, rel); ok {
-		if obj := b.next.Files.Find(s.prefix + strings.Replace(m.Objects, "*", stem, 1)); obj != nil {
-			links = append(links, b.describedLink(rs.RelDescribes, b.resURL(obj.Path), obj))
+		obj, err := l.files.Find(s.prefix + strings.Replace(m.Objects, "*", stem, 1))
+		if err != nil {
+			return nil, err
+		}
+		if obj != nil {
+			links = append(links, describedLink(l.s, rs.RelDescribes, l.s.resURL(obj.Path), obj))
 			if m.Profile != "" {
 				links = append(links, rs.Link{Rel: rs.RelProfile, Href: m.Profile})
 			}
 		}
 	}
-	return links
+	return links, nil
 }
 
 // matchPair matches rel against a pattern with one "*" that stands for a
@@ -126,24 +151,24 @@ func matchPair(pattern, rel string) (string, bool) {
 
 // alternateLinks appends the links between the files that share r's stem
 // in its folder: to each other file, or to the generic URI.
-func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config.Alternates) []rs.Link {
+func (l *linkIndex) alternateLinks(links []rs.Link, r *snapshot.Record, mode config.Alternates) ([]rs.Link, error) {
 	stem, ok := stemOf(r.Path)
 	if !ok {
-		return links
+		return links, nil
 	}
-	group := sameStem(&b.next.Files, stem)
-	if len(group) < 2 {
-		return links
+	group, err := sameStem(l.files, stem)
+	if err != nil || len(group) < 2 {
+		return links, err
 	}
 	if mode == config.AlternatesCanonical {
-		return append(links, rs.Link{Rel: rs.RelCanonical, Href: b.resURL(stem)})
+		return append(links, rs.Link{Rel: rs.RelCanonical, Href: l.s.resURL(stem)}), nil
 	}
 	for _, other := range group {
 		if other.Path != r.Path {
-			links = append(links, b.describedLink(rs.RelAlternate, b.resURL(other.Path), other))
+			links = append(links, describedLink(l.s, rs.RelAlternate, l.s.resURL(other.Path), other))
 		}
 	}
-	return links
+	return links, nil
 }
 
 // sameStem returns the files of files, in walk order, whose stem is stem.
@@ -151,83 +176,49 @@ func (b *linker) alternateLinks(links []rs.Link, r *snapshot.Record, mode config
 // 85 bytes per file. In walk order, the paths that begin with stem+"."
 // are one run; within it, a folder whose name begins so (report.d/) is
 // skipped whole: its paths have no such stem.
-func sameStem(files *snapshot.Records, stem string) []*snapshot.Record {
+func sameStem(files *snapshot.Records, stem string) ([]*snapshot.Record, error) {
 	prefix := stem + "."
 	var group []*snapshot.Record
-	i := files.Search(prefix)
-	for i < files.Len() && strings.HasPrefix(files.At(i).Path, prefix) {
-		p := files.At(i).Path
+	i, err := files.Search(prefix)
+	for err == nil && i < files.Len() {
+		var r *snapshot.Record
+		if r, err = files.At(i); err != nil || !strings.HasPrefix(r.Path, prefix) {
+			break
+		}
+		p := r.Path
 		if slash := strings.IndexByte(p[len(prefix):], '/'); slash >= 0 {
 			// Past the folder: '/' orders before every other byte, so the
 			// folder's paths end before its name followed by a NUL.
-			i = files.Search(p[:len(prefix)+slash] + "\x00")
+			i, err = files.Search(p[:len(prefix)+slash] + "\x00")
 			continue
 		}
 		if s, ok := stemOf(p); ok && s == stem {
-			group = append(group, files.At(i))
+			group = append(group, r)
 		}
 		i++
 	}
-	return group
+	return group, err
 }
 
 // versionLinks appends the memento link of r's version and the TimeMap
 // link, and for an update of a JSON resource the patch from the previous
 // version. The version of a Resource List's entry is the resource's
 // current one, which a set that keeps versions always keeps; that of an
-// event is looked up among the versions keepVersions found for it.
-func (b *linker) versionLinks(links []rs.Link, r *snapshot.Record, ev *snapshot.Event, patches bool) []rs.Link {
+// event is looked up among the versions the versions writer kept.
+func (l *linkIndex) versionLinks(links []rs.Link, r *snapshot.Record, ev *snapshot.Event, patches bool) []rs.Link {
 	first := false
 	if ev != nil {
-		if !slices.Contains(b.keptSeen[r.Path], r.Seen) {
+		if !slices.Contains(l.versions.kept[r.Path], r.Seen) {
 			return links
 		}
-		first = r.Seen == b.firstSeen[r.Path]
+		first = r.Seen == l.versions.first[r.Path]
 	}
-	memento := b.describedLink(rs.RelMemento, b.docURL(layout.Memento(unixTime(r.Seen), r.Path)), r)
-	links = append(links, memento, rs.Link{Rel: rs.RelTimeMap, Href: b.docURL(layout.TimeMap(r.Path)), Type: layout.TypeTimeMap})
+	memento := describedLink(l.s, rs.RelMemento, l.s.docURL(layout.Memento(unixTime(r.Seen), r.Path)), r)
+	links = append(links, memento, rs.Link{Rel: rs.RelTimeMap, Href: l.s.docURL(layout.TimeMap(r.Path)), Type: layout.TypeTimeMap})
 	if patches && ev != nil && ev.Change == snapshot.Updated && !first && isJSON(r) {
-		if l := b.patches[layout.Patch(unixTime(r.Seen), r.Path)]; l != nil {
-			links = append(links, *l)
+		if patch := l.versions.patches[layout.Patch(unixTime(r.Seen), r.Path)]; patch != nil {
+			links = append(links, *patch)
 		}
 	}
 	return links
-}
-
-// findEventVersions notes the versions that the events of the segments
-// of journals and closed name: the documents of this build list those
-// events, and link to the versions keepVersions finds (noteVersions).
-func (b *linker) findEventVersions(journals, closed map[string][]snapshot.Segment) {
-	b.eventSeen, b.keptSeen, b.firstSeen = map[string][]int64{}, map[string][]int64{}, map[string]int64{}
-	for _, m := range []map[string][]snapshot.Segment{journals, closed} {
-		for _, segs := range m {
-			for i := range segs {
-				for _, ev := range segs[i].Events {
-					if ev.Change != snapshot.Deleted {
-						b.eventSeen[ev.Record.Path] = append(b.eventSeen[ev.Record.Path], ev.Record.Seen)
-					}
-				}
-			}
-		}
-	}
-}
-
-// noteVersions notes, of the kept versions vs of one resource, oldest
-// first, those that the events of this build's documents name, and the
-// oldest: no more, since a resource changed in every build has as many
-// versions as builds.
-func (b *linker) noteVersions(vs []snapshot.Record) {
-	p := vs[0].Path
-	for _, seen := range b.eventSeen[p] {
-		if slices.ContainsFunc(vs, func(v snapshot.Record) bool { return v.Seen == seen }) {
-			b.keptSeen[p] = append(b.keptSeen[p], seen)
-			b.firstSeen[p] = vs[0].Seen
-		}
-	}
-}
-
-// linksTo reports whether an event of this build's documents names the
-// version v, whose patch it then links to.
-func (b *linker) linksTo(v *snapshot.Record) bool {
-	return slices.Contains(b.eventSeen[v.Path], v.Seen)
 }

@@ -97,13 +97,17 @@ func TestSameStemSearchesOneRun(t *testing.T) {
 	slices.SortFunc(recs, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
 	files := snapshot.RecordsOf(recs...)
 	var got []string
-	for _, r := range sameStem(&files, "a/report") {
+	group, err := sameStem(&files, "a/report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range group {
 		got = append(got, r.Path)
 	}
 	if want := []string{"a/report.html", "a/report.pdf"}; !slices.Equal(got, want) {
 		t.Errorf("sameStem(a/report) = %q, want %q", got, want)
 	}
-	if got := sameStem(&files, "a/missing"); len(got) != 0 {
-		t.Errorf("sameStem(a/missing) = %v", got)
+	if got, err := sameStem(&files, "a/missing"); len(got) != 0 || err != nil {
+		t.Errorf("sameStem(a/missing) = %v, %v", got, err)
 	}
 }

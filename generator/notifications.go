@@ -55,25 +55,25 @@ type channel struct {
 	rel        string // the output path of its topic
 }
 
-// channels returns the notification channels of set s.
-func (b *run) channels(s *set) []channel {
+// channels returns the notification channels of set st.
+func channels(s *site, st *set) []channel {
 	var chs []channel
-	n := &b.cfg.Notification
-	if s.WantsChangeNotification(n) {
-		chs = append(chs, channel{rs.CapChangeNotification, layout.ChangeNotificationTopic(s.Name)})
+	n := &s.cfg.Notification
+	if st.WantsChangeNotification(n) {
+		chs = append(chs, channel{rs.CapChangeNotification, layout.ChangeNotificationTopic(st.Name)})
 	}
-	if s.WantsFrameworkNotification(n) {
-		chs = append(chs, channel{rs.CapFrameworkNotification, layout.FrameworkNotificationTopic(s.Name)})
+	if st.WantsFrameworkNotification(n) {
+		chs = append(chs, channel{rs.CapFrameworkNotification, layout.FrameworkNotificationTopic(st.Name)})
 	}
 	return chs
 }
 
-// writeChannels adds the channels of set s to its Capability List: each
+// writeChannels adds the channels of set st to its Capability List: each
 // topic with the hub (rel="hub") and the channel's capability.
-func (b *run) writeChannels(w *rs.Writer, s *set) error {
-	for _, ch := range b.channels(s) {
-		e := rs.Entry{Loc: b.docURL(ch.rel), MD: rs.MD{Capability: ch.capability},
-			Links: []rs.Link{{Rel: rs.RelHub, Href: b.cfg.Notification.Hub}}}
+func writeChannels(s *site, w *rs.Writer, st *set) error {
+	for _, ch := range channels(s, st) {
+		e := rs.Entry{Loc: s.docURL(ch.rel), MD: rs.MD{Capability: ch.capability},
+			Links: []rs.Link{{Rel: rs.RelHub, Href: s.cfg.Notification.Hub}}}
 		if err := w.Entry(&e); err != nil {
 			return err
 		}
@@ -83,11 +83,11 @@ func (b *run) writeChannels(w *rs.Writer, s *set) error {
 
 // topicHeaders gives the hosting rule of a topic the headers a topic is
 // served with (notify.TopicHeaders); other rules are left as they are.
-func (b *run) topicHeaders(r *hosting.Rule) {
-	if !layout.IsTopic(r.Path) || !b.cfg.Notification.On() {
+func topicHeaders(s *site, r *hosting.Rule) {
+	if !layout.IsTopic(r.Path) || !s.cfg.Notification.On() {
 		return
 	}
-	h := notify.TopicHeaders(b.docURL(r.Path), b.cfg.Notification.Hub)
+	h := notify.TopicHeaders(s.docURL(r.Path), s.cfg.Notification.Hub)
 	r.ContentType = h.Get("Content-Type")
 	h.Del("Content-Type")
 	r.Header = h
@@ -122,12 +122,22 @@ func (ns *notifications) abort() {
 	ns.batches = nil
 }
 
-// prepareNotifications writes the batch of every channel and publishes
-// each channel's newest notification at its topic. It runs after the
-// documents are written, so that it knows which changed.
-func (b *builder) prepareNotifications() (ns *notifications, err error) {
+// notifier writes the notifications of one build: of site s, after the
+// previous state prev, at the build's time now, through the sink w.
+type notifier struct {
+	s    *site
+	prev *snapshot.State
+	now  int64
+	w    *sink.Sink
+	ob   *notify.Outbox
+}
+
+// prepareNotifications writes the batch of every channel of the plan p's
+// sets and publishes each channel's newest notification at its topic. It
+// runs after the documents are written, so that it knows which changed.
+func prepareNotifications(s *site, prev *snapshot.State, p *buildPlan, w *sink.Sink) (ns *notifications, err error) {
 	ns = &notifications{}
-	if !b.cfg.Notification.On() {
+	if !s.cfg.Notification.On() {
 		return ns, nil
 	}
 	defer func() {
@@ -135,20 +145,21 @@ func (b *builder) prepareNotifications() (ns *notifications, err error) {
 			ns.abort()
 		}
 	}()
-	ob := notify.OpenOutbox(filepath.Join(b.cfg.State, snapshot.OutboxDir))
+	n := &notifier{s: s, prev: prev, now: p.now, w: w, ob: notify.OpenOutbox(filepath.Join(s.cfg.State, snapshot.OutboxDir))}
 	var docs []documentChange // the framework channels', read once
-	for _, s := range b.sets {
-		for _, ch := range b.channels(s) {
-			entries := b.changeEntries(s)
+	for k := range p.sets {
+		sp := &p.sets[k]
+		for _, ch := range channels(s, sp.set) {
+			entries := changeEntries(s, sp.events)
 			if ch.capability == rs.CapFrameworkNotification {
 				if docs == nil {
-					if docs, err = b.documentChanges(); err != nil {
+					if docs, err = n.documentChanges(); err != nil {
 						return ns, err
 					}
 				}
-				entries = frameworkEntries(b.run, s, docs)
+				entries = frameworkEntries(s, sp.set, docs)
 			}
-			batch, err := b.writeChannel(ob, s, ch, entries)
+			batch, err := n.writeChannel(sp.set, ch, entries)
 			if err != nil {
 				return ns, err
 			}
@@ -164,14 +175,13 @@ func (b *builder) prepareNotifications() (ns *notifications, err error) {
 // chronological order; the entry's datetime is set by add.
 type entrySource func(add func(*rs.Entry) error) error
 
-// changeEntries returns the entries of set s's Change Notification: this
-// build's changes of its resources, in the order of its Change List and
-// with the same loc, change, hash, length and type.
-func (b *builder) changeEntries(s *set) entrySource {
+// changeEntries returns the entries of a set's Change Notification: the
+// set's events of this build, in the order of its Change List and with
+// the same loc, change, hash, length and type.
+func changeEntries(s *site, events []snapshot.Event) entrySource {
 	return func(add func(*rs.Entry) error) error {
-		events := b.journals.setEvents[s.Name]
 		for i := range events {
-			if err := add(b.lister.changeEntry(&events[i])); err != nil {
+			if err := add(changeEntry(s, &events[i])); err != nil {
 				return err
 			}
 		}
@@ -179,17 +189,17 @@ func (b *builder) changeEntries(s *set) entrySource {
 	}
 }
 
-// writeChannel writes the batch of one channel and publishes its newest
-// notification at the topic. It returns nil when the batch has no
-// entries: the topic then keeps the channel's last notification.
-func (b *builder) writeChannel(ob *notify.Outbox, s *set, ch channel, entries entrySource) (*notify.Batch, error) {
-	topic := b.docURL(ch.rel)
-	last, hasLast, err := ob.Last(topic)
+// writeChannel writes the batch of one channel of set st and publishes
+// its newest notification at the topic. It returns nil when the batch has
+// no entries: the topic then keeps the channel's last notification.
+func (n *notifier) writeChannel(st *set, ch channel, entries entrySource) (*notify.Batch, error) {
+	topic := n.s.docURL(ch.rel)
+	last, hasLast, err := n.ob.Last(topic)
 	if err != nil {
 		return nil, err
 	}
-	head := b.channelHead(s, ch, last, hasLast)
-	batch, err := ob.Begin(topic, head)
+	head := n.channelHead(st, ch, last, hasLast)
+	batch, err := n.ob.Begin(topic, head)
 	if err != nil {
 		return nil, err
 	}
@@ -207,9 +217,9 @@ func (b *builder) writeChannel(ob *notify.Outbox, s *set, ch channel, entries en
 	}
 	if newest == "" {
 		batch.Abort()
-		return nil, b.keepTopic(ch, last)
+		return nil, n.keepTopic(ch, last)
 	}
-	if err := b.publishTopic(ch.rel, newest); err != nil {
+	if err := n.publishTopic(ch.rel, newest); err != nil {
 		batch.Abort()
 		return nil, err
 	}
@@ -223,14 +233,14 @@ func (b *builder) writeChannel(ob *notify.Outbox, s *set, ch channel, entries en
 // while it was off, after a gap. A build whose time the clock put before
 // the channel's last notification (one killed after its commit) ends its
 // batch there.
-func (b *builder) channelHead(s *set, ch channel, last time.Time, hasLast bool) notify.Head {
-	now := unixTime(b.now)
+func (n *notifier) channelHead(st *set, ch channel, last time.Time, hasLast bool) notify.Head {
+	now := unixTime(n.now)
 	prevBuild := now
-	if b.prev.LastBuild != 0 {
-		prevBuild = unixTime(b.prev.LastBuild)
+	if n.prev.LastBuild != 0 {
+		prevBuild = unixTime(n.prev.LastBuild)
 	}
-	head := notify.Head{Capability: ch.capability, From: last, Links: []rs.Link{b.upLink(s)}}
-	switch changed := unixTime(b.prev.SetChanged[s.Name]); {
+	head := notify.Head{Capability: ch.capability, From: last, Links: []rs.Link{n.s.upLink(st)}}
+	switch changed := unixTime(n.prev.SetChanged[st.Name]); {
 	case !hasLast:
 		head.From = prevBuild
 	case changed.After(last):
@@ -244,8 +254,8 @@ func (b *builder) channelHead(s *set, ch channel, last time.Time, hasLast bool) 
 }
 
 // publishTopic publishes the payload in the file newest at the topic rel.
-func (b *builder) publishTopic(rel, newest string) error {
-	return b.sink.Write(rel, func(w io.Writer) error {
+func (n *notifier) publishTopic(rel, newest string) error {
+	return n.w.Write(rel, func(w io.Writer) error {
 		f, err := os.Open(newest)
 		if err != nil {
 			return err
@@ -261,15 +271,15 @@ func (b *builder) publishTopic(rel, newest string) error {
 // wiped, or a build killed before its commit published a notification the
 // outbox never took, or the file is not a notification) it publishes the
 // topic empty, as before the first notification.
-func (b *builder) keepTopic(ch channel, last time.Time) error {
-	cur := b.sink.Path(ch.rel)
+func (n *notifier) keepTopic(ch channel, last time.Time) error {
+	cur := n.w.Path(ch.rel)
 	if info, err := os.Stat(cur); err == nil && info.Size() > 0 {
 		head, err := readPublished(cur, nil)
 		if err == nil && head.Root == rs.URLSet && head.MD.Capability == ch.capability && head.MD.Until.Equal(last) {
-			return b.publishTopic(ch.rel, cur)
+			return n.publishTopic(ch.rel, cur)
 		}
 	}
-	return b.sink.Write(ch.rel, func(io.Writer) error { return nil })
+	return n.w.Write(ch.rel, func(io.Writer) error { return nil })
 }
 
 // documentChange is a capability document this build created, updated
@@ -283,13 +293,13 @@ type documentChange struct {
 // updated (those it staged), in the order of publication, then those it
 // deleted (the previous build's that it does not write). Indexes are left
 // out: their components stand for them.
-func (b *builder) documentChanges() ([]documentChange, error) {
-	before := make(map[string]bool, len(b.prev.Outputs))
-	for _, p := range b.prev.Outputs {
+func (n *notifier) documentChanges() ([]documentChange, error) {
+	before := make(map[string]bool, len(n.prev.Outputs))
+	for _, p := range n.prev.Outputs {
 		before[p] = true
 	}
 	var staged []string // the sink is locked while it hands them on
-	err := b.sink.Staged(func(rel string) error {
+	err := n.w.Staged(func(rel string) error {
 		if isFrameworkDocument(rel) {
 			staged = append(staged, rel)
 		}
@@ -304,7 +314,7 @@ func (b *builder) documentChanges() ([]documentChange, error) {
 		if before[rel] {
 			change = rs.ChangeUpdated
 		}
-		d, err := b.documentChange(b.sink.Current(b.sink.Path(rel)), rel, change)
+		d, err := documentChangeOf(n.w.Current(n.w.Path(rel)), rel, change)
 		if err != nil {
 			return nil, err
 		}
@@ -313,14 +323,14 @@ func (b *builder) documentChanges() ([]documentChange, error) {
 		}
 	}
 	written := map[string]bool{}
-	for _, p := range b.sink.Outputs() {
+	for _, p := range n.w.Outputs() {
 		written[p] = true
 	}
-	for _, p := range b.prev.Outputs {
+	for _, p := range n.prev.Outputs {
 		if written[p] || !isFrameworkDocument(p) {
 			continue
 		}
-		d, err := b.documentChange(b.sink.Path(p), p, rs.ChangeDeleted)
+		d, err := documentChangeOf(n.w.Path(p), p, rs.ChangeDeleted)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // gone with the output already: nothing says what it was
 		}
@@ -340,10 +350,10 @@ func isFrameworkDocument(rel string) bool {
 	return sink.KindOf(rel) == sink.Document && !layout.IsTopic(rel)
 }
 
-// documentChange reads the head of the document in file, published at
+// documentChangeOf reads the head of the document in file, published at
 // rel, and returns what a Framework Notification says of its change; nil
 // for an index and for what is no capability document (a manifest).
-func (b *builder) documentChange(file, rel, change string) (*documentChange, error) {
+func documentChangeOf(file, rel, change string) (*documentChange, error) {
 	head, err := readPublished(file, nil)
 	if err != nil {
 		return nil, err
@@ -360,15 +370,16 @@ func (b *builder) documentChange(file, rel, change string) (*documentChange, err
 	return d, nil
 }
 
-// frameworkEntries returns the entries of set s's Framework Notification:
-// the changes of its documents and of the Source Description above them.
-func frameworkEntries(b *run, s *set, docs []documentChange) entrySource {
+// frameworkEntries returns the entries of set st's Framework
+// Notification: the changes of its documents and of the Source
+// Description above them.
+func frameworkEntries(s *site, st *set, docs []documentChange) entrySource {
 	return func(add func(*rs.Entry) error) error {
 		for _, d := range docs {
-			if d.rel != layout.SourceDescription && !strings.HasPrefix(d.rel, layout.SetDir(s.Name)+"/") {
+			if d.rel != layout.SourceDescription && !strings.HasPrefix(d.rel, layout.SetDir(st.Name)+"/") {
 				continue
 			}
-			e := rs.Entry{Loc: b.docURL(d.rel), MD: rs.MD{Capability: d.capability, Change: d.change}}
+			e := rs.Entry{Loc: s.docURL(d.rel), MD: rs.MD{Capability: d.capability, Change: d.change}}
 			if d.index != "" {
 				e.Links = []rs.Link{{Rel: rs.RelIndex, Href: d.index}}
 			}

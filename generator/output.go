@@ -14,19 +14,23 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/internal/sysfile"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
+	"golang.org/x/sync/errgroup"
 )
 
-// output is the output folder: it places resources in it and removes what
+// placer places the resources in the output folder and removes what
 // is obsolete.
-type output struct {
+type placer struct {
 	dir     string
 	src     *snapshot.Tree // the source, read only through it
 	enabled bool           // copy_resources: resources are placed in the output
-	link    bool           // source and output share a file system: hard-link
+	link    bool           // resources = "link", and source and output share a file system: hard-link
+	clone   bool           // resources = "reflink": clone, until a clone fails (see cloneTemp)
+	noClone atomic.Bool    // a clone failed: the file system does not clone, copy
 	placed  atomic.Int64   // resources written by this build
 	dirs    sync.Map       // folders known to exist
 	pending sync.Map       // source path -> temporary copy made by the scan
@@ -47,26 +51,27 @@ type output struct {
 	// sink stages a replacement of a published file until the build's
 	// documents are written.
 	sink *sink.Sink
+	// overTypeChange holds the paths of new resources that stand where
+	// an earlier build published a resource of the other type: they are
+	// staged, never placed at once (typechanges.go).
+	overTypeChange map[string]bool
 }
 
-func (b *builder) openOutput() (*output, error) {
-	o := &output{dir: b.cfg.Out, src: b.src, enabled: b.cfg.CopyResources,
-		rewrites: b.linker.rewrites, rewrite: b.linker.rewriter, sink: b.sink}
+// openOutput opens the output folder of site s, into which resources are
+// placed from the source src, rewritten by rw, and through the sink w.
+func openOutput(s *site, src *snapshot.Tree, w *sink.Sink, rw *rewriter) (*placer, error) {
+	o := &placer{dir: s.cfg.Out, src: src, enabled: s.cfg.CopyResources, rewrites: s.rewrites, rewrite: rw.rewrite, sink: w}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	o.link = sysfile.SameDevice(b.cfg.Source, o.dir)
-	o.added = b.pathList()
-	b.sink.SpillInto(b.spillFile, spillBlockSize)
+	o.link = s.cfg.Publish.Resources == config.PlaceLink && sysfile.SameDevice(s.cfg.Source, o.dir)
+	o.clone = s.cfg.Publish.Resources == config.PlaceReflink
+	o.added = pathList(s.cfg.State)
+	w.SpillInto(spillInto(s.cfg.State), spillBlockSize)
 	return o, nil
 }
 
-// spillBlockSize is the size of the blocks of the lists of paths a build
-// spills (output.added, the sink's staged files), 64 KiB when 0; the tests
-// make it small, so that every build spills them.
-var spillBlockSize = 0
-
-func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
+func (o *placer) path(rel string) string { return filepath.Join(o.dir, filepath.FromSlash(rel)) }
 
 // tee returns the scan's tee when resources are placed in the output:
 // each file the scan reads is copied into the output by the same read,
@@ -79,7 +84,7 @@ func (o *output) path(rel string) string { return filepath.Join(o.dir, filepath.
 // A file new to the state is hard-linked as soon as it is read, so that
 // the links of a cold build cost no pass of their own after the scan; a
 // failed scan takes them back (discard).
-func (o *output) tee() snapshot.Tee {
+func (o *placer) tee() snapshot.Tee {
 	if !o.enabled {
 		return nil
 	}
@@ -94,8 +99,13 @@ func (o *output) tee() snapshot.Tee {
 			}, nil
 		}
 		dst := o.path(r.Path)
-		if err := o.mkdirs(filepath.Dir(dst)); err != nil {
-			return nil, nil, err
+		if err := o.mkdirs(filepath.Dir(dst)); err != nil && !errors.Is(err, syscall.ENOTDIR) {
+			return nil, nil, err // ENOTDIR: a type change, the copy waits above (sink.TempName)
+		}
+		if !rewritten {
+			if done, cloned, err := o.cloneTee(r, isNew, src, dst); err != nil || cloned {
+				return nil, done, err
+			}
 		}
 		f, err := sink.CreateLazy(dst)
 		if err != nil {
@@ -138,12 +148,54 @@ func (o *output) tee() snapshot.Tee {
 	}
 }
 
+// cloneTee is the tee's work for a resource placed by a clone (resources
+// = "reflink"): the open file src is cloned before the scan reads it (the
+// stat after the read proves it unchanged across the clone), and the
+// clone waits, as a copy does (see tee), unless the copy at dst already
+// holds r. cloned is false where the file system does not clone: the tee
+// copies instead.
+func (o *placer) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst string) (done func(bool) error, cloned bool, err error) {
+	tmp, cloned, err := o.cloneTemp(src, dst, r)
+	if err != nil || !cloned {
+		return nil, false, err
+	}
+	return func(ok bool) error {
+		if info, err := os.Lstat(dst); !ok || err == nil && o.current(info, r) {
+			os.Remove(tmp)
+			r.Placed = ok
+			return nil
+		}
+		if r.Placed = isNew && o.placeFresh(r, tmp, dst); r.Placed {
+			return nil
+		}
+		o.pending.Store(r.Path, tmp)
+		o.copies.Add(1)
+		return nil
+	}, true, nil
+}
+
+// cloneTemp clones the open source file src of r into a temporary file for
+// dst, when resources = "reflink" and the file system clones; cloned is
+// false otherwise, and the first clone that fails makes every later
+// resource of the build a copy without trying.
+func (o *placer) cloneTemp(src fs.File, dst string, r *snapshot.Record) (tmp string, cloned bool, err error) {
+	f, ok := src.(sink.Descriptor)
+	if !o.clone || !ok || o.noClone.Load() {
+		return "", false, nil
+	}
+	tmp, cloned, err = sink.CloneTemp(f, dst, r.ModTime)
+	if err == nil && !cloned {
+		o.noClone.Store(true)
+	}
+	return tmp, cloned, err
+}
+
 // restamp places r, whose copy at dst the scan found equal to the bytes
 // it publishes, by giving the copy r's mtime if it has another, by which
 // later builds recognise it as current. It is done as the scan reads r, not
 // noted for placeAll: a --verify build reads every file, and that note was
 // a path per resource (30 MB for 100,000 files copied).
-func (o *output) restamp(r *snapshot.Record, dst string) error {
+func (o *placer) restamp(r *snapshot.Record, dst string) error {
 	info, err := os.Lstat(dst)
 	if err == nil && info.ModTime().UnixNano() != r.ModTime {
 		t := time.Unix(0, r.ModTime)
@@ -160,7 +212,7 @@ func (o *output) restamp(r *snapshot.Record, dst string) error {
 // build that failed; after a build that published, nothing is left to
 // remove. Its error says that the list of the resources added could not
 // be read back: those it did not yield stay in the output.
-func (o *output) discard() error {
+func (o *placer) discard() error {
 	o.pending.Range(func(p, tmp any) bool {
 		os.Remove(tmp.(string))
 		o.pending.Delete(p)
@@ -180,7 +232,7 @@ func (o *output) discard() error {
 }
 
 // placedNew counts a resource placed where nothing was published.
-func (o *output) placedNew(rel string) {
+func (o *placer) placedNew(rel string) {
 	o.placed.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -190,82 +242,69 @@ func (o *output) placedNew(rel string) {
 // keepAdded makes the resources this build added part of the output, which
 // discard then leaves alone: once the documents that list them are
 // published.
-func (o *output) keepAdded() {
+func (o *placer) keepAdded() {
 	o.mu.Lock()
 	o.added.Close()
 	o.mu.Unlock()
 }
 
 // placeAll makes sure every file has its current bytes in the output,
-// placing those that are missing or stale, in parallel, checking each as
-// much as its placement asks (nil: check all).
-func (o *output) placeAll(ctx context.Context, files *snapshot.Records, places *chunked.List[placement]) error {
+// placing those that are missing or stale, on every core, checking each
+// as much as its placement asks (nil: check all).
+func (o *placer) placeAll(ctx context.Context, files *snapshot.Records, places *chunked.List[placement]) error {
 	if !o.enabled {
 		return nil
 	}
-	var next atomic.Int64
-	var firstErr error
-	var once sync.Once
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var err error
-			defer func() {
-				if err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-				}
-			}()
-			defer snapshot.Catch(&err)
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= files.Len() {
-					return
-				}
-				place := placeCheck
-				if places != nil {
-					place = *places.At(i)
-				}
-				// The record is only read when the file may need placing:
-				// spilled records are decoded to be read.
-				switch {
-				case place == placeDone:
-					continue
-				case place == placeKept && o.copies.Load() == 0:
-					continue
-				}
-				r := files.At(i)
-				if r.Placed {
-					continue
-				}
-				if place == placeKept {
-					// Unless the scan's tee wrote a new copy: a rewritten
-					// resource whose published form changed with the
-					// configuration, not with its source (htmllink.go).
-					if _, pending := o.pending.Load(r.Path); !pending {
-						continue
-					}
-				}
-				if err = o.place(r, place == placeNew); err != nil {
-					return
-				}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range files.Len() {
+		if gctx.Err() != nil {
+			break
+		}
+		place := placeCheck
+		if places != nil {
+			place = *places.At(i)
+		}
+		// The record is only read when the file may need placing:
+		// spilled records are decoded to be read.
+		switch {
+		case place == placeDone:
+			continue
+		case place == placeKept && o.copies.Load() == 0:
+			continue
+		}
+		r, err := files.At(i)
+		if err != nil {
+			g.Go(func() error { return err })
+			break
+		}
+		if r.Placed {
+			continue
+		}
+		if place == placeKept {
+			// Unless the scan's tee wrote a new copy: a rewritten
+			// resource whose published form changed with the
+			// configuration, not with its source (htmllink.go).
+			if _, pending := o.pending.Load(r.Path); !pending {
+				continue
 			}
-		}()
+		}
+		g.Go(func() error { return o.place(r, place == placeNew) })
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
 
 // place puts one resource in the output unless it is there already. A
 // fresh resource, never published before, is linked without a look first.
-func (o *output) place(r *snapshot.Record, fresh bool) error {
+func (o *placer) place(r *snapshot.Record, fresh bool) error {
 	dst := o.path(r.Path)
+	typeChange := o.overTypeChange[r.Path]
+	if typeChange {
+		fresh = false // staged: the old type leaves first, at Commit
+	}
 	if tmp, ok := o.pending.LoadAndDelete(r.Path); ok {
 		if err := o.replace(tmp.(string), dst, fresh); err != nil {
 			os.Remove(tmp.(string))
@@ -287,8 +326,10 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 		// or the output does not look like the last build's.
 		return fmt.Errorf("place %s: the published copy of this page is missing or altered, and its source was not read, as it did not change since the last build; build with --verify to publish it again", dst)
 	}
-	missing := errors.Is(err, os.ErrNotExist)
-	if err := o.mkdirs(filepath.Dir(dst)); err != nil {
+	missing := errors.Is(err, os.ErrNotExist) && !typeChange
+	// A type change's folder may be a file still, until Commit: the
+	// temporary file waits above it (sink.TempName).
+	if err := o.mkdirs(filepath.Dir(dst)); err != nil && !(typeChange && errors.Is(err, syscall.ENOTDIR)) {
 		return fmt.Errorf("place %s: %w", dst, err)
 	}
 	src, err := o.openSource(r)
@@ -303,8 +344,11 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 	}
 	if errors.Is(err, errNoLink) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EMLINK) ||
 		errors.Is(err, errors.ErrUnsupported) {
-		var tmp string
-		if tmp, err = sink.CopyTemp(src, dst, r.ModTime); err == nil {
+		tmp, cloned, cerr := o.cloneTemp(src, dst, r)
+		if err = cerr; err == nil && !cloned {
+			tmp, err = sink.CopyTemp(src, dst, r.ModTime)
+		}
+		if err == nil {
 			created, err = missing, o.replace(tmp, dst, missing)
 		}
 	}
@@ -317,11 +361,12 @@ func (o *output) place(r *snapshot.Record, fresh bool) error {
 
 // openSource opens the source file of r through the Tree, which never
 // leaves the source, and checks that it is still the file r describes: a
-// file changed or replaced since the scan is not placed.
-func (o *output) openSource(r *snapshot.Record) (fs.File, error) {
+// file changed or replaced since the scan is not placed, and one removed
+// makes the build scan again (rescan.go).
+func (o *placer) openSource(r *snapshot.Record) (fs.File, error) {
 	f, err := o.src.Open(r.Path)
 	if err != nil {
-		return nil, err
+		return nil, goneSinceScan(r.Path, err)
 	}
 	info, err := f.Stat()
 	if err == nil && (!info.Mode().IsRegular() || info.Size() != r.Size || info.ModTime().UnixNano() != r.ModTime ||
@@ -337,7 +382,7 @@ func (o *output) openSource(r *snapshot.Record) (fs.File, error) {
 
 // count counts a resource placed, added where nothing was published or
 // replacing its published copy.
-func (o *output) count(rel string, added bool) {
+func (o *placer) count(rel string, added bool) {
 	if added {
 		o.placedNew(rel)
 		return
@@ -348,7 +393,7 @@ func (o *output) count(rel string, added bool) {
 // linkFresh tries to hard-link the open source file src of a resource at
 // dst, where nothing should be. It reports false, leaving the work to the
 // general path, when anything is there or linking is refused.
-func (o *output) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) bool {
+func (o *placer) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) bool {
 	if o.mkdirs(filepath.Dir(dst)) != nil {
 		return false
 	}
@@ -365,7 +410,7 @@ func (o *output) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) 
 // does not hold a pending copy per resource until placeAll. It reports
 // false, leaving the copy pending, when anything is there or the file
 // system cannot rename without replacing.
-func (o *output) placeFresh(r *snapshot.Record, tmp, dst string) bool {
+func (o *placer) placeFresh(r *snapshot.Record, tmp, dst string) bool {
 	if sysfile.RenameNoReplace(tmp, dst) != nil {
 		return false
 	}
@@ -374,7 +419,7 @@ func (o *output) placeFresh(r *snapshot.Record, tmp, dst string) bool {
 }
 
 // linkFreshSource is linkFresh for a resource the scan did not read.
-func (o *output) linkFreshSource(r *snapshot.Record, dst string) bool {
+func (o *placer) linkFreshSource(r *snapshot.Record, dst string) bool {
 	src, err := o.openSource(r)
 	if err != nil {
 		return false
@@ -389,7 +434,7 @@ var errNoLink = errors.New("not linked")
 
 // current reports whether the output file info already holds r's bytes: it
 // is the same inode (a hard link), or a copy with r's size and mtime.
-func (o *output) current(info os.FileInfo, r *snapshot.Record) bool {
+func (o *placer) current(info os.FileInfo, r *snapshot.Record) bool {
 	if !info.Mode().IsRegular() || info.Size() != r.Size {
 		return false
 	}
@@ -401,7 +446,7 @@ func (o *output) current(info os.FileInfo, r *snapshot.Record) bool {
 
 // mkdirs creates dir and its parents, once per build: most resources share
 // their folder with others.
-func (o *output) mkdirs(dir string) error {
+func (o *placer) mkdirs(dir string) error {
 	if _, done := o.dirs.Load(dir); done {
 		return nil
 	}
@@ -416,14 +461,17 @@ func (o *output) mkdirs(dir string) error {
 // name to replace dst with, so that dst is never missing; where it does
 // not, one link suffices, and is just as atomic. It reports whether it
 // created dst rather than replaced it.
-func (o *output) linkInto(src snapshot.Linker, dst string, missing bool) (created bool, err error) {
+func (o *placer) linkInto(src snapshot.Linker, dst string, missing bool) (created bool, err error) {
 	if missing {
 		err := src.LinkTo(dst)
 		if !errors.Is(err, os.ErrExist) {
 			return err == nil, err
 		}
 	}
-	tmp := sink.TempName(dst)
+	tmp, err := sink.TempName(dst)
+	if err != nil {
+		return false, err
+	}
 	os.Remove(tmp)
 	if err := src.LinkTo(tmp); err != nil {
 		return false, err
@@ -439,7 +487,7 @@ func (o *output) linkInto(src snapshot.Linker, dst string, missing bool) (create
 // published (fresh), else staged with the documents (see stage), so that a
 // build that fails before its documents are written leaves the published
 // bytes of a resource those documents describe as they were.
-func (o *output) replace(tmp, dst string, fresh bool) error {
+func (o *placer) replace(tmp, dst string, fresh bool) error {
 	if fresh {
 		return os.Rename(tmp, dst)
 	}

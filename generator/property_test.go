@@ -2,8 +2,9 @@ package generator_test
 
 // The property test of the real-trees issue: random trees drawn from a
 // nasty alphabet, every capability on, random sequences of builds with
-// creations, edits, touches, deletions, renames, folder moves and jumps of
-// the clock across rotations. After every build the output must pass the
+// creations, edits, in-place rewrites, touches, deletions, renames, folder
+// moves, paths that change between file and folder, and jumps of the clock
+// across rotations. After every build the output must pass the
 // checker with no finding at all (strict, every resource read), and three
 // independent Destinations must hold exactly the source: one following the
 // Change Lists from a baseline, one replaying the Change Dumps over the
@@ -140,25 +141,101 @@ func serveFile(w http.ResponseWriter, r *http.Request, out string) {
 // change makes one random change to the source.
 func (h *history) change() {
 	files := h.sourceFiles()
-	switch k := h.r.IntN(10); {
+	switch k := h.r.IntN(13); {
 	case k < 3 || len(files) < 3:
 		h.create()
 	case k < 5:
 		f := files[h.r.IntN(len(files))]
 		h.s.write(f, h.contentFor(path.Ext(f)))
 	case k < 6:
+		h.rewriteInPlace(files[h.r.IntN(len(files))])
+	case k < 7:
 		h.s.touch(files[h.r.IntN(len(files))], h.now.Add(-time.Duration(h.r.IntN(1000))*time.Hour))
-	case k < 8:
-		h.s.remove(files[h.r.IntN(len(files))])
 	case k < 9:
+		h.s.remove(files[h.r.IntN(len(files))])
+	case k < 10:
 		from := files[h.r.IntN(len(files))]
 		to := path.Join(path.Dir(from), nastyName(h.r)+".txt")
 		if !h.exists(to) {
 			h.s.rename(from, to)
 		}
-	default:
+	case k < 11:
 		h.moveFolder()
+	case k < 12:
+		h.fileToFolder(files[h.r.IntN(len(files))])
+	default:
+		h.folderToFile()
 	}
+}
+
+// rewriteInPlace gives a file new bytes through its open inode, as tools
+// that append or write in place do: the same inode, the same length when
+// it has bytes (only the content and the mtime tell the change).
+func (h *history) rewriteInPlace(rel string) {
+	p := h.s.src(rel)
+	before := inode(h.t, p)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if len(data) == 0 {
+		data = []byte(h.contentFor(path.Ext(rel)))
+	}
+	for i := range data {
+		data[i] ^= byte(1 + h.r.IntN(255)) // every byte changes
+	}
+	if path.Ext(rel) == ".json" || path.Ext(rel) == ".html" {
+		data = []byte(h.contentFor(path.Ext(rel))) // kept valid: patches and html_link read them
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if inode(h.t, p) != before {
+		h.t.Fatalf("%s was replaced, not rewritten in place", rel)
+	}
+}
+
+// fileToFolder replaces the file rel by a folder of the same name with a
+// file or two in it, one a level deeper.
+func (h *history) fileToFolder(rel string) {
+	h.s.remove(rel)
+	h.dirs = append(h.dirs, rel)
+	h.s.write(path.Join(rel, nastyName(h.r)+".txt"), h.contentFor(".txt"))
+	if h.r.IntN(2) == 0 {
+		sub := path.Join(rel, nastyName(h.r))
+		if !h.exists(sub) {
+			h.dirs = append(h.dirs, sub)
+			h.s.write(path.Join(sub, nastyName(h.r)+".json"), h.contentFor(".json"))
+		}
+	}
+}
+
+// folderToFile replaces a folder, with everything in it, by a file of the
+// same name.
+func (h *history) folderToFile() {
+	var dirs []string
+	for _, d := range h.dirs {
+		if d != "" && isDir(h.s.src(d)) {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return
+	}
+	d := dirs[h.r.IntN(len(dirs))]
+	h.s.removeAll(d)
+	h.s.write(d, h.contentFor(path.Ext(d)))
 }
 
 func (h *history) exists(rel string) bool {

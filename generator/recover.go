@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
-	"os"
-	"path/filepath"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,15 +15,8 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
-	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
-
-// recoverer rebuilds a lost or stale state from the output (recover*.go).
-type recoverer struct {
-	*run
-	recovered *recovery // the state rebuilt from the output, if it was
-}
 
 // # Recovering the state from the published output
 //
@@ -34,7 +26,7 @@ type recoverer struct {
 // events; the Change List Index their times. When the state is missing
 // (a CI runner that restored the output, say a gh-pages branch, but not the
 // state folder), corrupt, truncated, or written by a newer rsgen, the
-// builder rebuilds it from there instead of publishing every resource as
+// build rebuilds it from there instead of publishing every resource as
 // created:
 //
 //   - missing state and an output holding an rsgen build: automatic;
@@ -59,83 +51,6 @@ var (
 	errNotRsgenOutput = errors.New("no rsgen build in the output folder")
 )
 
-// recovery is a state rebuilt from the output, and what the build must do
-// with it before writing anything.
-type recovery struct {
-	state   *snapshot.State
-	archive []string // output paths of closed Change Lists and Change Dumps to copy into the state archive
-	lists   int      // Change Lists read
-	bad     string   // "corrupt" or "newer": the state file to keep aside
-}
-
-// loadState loads the previous state, or rebuilds it from the output when
-// it is missing, unusable or --state-from-output asks for it.
-func (b *recoverer) loadState() (*snapshot.State, error) {
-	statePath := filepath.Join(b.cfg.State, snapshot.FileName)
-	_, statErr := os.Stat(statePath)
-	missing := errors.Is(statErr, fs.ErrNotExist)
-	st, err := snapshot.Load(b.cfg.State)
-	var why string
-	killed := false // the state is a killed build's predecessor
-	switch {
-	case errors.Is(err, snapshot.ErrCorrupt), errors.Is(err, snapshot.ErrNewerVersion):
-		rec, rerr := b.recoverFromOutput()
-		if errors.Is(rerr, errNotRsgenOutput) {
-			b.warn(WarnState, "", fmt.Sprintf("%v; the output folder %s holds no previous build to rebuild it from, so this build starts afresh", err, b.cfg.Out))
-			b.recovered = &recovery{bad: badKind(err)}
-			return &snapshot.State{SetChanged: map[string]int64{}}, nil
-		}
-		if rerr != nil {
-			return nil, fmt.Errorf("%w; rebuilding it from the output folder failed: %v", err, rerr)
-		}
-		rec.bad = badKind(err)
-		b.recovered = rec
-		b.warn(WarnState, "", fmt.Sprintf("%v; rebuilt it from the build published in %s (%d resources, %d Change Lists); the bad file is kept as %s.%s",
-			err, b.cfg.Out, rec.state.NumFiles(), rec.lists, statePath, rec.bad))
-		return rec.state, nil
-	case err != nil:
-		return nil, err
-	case b.opts.StateFromOutput:
-		why = "--state-from-output"
-	case missing:
-		why = "no state in " + b.cfg.State
-	default:
-		if why = b.outputNewer(st); why == "" {
-			return st, nil
-		}
-		killed = true
-	}
-	rec, err := b.recoverFromOutput()
-	if errors.Is(err, errNotRsgenOutput) && !b.opts.StateFromOutput {
-		return st, nil // a first build
-	}
-	if err != nil && killed {
-		b.warn(WarnState, "", fmt.Sprintf("%s, but rebuilding the state from the output folder %s failed (%v); this build goes on from the state", why, b.cfg.Out, err))
-		return st, nil
-	}
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("%s: cannot rebuild the state from the output folder %s: %w", why, b.cfg.Out, err)
-	}
-	if killed {
-		// What the output does not hold, the loaded state still knows:
-		// it is the one a build after a kill goes on from otherwise.
-		rec.state.Archived = st.Archived
-		if err := rec.state.TakeVersions(st); err != nil {
-			st.Close()
-			return nil, err
-		}
-		rec.state.Outputs = sortedPaths(append(rec.state.Outputs, st.Outputs...))
-	}
-	// The loaded state gives way to the recovered one; its file records
-	// are not read.
-	st.Close()
-	b.recovered = rec
-	b.notify(Note{Kind: NoteInfo, Msg: fmt.Sprintf("%s: rebuilt the state from the build published in %s (%d resources, %d Change Lists); every file is read once",
-		why, b.cfg.Out, rec.state.NumFiles(), rec.lists)})
-	return rec.state, nil
-}
-
 // outputNewer returns why the output holds a build the loaded state st
 // does not know, or "" when it holds none. A set's Resource List "at" is
 // the time of the last build that changed the set; one later than the
@@ -147,13 +62,13 @@ func (b *recoverer) loadState() (*snapshot.State, error) {
 // no Change List publishes, which a later recovery (a lost state) could
 // not tell from unchanged files. So the state is rebuilt from the output,
 // whose Change Lists then go on from the killed build's.
-func (b *recoverer) outputNewer(st *snapshot.State) string {
-	names, err := b.publishedSets()
+func (rc *recoverer) outputNewer(st *snapshot.State) string {
+	names, err := rc.publishedSets()
 	if err != nil {
 		return ""
 	}
 	for _, name := range names {
-		head, err := readPublished(b.sink.Path(layout.ResourceList(name)), nil)
+		head, err := readPublished(rc.s.outPath(layout.ResourceList(name)), nil)
 		if err != nil {
 			continue
 		}
@@ -176,49 +91,17 @@ func badKind(err error) string {
 	return "corrupt"
 }
 
-// restoreRecovered finishes a recovery before the build writes anything:
-// it keeps a bad state file aside and copies the closed Change Lists and
-// Change Dumps of the output into the state archive, where they are missing.
-func (b *recoverer) restoreRecovered() error {
-	rec := b.recovered
-	if rec == nil {
-		return nil
-	}
-	if rec.bad != "" {
-		p := filepath.Join(b.cfg.State, snapshot.FileName)
-		if err := os.Rename(p, p+"."+rec.bad); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("keep the bad state aside: %w", err)
-		}
-	}
-	for _, rel := range rec.archive {
-		// The output is the truth the state was rebuilt from: an archived
-		// copy that differs (left by a killed build) is replaced.
-		dst, src := b.keeper.archivePath(rel), b.sink.Path(rel)
-		si, err := os.Stat(src)
-		if err != nil {
-			return fmt.Errorf("restore kept file: %w", err)
-		}
-		if di, err := os.Stat(dst); err == nil && (os.SameFile(si, di) || di.Size() == si.Size() && di.ModTime().Equal(si.ModTime())) {
-			continue
-		}
-		if err := sink.Keep(src, dst); err != nil {
-			return fmt.Errorf("restore kept file: %w", err)
-		}
-	}
-	return nil
-}
-
 // publishedSets returns the names of the sets the output's Source
 // Description lists, or errNotRsgenOutput when there is none written by
 // rsgen for this base URL.
-func (b *recoverer) publishedSets() ([]string, error) {
+func (rc *recoverer) publishedSets() ([]string, error) {
 	var names []string
-	head, err := readPublished(b.sink.Path(layout.SourceDescription), func(_ *rs.Head, e *rs.Entry) error {
-		rel, ok := layout.PathFromURL(b.base, e.Loc)
+	head, err := readPublished(rc.s.outPath(layout.SourceDescription), func(_ *rs.Head, e *rs.Entry) error {
+		rel, ok := layout.PathFromURL(rc.s.base, e.Loc)
 		name, inDocs := strings.CutPrefix(rel, layout.DocumentsDir+"/")
 		name, isCap := strings.CutSuffix(name, "/capabilitylist.xml")
 		if !ok || !inDocs || !isCap || strings.Contains(name, "/") || rel != layout.CapabilityList(name) {
-			return fmt.Errorf("%w: %s lists %s, not a Capability List rsgen writes under %s", errNotRsgenOutput, layout.SourceDescription, e.Loc, b.base)
+			return fmt.Errorf("%w: %s lists %s, not a Capability List rsgen writes under %s", errNotRsgenOutput, layout.SourceDescription, e.Loc, rc.s.base)
 		}
 		names = append(names, name)
 		return nil
@@ -237,8 +120,8 @@ func (b *recoverer) publishedSets() ([]string, error) {
 
 // OutputHoldsBuild reports whether the output folder holds a build rsgen
 // published for this configuration's base URL.
-func (b *recoverer) outputHoldsBuild() bool {
-	_, err := b.publishedSets()
+func (rc *recoverer) outputHoldsBuild() bool {
+	_, err := rc.publishedSets()
 	return err == nil
 }
 
@@ -246,13 +129,13 @@ func (b *recoverer) outputHoldsBuild() bool {
 // per set, its files from the Resource List, its journal from the Change
 // Lists and Change Dumps, its dump packages and its archives; and the kept
 // versions from the mementos.
-func (b *recoverer) recoverFromOutput() (rec *recovery, err error) {
-	names, err := b.publishedSets()
+func (rc *recoverer) recoverFromOutput() (rec *recovery, err error) {
+	names, err := rc.publishedSets()
 	if err != nil {
 		return nil, err
 	}
 	rec = &recovery{}
-	st := &snapshot.State{SetChanged: map[string]int64{}, Journals: map[string][]snapshot.Segment{}, BaseURL: b.base}
+	st := &snapshot.State{SetChanged: map[string]int64{}, Journals: map[string][]snapshot.Segment{}, BaseURL: rc.s.base}
 	outputs := []string{layout.SourceDescription}
 	var sets []*snapshot.RecordFile // each set's files, closed once merged
 	defer func() {
@@ -264,17 +147,24 @@ func (b *recoverer) recoverFromOutput() (rec *recovery, err error) {
 	}()
 	for _, name := range names {
 		outputs = append(outputs, layout.CapabilityList(name))
-		at, rlDocs, lists, err := b.resourceListDocs(name)
-		if err != nil {
+		at, rlDocs, lists, err := rc.resourceListDocs(name)
+		noFiles := errors.Is(err, fs.ErrNotExist) // a set without files has no Resource List
+		if err != nil && !noFiles {
 			return nil, err
 		}
 		outputs = append(outputs, rlDocs...)
-		st.SetChanged[name] = at
-		st.LastBuild = max(st.LastBuild, at)
-		journal, late, unexplained, listDocs, err := b.recoverJournal(name, at, rec)
+		if noFiles {
+			at = math.MaxInt64 // no event is later than the files it has
+		}
+		journal, late, unexplained, listDocs, err := rc.recoverJournal(name, at, rec)
 		if err != nil {
 			return nil, err
 		}
+		if noFiles {
+			at = lastChange(journal)
+		}
+		st.SetChanged[name] = at
+		st.LastBuild = max(st.LastBuild, at)
 		outputs = append(outputs, listDocs...)
 		for _, seg := range journal {
 			st.LastBuild = max(st.LastBuild, seg.From, seg.Until)
@@ -283,17 +173,17 @@ func (b *recoverer) recoverFromOutput() (rec *recovery, err error) {
 			st.LastBuild = max(st.LastBuild, ev.Time)
 		}
 		st.Journals[name] = journal
-		dumpOutputs, err := b.recoverDumps(name, st, rec)
+		dumpOutputs, err := rc.recoverDumps(name, st, rec)
 		if err != nil {
 			return nil, err
 		}
 		outputs = append(outputs, dumpOutputs...)
-		archiveOutputs, err := b.recoverArchived(name, st, rec)
+		archiveOutputs, err := rc.recoverArchived(name, st, rec)
 		if err != nil {
 			return nil, err
 		}
 		outputs = append(outputs, archiveOutputs...)
-		setFiles, err := b.recoverSetFiles(lists, unexplained, late)
+		setFiles, err := rc.recoverSetFiles(lists, unexplained, late)
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +193,7 @@ func (b *recoverer) recoverFromOutput() (rec *recovery, err error) {
 	if len(sets) == 1 {
 		files = sets[0]
 	} else {
-		files = b.newRecordFile("the recovered records")
+		files = newRecordFile(rc.s, "the recovered records")
 		if err := mergeSets(files, sets); err != nil {
 			files.Close()
 			return nil, err
@@ -311,13 +201,28 @@ func (b *recoverer) recoverFromOutput() (rec *recovery, err error) {
 	}
 	sets = nil // merged and closed, or the state's
 	st.UseFiles(files)
-	if err := b.recoverVersions(st, rec); err != nil {
+	if err := rc.recoverVersions(st, rec); err != nil {
 		st.Close()
 		return nil, err
 	}
 	st.Outputs = sortedPaths(outputs)
 	rec.state = st
 	return rec, nil
+}
+
+// lastChange returns when the set of a recovered journal last changed, as
+// far as its documents say, for a set without a Resource List to say it:
+// its newest open event, else when its open Change List opened.
+func lastChange(journal []snapshot.Segment) int64 {
+	open := snapshot.Open(journal)
+	if open == nil {
+		return 0
+	}
+	at := open.From
+	for _, ev := range open.Events {
+		at = max(at, ev.Time)
+	}
+	return at
 }
 
 // errNotInWalkOrder: a Resource List whose entries are not in walk order,
@@ -331,20 +236,20 @@ var errNotInWalkOrder = errors.New("entries not in walk order")
 // are dropped and the events newer than the list replayed (see
 // setRecords). A list in another order is read again into memory and
 // sorted.
-func (b *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.Record) bool, late []snapshot.Event) (*snapshot.RecordFile, error) {
-	f := b.newRecordFile("the recovered records")
+func (rc *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.Record) bool, late []snapshot.Event) (*snapshot.RecordFile, error) {
+	f := newRecordFile(rc.s, "the recovered records")
 	w := newSetRecords(f, unexplained, late)
-	err := b.readListed(lists, w.add)
+	err := rc.readListed(lists, w.add)
 	if errors.Is(err, errNotInWalkOrder) {
 		f.Close()
 		var all snapshot.Records
-		if err := b.readListed(lists, func(r snapshot.Record) error { all.Append(r); return nil }); err != nil {
+		if err := rc.readListed(lists, func(r snapshot.Record) error { all.Append(r); return nil }); err != nil {
 			return nil, err
 		}
 		sorted := inWalkOrder(&all)
-		f = b.newRecordFile("the recovered records")
+		f = newRecordFile(rc.s, "the recovered records")
 		w = newSetRecords(f, unexplained, late)
-		for _, r := range sorted.All() {
+		for _, r := range sorted.List.All() {
 			if err = w.add(*r); err != nil {
 				break
 			}
@@ -359,17 +264,17 @@ func (b *recoverer) recoverSetFiles(lists []string, unexplained func(*snapshot.R
 		return nil, err
 	}
 	for _, p := range w.dropped {
-		b.notify(Note{Kind: NoteInfo, Path: p, Msg: "listed in the Resource List without its change event (a build was killed); it is published again as created"})
+		rc.s.notify(Note{Kind: NoteInfo, Path: p, Msg: "listed in the Resource List without its change event (a build was killed); it is published again as created"})
 	}
 	return f, nil
 }
 
 // readListed reads the resource entries of the documents lists, in order,
 // into add.
-func (b *recoverer) readListed(lists []string, add func(snapshot.Record) error) error {
+func (rc *recoverer) readListed(lists []string, add func(snapshot.Record) error) error {
 	for _, rel := range lists {
-		_, err := readPublished(b.sink.Path(rel), func(_ *rs.Head, e *rs.Entry) error {
-			r, err := b.pubRecord(e)
+		_, err := readPublished(rc.s.outPath(rel), func(_ *rs.Head, e *rs.Entry) error {
+			r, err := rc.pubRecord(e)
 			if err != nil {
 				return err
 			}
@@ -515,8 +420,8 @@ func mergeSets(out *snapshot.RecordFile, sets []*snapshot.RecordFile) error {
 // Resource List's at (a build killed between the two), oldest first, which
 // of the Resource List's records no list explains (see unexplainedBy; nil
 // when all are), and the output paths it read.
-func (b *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]snapshot.Segment, []snapshot.Event, func(*snapshot.Record) bool, []string, error) {
-	lists, err := b.changeListsOf(name)
+func (rc *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]snapshot.Segment, []snapshot.Event, func(*snapshot.Record) bool, []string, error) {
+	lists, err := rc.changeListsOf(name)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -525,21 +430,21 @@ func (b *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]snap
 	var late []snapshot.Event
 	// With lastmod from content, every listed file first seen after the
 	// baseline has its event at that time in the lists; see unexplainedBy.
-	check := b.cfg.Lastmod == config.LastmodContent && len(lists) > 0
+	check := rc.s.cfg.Lastmod == config.LastmodContent && len(lists) > 0
 	changed := map[string]int64{}
 	for _, l := range lists {
 		rec.lists++
 		outputs = append(outputs, l.rel)
 		seg := snapshot.Segment{From: l.from, Until: l.until, Seq: l.seq}
 		if l.until != 0 {
-			k, err := b.recoverKept(l.rel, rec)
+			k, err := rc.recoverKept(l.rel, rec)
 			if err != nil {
 				return nil, nil, nil, nil, err
 			}
 			seg.Kept = append(seg.Kept, k)
 		}
 		if l.until == 0 || l.until > at || check {
-			evs, err := b.readEvents(l.rel)
+			evs, err := rc.readEvents(l.rel)
 			if err != nil {
 				return nil, nil, nil, nil, err
 			}
@@ -576,18 +481,6 @@ func (b *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]snap
 	return journal, late, unexplained, outputs, nil
 }
 
-// recoverKept returns the record of a file kept in the state archive, as
-// its copy in the output has it, and puts that copy back into the state
-// archive (see restoreRecovered).
-func (b *recoverer) recoverKept(rel string, rec *recovery) (snapshot.Kept, error) {
-	sum, err := measure(b.sink.Path(rel))
-	if err != nil {
-		return snapshot.Kept{}, fmt.Errorf("recover %s: %w", rel, err)
-	}
-	rec.archive = append(rec.archive, rel)
-	return snapshot.Kept{Path: rel, Size: sum.size, SHA256: sum.sha256}, nil
-}
-
 // sortedPaths sorts paths in walk order and drops repeats.
 func sortedPaths(paths []string) []string {
 	slices.SortFunc(paths, layout.ComparePaths)
@@ -618,10 +511,10 @@ func unexplainedBy(changed map[string]int64, from int64) func(*snapshot.Record) 
 // parts of its index when it is one: it returns the list's "at", its
 // output paths, and the documents that list the set's files (the list
 // itself, or its parts).
-func (b *recoverer) resourceListDocs(name string) (int64, []string, []string, error) {
+func (rc *recoverer) resourceListDocs(name string) (int64, []string, []string, error) {
 	rel := layout.ResourceList(name)
 	var parts []string
-	head, err := readPublished(b.sink.Path(rel), nil)
+	head, err := readPublished(rc.s.outPath(rel), nil)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -631,10 +524,10 @@ func (b *recoverer) resourceListDocs(name string) (int64, []string, []string, er
 	if head.Root != rs.SitemapIndex {
 		return unixOf(head.MD.At), []string{rel}, []string{rel}, nil
 	}
-	_, err = readPublished(b.sink.Path(rel), func(_ *rs.Head, e *rs.Entry) error {
-		p, ok := layout.PathFromURL(b.base, e.Loc)
+	_, err = readPublished(rc.s.outPath(rel), func(_ *rs.Head, e *rs.Entry) error {
+		p, ok := layout.PathFromURL(rc.s.base, e.Loc)
 		if !ok {
-			return fmt.Errorf("part %s is not under %s", e.Loc, b.base)
+			return fmt.Errorf("part %s is not under %s", e.Loc, rc.s.base)
 		}
 		parts = append(parts, p)
 		return nil
@@ -648,17 +541,17 @@ func (b *recoverer) resourceListDocs(name string) (int64, []string, []string, er
 // inWalkOrder returns files sorted in walk order, a path listed twice with
 // its last record. rsgen writes its Resource Lists in walk order, so that
 // they are read into order without sorting a million records; a list in
-// another order (edited by hand) is sorted.
+// another order (edited by hand) is sorted. The records are in memory.
 func inWalkOrder(files *snapshot.Records) snapshot.Records {
 	ordered := true
 	for i := 1; i < files.Len() && ordered; i++ {
-		ordered = layout.ComparePaths(files.At(i-1).Path, files.At(i).Path) < 0
+		ordered = layout.ComparePaths(files.List.At(i-1).Path, files.List.At(i).Path) < 0
 	}
 	if ordered {
 		return *files
 	}
 	recs := make([]snapshot.Record, 0, files.Len())
-	for _, r := range files.All() {
+	for _, r := range files.List.All() {
 		recs = append(recs, *r)
 	}
 	slices.SortStableFunc(recs, func(x, y snapshot.Record) int { return layout.ComparePaths(x.Path, y.Path) })
@@ -672,28 +565,6 @@ func inWalkOrder(files *snapshot.Records) snapshot.Records {
 	return out
 }
 
-// pubRecord returns the recovered record of a published resource entry.
-func (b *recoverer) pubRecord(e *rs.Entry) (snapshot.Record, error) {
-	p, ok := layout.PathFromURL(b.resBase, e.Loc)
-	if !ok {
-		return snapshot.Record{}, fmt.Errorf("resource %s is not under %s", e.Loc, b.resBase)
-	}
-	r := snapshot.Record{Path: p}
-	r.SetType(e.MD.Type)
-	if e.MD.Change == rs.ChangeDeleted {
-		return r, nil
-	}
-	var err error
-	if r.Digests, err = snapshot.ParseHash(e.MD.Hash); err != nil {
-		return r, fmt.Errorf("%s: %w", e.Loc, err)
-	}
-	if !e.MD.HasLength || e.MD.Length < 0 {
-		return r, fmt.Errorf("%s: no length", e.Loc)
-	}
-	r.Size = e.MD.Length
-	return r, nil
-}
-
 // pubList is one Change List found in the output.
 type pubList struct {
 	rel         string
@@ -703,13 +574,13 @@ type pubList struct {
 
 // changeListsOf returns the Change Lists of set name that its Change List
 // Index lists, oldest first.
-func (b *recoverer) changeListsOf(name string) ([]pubList, error) {
+func (rc *recoverer) changeListsOf(name string) ([]pubList, error) {
 	var lists []pubList
 	idx := layout.ChangeListIndex(name)
-	_, err := readPublished(b.sink.Path(idx), func(_ *rs.Head, e *rs.Entry) error {
-		rel, ok := layout.PathFromURL(b.base, e.Loc)
+	_, err := readPublished(rc.s.outPath(idx), func(_ *rs.Head, e *rs.Entry) error {
+		rel, ok := layout.PathFromURL(rc.s.base, e.Loc)
 		if !ok {
-			return fmt.Errorf("%s lists %s, not under %s", idx, e.Loc, b.base)
+			return fmt.Errorf("%s lists %s, not under %s", idx, e.Loc, rc.s.base)
 		}
 		lists = append(lists, pubList{rel: rel})
 		return nil
@@ -722,7 +593,7 @@ func (b *recoverer) changeListsOf(name string) ([]pubList, error) {
 	}
 	for i := range lists {
 		l := &lists[i]
-		head, err := readPublished(b.sink.Path(l.rel), nil)
+		head, err := readPublished(rc.s.outPath(l.rel), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -755,9 +626,9 @@ func changeListSeq(name string, from int64, rel string) (int, bool) {
 }
 
 // readEvents reads the change events of a Change List.
-func (b *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
+func (rc *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
 	var evs []snapshot.Event
-	_, err := readPublished(b.sink.Path(rel), func(_ *rs.Head, e *rs.Entry) error {
+	_, err := readPublished(rc.s.outPath(rel), func(_ *rs.Head, e *rs.Entry) error {
 		ev := snapshot.Event{}
 		switch e.MD.Change {
 		case rs.ChangeCreated:
@@ -776,7 +647,7 @@ func (b *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
 		if ev.Time = unixOf(when); ev.Time == 0 {
 			return fmt.Errorf("%s: %s: no datetime", rel, e.Loc)
 		}
-		r, err := b.pubRecord(e)
+		r, err := rc.pubRecord(e)
 		if err != nil {
 			return fmt.Errorf("%s: %w", rel, err)
 		}
@@ -786,34 +657,4 @@ func (b *recoverer) readEvents(rel string) ([]snapshot.Event, error) {
 		return nil
 	})
 	return evs, err
-}
-
-// readPublished streams the document rsgen published at path through
-// rs.Reader (bounded, as every document rsgen writes is), calling entry,
-// when not nil, for each entry with the document's head; with a nil entry
-// it reads only the head.
-func readPublished(path string, entry func(*rs.Head, *rs.Entry) error) (*rs.Head, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := rs.NewReader(f)
-	head, err := r.Head()
-	if err == nil && entry != nil {
-		err = r.Entries(func(e *rs.Entry) error { return entry(head, e) })
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return head, nil
-}
-
-// unixOf returns a time read from a document in Unix seconds; the zero
-// time (the attribute was left out) is 0.
-func unixOf(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.Unix()
 }

@@ -19,17 +19,17 @@ import (
 // Dumps of set name that its archives in the output list, with their
 // documents and, for Resource Dumps, their packages, all of which go back
 // into the state archive. It returns the output paths it read.
-func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recovery) ([]string, error) {
+func (rc *recoverer) recoverArchived(name string, st *snapshot.State, rec *recovery) ([]string, error) {
 	var outputs []string
 	for _, dump := range []bool{false, true} {
 		capability := archivedCapability(&snapshot.Archived{Dump: dump})
 		var found []snapshot.Archived
-		docs, err := b.readSplitDoc(layout.Archive(name, capability), capability+"-archive", func(e *rs.Entry) error {
+		docs, err := rc.readSplitDoc(layout.Archive(name, capability), capability+"-archive", func(e *rs.Entry) error {
 			a := snapshot.Archived{Set: name, Dump: dump}
 			if a.At, a.Completed = unixOf(e.MD.At), unixOf(e.MD.Completed); a.At == 0 {
 				return fmt.Errorf("%s: archived %s without at", e.Loc, capability)
 			}
-			if rel, ok := layout.PathFromURL(b.base, e.Loc); !ok || rel != archivedPath(&a) {
+			if rel, ok := layout.PathFromURL(rc.s.base, e.Loc); !ok || rel != archivedPath(&a) {
 				return fmt.Errorf("%s lists %s, not the archived %s rsgen writes", layout.Archive(name, capability), e.Loc, capability)
 			}
 			found = append(found, a)
@@ -40,17 +40,17 @@ func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recove
 		}
 		outputs = append(outputs, docs...)
 		for _, a := range found {
-			read, err := b.readSplitDoc(archivedPath(&a), capability, func(e *rs.Entry) error {
+			read, err := rc.readSplitDoc(archivedPath(&a), capability, func(e *rs.Entry) error {
 				if !dump {
 					return nil
 				}
-				p, err := b.packageRecord(name, false, e)
+				p, err := rc.packageRecord(name, false, e)
 				if err != nil {
 					return err
 				}
 				a.Packages = append(a.Packages, p)
 				outputs = append(outputs, p.Path, layout.ManifestCopy(p.Path))
-				if _, err := os.Stat(b.sink.Path(p.Path)); err == nil { // a lost one has nothing to keep
+				if _, err := os.Stat(rc.s.outPath(p.Path)); err == nil { // a lost one has nothing to keep
 					rec.archive = append(rec.archive, p.Path)
 				}
 				return nil
@@ -59,7 +59,7 @@ func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recove
 				return nil, err
 			}
 			for _, rel := range read {
-				k, err := b.recoverKept(rel, rec)
+				k, err := rc.recoverKept(rel, rec)
 				if err != nil {
 					return nil, err
 				}
@@ -78,8 +78,8 @@ func (b *recoverer) recoverArchived(name string, st *snapshot.State, rec *recove
 // the state archive. Their TimeMaps and patches are derived from them
 // again by the build. They are sorted in memory, which only a build that
 // recovers its state does.
-func (b *recoverer) recoverVersions(st *snapshot.State, rec *recovery) error {
-	dir := filepath.Join(b.cfg.Out, filepath.FromSlash(layout.DocumentsDir), "mementos")
+func (rc *recoverer) recoverVersions(st *snapshot.State, rec *recovery) error {
+	dir := filepath.Join(rc.s.cfg.Out, filepath.FromSlash(layout.DocumentsDir), "mementos")
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -88,12 +88,15 @@ func (b *recoverer) recoverVersions(st *snapshot.State, rec *recovery) error {
 		return fmt.Errorf("recover kept versions: %w", err)
 	}
 	defer mementos.Close()
-	files, _, _, err := snapshot.Scan(context.Background(), &snapshot.State{}, snapshot.ScanOptions{FS: mementos, Algorithms: b.algs})
+	files, _, _, err := snapshot.Scan(context.Background(), &snapshot.State{}, snapshot.ScanOptions{FS: mementos, Algorithms: rc.s.algs})
 	if err != nil {
 		return fmt.Errorf("recover kept versions: %w", err)
 	}
 	var vs []snapshot.Record
-	for _, found := range files.All() {
+	for found, err := range files.All() {
+		if err != nil {
+			return fmt.Errorf("recover kept versions: %w", err)
+		}
 		r := *found
 		stamp, p, ok := strings.Cut(r.Path, "/")
 		t, err := time.Parse("20060102150405", stamp)

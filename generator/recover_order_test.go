@@ -13,11 +13,11 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// recordPaths returns the paths of recs, with the size of each after a
-// colon.
+// recordPaths returns the paths of recs, in memory, with the size of each
+// after a colon.
 func recordPaths(recs *snapshot.Records) []string {
 	var out []string
-	for _, r := range recs.All() {
+	for _, r := range recs.List.All() {
 		out = append(out, fmt.Sprintf("%s:%d", r.Path, r.Size))
 	}
 	return out
@@ -130,19 +130,23 @@ func TestRecoveredRecordsAreSpilled(t *testing.T) {
 	if err := os.MkdirAll(cfg.State, 0o755); err != nil { // as the build's lock makes it
 		t.Fatal(err)
 	}
-	b, err := newBuilder(&cfg, Options{Now: time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)})
+	s, err := resolve(&cfg, Options{Now: time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.close()
-	if b.recoverer.recovered == nil || b.prev.Files.Len() != 0 || b.prev.NumFiles() != 3 {
-		t.Fatalf("recovered %v, %d records in memory of %d, want 0 of 3", b.recoverer.recovered != nil, b.prev.Files.Len(), b.prev.NumFiles())
+	prev, err := load(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prev.close()
+	if prev.recovered == nil || prev.state.Files.Len() != 0 || prev.state.NumFiles() != 3 {
+		t.Fatalf("recovered %v, %d records in memory of %d, want 0 of 3", prev.recovered != nil, prev.state.Files.Len(), prev.state.NumFiles())
 	}
 	if left, _ := os.ReadDir(cfg.State); len(left) != 0 {
 		t.Errorf("the spilled records left %v in the state folder", left)
 	}
 	var paths []string
-	for r, err := range b.prev.Records() {
+	for r, err := range prev.state.Records() {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -102,6 +102,9 @@ type set struct {
 	changeDump   bool   // the set publishes a Change Dump
 	mirrors      []mirror
 	via          string // the via base URL, with a trailing slash; "" for none
+	// archives are the capabilities whose archives the set publishes, in
+	// the order the Capability List gives them.
+	archives []string
 }
 
 // mirror is a [[set.mirror]] with its base URL parsed.
@@ -124,9 +127,29 @@ func newSets(cfg *config.Config) []*set {
 		if p := strings.Trim(filepath.ToSlash(filepath.Clean(s.Path)), "/"); p != "" && p != "." {
 			ns.prefix = p + "/"
 		}
+		ns.archives = archivedCapabilities(&cfg.Archives, ns)
 		sets = append(sets, ns)
 	}
 	return sets
+}
+
+// archivedCapabilities returns the capabilities of the documents of set s
+// that are archived, in the order the Capability List gives them.
+func archivedCapabilities(a *config.Archives, s *set) []string {
+	var caps []string
+	if a.ResourceLists {
+		caps = append(caps, rs.CapResourceList)
+	}
+	if a.ResourceDumps && s.resourceDump {
+		caps = append(caps, rs.CapResourceDump)
+	}
+	if a.ChangeLists {
+		caps = append(caps, rs.CapChangeList)
+	}
+	if a.ChangeDumps && s.changeDump {
+		caps = append(caps, rs.CapChangeDump)
+	}
+	return caps
 }
 
 // Contains reports whether the source path p belongs to the set. The
@@ -141,4 +164,15 @@ func (s *set) Contains(p string) bool {
 		return false
 	}
 	return !slices.ContainsFunc(s.Exclude, matches)
+}
+
+// resourceBase returns the base URL of the resources, with a trailing
+// slash: resource_base_url, else base_url. Validate has checked both.
+func resourceBase(cfg *config.Config) string {
+	u := cfg.BaseURL
+	if cfg.ResourceBaseURL != "" {
+		u = cfg.ResourceBaseURL
+	}
+	base, _ := layout.ParseBaseURL(u)
+	return base
 }

@@ -3,10 +3,13 @@ package generator
 import (
 	"bufio"
 	_ "embed"
+	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/viewer"
 )
 
@@ -21,28 +24,43 @@ const StylesheetPath = layout.DocumentsDir + "/_stylesheet.xsl"
 //go:embed stylesheet.xsl
 var stylesheet string
 
-// writeStylesheet publishes the stylesheet. It is written before the
-// documents that reference it, as documents are before the documents that
-// link to them.
-func (b *builder) writeStylesheet() error {
-	if !b.cfg.Publish.Stylesheet {
+// writeSideFile writes a file rsgen generates beside the documents (the
+// stylesheet, the hosting files) at output path rel through the sink w,
+// atomically and only when its bytes change, and records it as an output
+// of this build, so that a later build that no longer writes it removes
+// it.
+func writeSideFile(w *sink.Sink, rel string, fill func(*bufio.Writer) error) error {
+	return w.Write(rel, func(f io.Writer) error {
+		bw := bufio.NewWriter(f)
+		if err := fill(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// writeStylesheet publishes the stylesheet, when pub asks for it. It is
+// written before the documents that reference it, as documents are before
+// the documents that link to them.
+func writeStylesheet(w *sink.Sink, pub *config.Publish) error {
+	if !pub.Stylesheet {
 		return nil
 	}
-	return b.writeSideFile(StylesheetPath, func(w *bufio.Writer) error {
-		_, err := w.WriteString(stylesheet)
+	return writeSideFile(w, StylesheetPath, func(bw *bufio.Writer) error {
+		_, err := bw.WriteString(stylesheet)
 		return err
 	})
 }
 
-// writeViewer publishes the document browser (package viewer), before the
-// documents it shows.
-func (b *builder) writeViewer() error {
-	if !b.cfg.Publish.Viewer {
+// writeViewer publishes the document browser (package viewer), when pub
+// asks for it, before the documents it shows.
+func writeViewer(w *sink.Sink, pub *config.Publish) error {
+	if !pub.Viewer {
 		return nil
 	}
 	for _, f := range viewer.Files() {
-		err := b.writeSideFile(f.Path, func(w *bufio.Writer) error {
-			_, err := w.Write(f.Data)
+		err := writeSideFile(w, f.Path, func(bw *bufio.Writer) error {
+			_, err := bw.Write(f.Data)
 			return err
 		})
 		if err != nil {
@@ -53,18 +71,18 @@ func (b *builder) writeViewer() error {
 }
 
 // stylesheetHref returns the href of the stylesheet instruction of the
-// document written at path, or "" for none. The href is relative, so that
+// document written at path by a build of cfg, or "" for none. The href is relative, so that
 // the documents render wherever the output is served (under any base URL,
 // or from rsgen serve on another address): browsers apply only stylesheets
 // of the document's own origin. Documents kept in the state folder (closed
 // Change Lists) lie one folder below it at their output path.
-func (b *run) stylesheetHref(path string) string {
-	if !b.cfg.Publish.Stylesheet {
+func stylesheetHref(cfg *config.Config, path string) string {
+	if !cfg.Publish.Stylesheet {
 		return ""
 	}
-	rel, err := filepath.Rel(b.cfg.Out, path)
+	rel, err := filepath.Rel(cfg.Out, path)
 	if err != nil || strings.HasPrefix(rel, "..") {
-		if rel, err = filepath.Rel(b.cfg.State, path); err != nil || strings.HasPrefix(rel, "..") {
+		if rel, err = filepath.Rel(cfg.State, path); err != nil || strings.HasPrefix(rel, "..") {
 			return ""
 		}
 		_, rel, _ = strings.Cut(filepath.ToSlash(rel), "/")

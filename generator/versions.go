@@ -1,191 +1,141 @@
 package generator
 
-// Prior versions (§14.6) and patches (§14.4). In a set with keep_versions
-// every version of every resource is copied, when the build that first
-// sees it runs, to a time-specific URI (layout.Memento); the copy is
-// checked against the scan's fingerprint, so it holds exactly the bytes
-// whose hash was published. Hard links would not do: an editor that writes
-// in place would change the old version too. A static TimeMap per
-// resource (RFC 7089, application/link-format) lists its versions
-// (timemaps.go).
-//
-// With patches, each update of a JSON resource also gets an RFC 6902 JSON
-// Patch from the previous version, made from the two kept copies. Versions
-// and patches stay while their set keeps them: closed Change Lists link to
-// them.
-
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"iter"
-	"os"
-	"slices"
-	"strings"
+	"path"
 
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
-	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// versioner keeps the versions of resources. The versions of a site that
-// keeps them grow with every build, so a build never holds them whole: it
-// merges the previous build's, read from its state as they are needed,
-// with the scan's records, both in walk order, one resource at a time, and
-// writes the next build's into a record file as it goes. The output files
-// of versions stay out of the sink's list of outputs; the merge says which
-// go (obsolete). A resource's TimeMap and patches are written again only
-// when its versions changed, or when recheck says the output may not be
-// what the state says it is.
-type versioner struct {
-	*run
-	recheck  bool              // write every TimeMap and patch again (see setRecheck)
-	trusted  bool              // trust the files of carried versions without a stat (see outputTrusted)
-	group    []snapshot.Record // the versions of the resource being merged, reused
-	obsolete []string          // output files of versions no longer kept, removed once the build's files are in place
-	// watched are the version files that an earlier build listed among
-	// its outputs (a state written before format 5) or in its publishing
-	// record (a failed build): true once this build publishes them too.
-	// Those it does not publish are removed (removeObsolete).
+// versionsWriter publishes the kept versions of resources (versionplan.go
+// says what they are): their mementos, copied from in and checked against
+// the scan's fingerprint, so that a memento holds exactly the bytes whose
+// hash was published (hard links would not do: an editor that writes in
+// place would change the old version too), their TimeMaps and patches
+// (timemaps.go). A resource's TimeMap and patches are written again only
+// when its versions changed, or when the plan's recheck says the output
+// may not be what the state says it is. The output files of versions stay
+// out of the sink's list of outputs; what goes is in obsolete.
+type versionsWriter struct {
+	d   docWriter
+	in  sources
+	vp  *versionPlan
+	now int64 // the build's time
+	// sameSecond holds, when this build runs in the same second as the
+	// last, the paths of the versions the last build first saw (true) and
+	// of their folders (false): their mementos share this build's folder
+	// of mementos (see mementoTaken).
+	sameSecond map[string]bool
+	// done is what the writer did, for the stages after it.
+	done versionsWritten
+	// whole and kept are reused from resource to resource.
+	whole []bool
+	kept  []snapshot.Record
+}
+
+// versionsWritten is what the versions writer did: the versions kept, the
+// files that go, and what the documents and hosting files need to know.
+type versionsWritten struct {
+	file     *snapshot.RecordFile // the next state's versions; nil when none are kept
+	obsolete []string             // output files of versions no longer kept, removed once the build's files are in place
+	pruned   []string             // their copies in the state archive
+	// watched are the version files of the plan's watched list: true once
+	// this build publishes them. Those it does not publish are removed.
 	watched map[string]bool
 	// used are the folders of layout.VersionDirs this build publishes
 	// into, for the hosting files.
-	used map[string]bool
+	used  map[string]bool
+	links versionLinks
 }
 
-// isJSON reports whether r is a JSON resource, which patches cover.
-func isJSON(r *snapshot.Record) bool {
-	return r.Type() == "application/json" || strings.HasSuffix(r.Type(), "+json")
-}
-
-// versioned reports whether the resource at source path p is in a set
-// that keeps versions, and whether in one that publishes patches.
-func (b *versioner) versioned(p string) (keep, patches bool) {
-	for _, s := range b.sets {
-		if s.KeepVersions && s.Contains(p) {
-			keep, patches = true, patches || s.Patches
-		}
+// write keeps the versions of the resources of the scan's files, carries
+// over those of the previous state prev, and writes the TimeMaps and
+// patches. It runs before the documents that link to them are written.
+func (vw *versionsWriter) write(ctx context.Context, prev *snapshot.State, files *snapshot.Records) (*versionsWritten, error) {
+	vw.done = versionsWritten{watched: map[string]bool{}, used: map[string]bool{},
+		links: versionLinks{kept: map[string][]int64{}, first: map[string]int64{}, patches: map[string]*rs.Link{}}}
+	for _, rel := range vw.vp.watched {
+		vw.done.watched[rel] = false
 	}
-	return keep, patches
-}
-
-// keepVersions keeps the versions of this build's resources, carries over
-// those of earlier builds, writes the TimeMaps and patches, and finds the
-// versions the Change Lists of this build link to (those of the events of
-// the open segments and of closed, the segments this build closes). It
-// runs before the documents that link to them are written.
-func (b *versioner) keepVersions(ctx context.Context, closed map[string][]snapshot.Segment) error {
-	b.watchVersionFiles()
-	if b.prev.NumVersions() == 0 && !slices.ContainsFunc(b.sets, func(s *set) bool { return s.KeepVersions }) {
-		return nil
+	if !vw.vp.on {
+		return &vw.done, nil
 	}
-	b.setRecheck()
-	b.trusted = b.outputTrusted()
-	b.linker.findEventVersions(b.next.Journals, closed)
-	out := b.newRecordFile("the kept versions")
-	if err := b.mergeVersions(ctx, out); err != nil {
+	if err := vw.noteSameSecond(prev); err != nil {
+		return nil, err
+	}
+	out := newRecordFile(vw.d.s, "the kept versions")
+	if err := vw.merge(ctx, prev, files, out); err != nil {
 		out.Close()
-		return err
+		return nil, err
 	}
 	if err := out.Finish(); err != nil {
 		out.Close()
-		return err
+		return nil, err
 	}
-	b.next.UseVersions(out)
-	return nil
+	vw.done.file = out
+	return &vw.done, nil
 }
 
-// watchVersionFiles fills watched with the version files of the previous
-// build's outputs and of the publishing record of a failed build.
-func (b *versioner) watchVersionFiles() {
-	b.watched, b.used = map[string]bool{}, map[string]bool{}
-	for _, names := range [][]string{b.prev.Outputs, b.intent.Added} {
-		for _, rel := range names {
-			if sink.KindOf(rel) == sink.Version {
-				b.watched[rel] = false
+// merge merges the previous build's versions with the scan's records,
+// path by path in walk order, and appends the next build's versions to
+// out.
+func (vw *versionsWriter) merge(ctx context.Context, prev *snapshot.State, files *snapshot.Records, out *snapshot.RecordFile) error {
+	next, stop := iter.Pull2(prev.Versions())
+	defer stop()
+	old := versionCursor{next: next}
+	old.advance()
+	nextFile, stopFiles := iter.Pull2(files.All())
+	defer stopFiles()
+	// file returns the next record whose versions are kept, or nil.
+	file := func() (*snapshot.Record, error) {
+		for {
+			r, err, ok := nextFile()
+			if !ok || err != nil {
+				return r, err
+			}
+			if keep, _ := vw.d.s.versioned(r.Path); keep {
+				return r, nil
 			}
 		}
 	}
-}
-
-// setRecheck decides whether TimeMaps and patches are written again
-// whatever the state says: with --verify, after a failed build (its
-// publishing record names version files) or a state of an older format
-// (its outputs do), with a state rebuilt from the output, and when the
-// base URLs the TimeMaps and patch links name changed.
-func (b *versioner) setRecheck() {
-	b.recheck = b.opts.Verify || len(b.watched) > 0 || b.recoverer.recovered != nil ||
-		b.prev.BaseURL != b.base || b.prev.ResourceBaseURL != b.resBase
-}
-
-// outputTrusted reports whether the versions carried over from the last
-// build, and their TimeMaps and patches, are trusted to be published as it
-// left them, without a stat each, as placements trusts the resources: not
-// when recheck says so, nor when the output does not look like the last
-// build's (its Source Description, first resource or first kept version is
-// missing: a fresh or wiped output folder).
-func (b *versioner) outputTrusted() bool {
-	if b.recheck || !b.intact {
-		return false
-	}
-	for v, err := range b.prev.Versions() {
-		return err == nil && b.present(layout.Memento(unixTime(v.Seen), v.Path), -1)
-	}
-	return true
-}
-
-// mergeVersions merges the previous build's versions with the scan's
-// records, path by path in walk order, and appends the next build's
-// versions to out.
-func (b *versioner) mergeVersions(ctx context.Context, out *snapshot.RecordFile) error {
-	next, stop := iter.Pull2(b.prev.Versions())
-	defer stop()
-	prev := versionCursor{next: next}
-	prev.advance()
-	files := &b.next.Files
-	var old []snapshot.Record
-	for i := 0; ; {
-		for i < files.Len() && !b.keeps(files.At(i).Path) {
-			i++
+	cur, err := file()
+	var group []snapshot.Record
+	for {
+		if err != nil {
+			return err
 		}
-		var cur *snapshot.Record
-		if i < files.Len() {
-			cur = files.At(i)
+		if cur == nil && !old.ok {
+			return old.failure()
 		}
-		if cur == nil && !prev.ok {
-			return prev.failure()
-		}
-		p := prev.head.Path
-		if !prev.ok || cur != nil && layout.ComparePaths(cur.Path, p) <= 0 {
+		p := old.head.Path
+		if !old.ok || cur != nil && layout.ComparePaths(cur.Path, p) <= 0 {
 			p = cur.Path
 		}
 		// A resource's versions are all read before any is acted on: one
 		// missing would be taken for one no longer kept.
-		if old = prev.group(p, old[:0]); prev.err != nil {
-			return prev.failure()
+		if group = old.group(p, group[:0]); old.err != nil {
+			return old.failure()
 		}
+		this := cur
 		if cur != nil && cur.Path == p {
-			i++
+			cur, err = file()
 		} else {
-			cur = nil
+			this = nil
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := b.keepResource(p, old, cur, out); err != nil {
+		if err := vw.keepResource(p, group, this, out); err != nil {
 			return err
 		}
 	}
-}
-
-// keeps reports whether the versions of the resource at p are kept.
-func (b *versioner) keeps(p string) bool {
-	keep, _ := b.versioned(p)
-	return keep
 }
 
 // versionCursor reads a state's versions one at a time.
@@ -231,187 +181,226 @@ func (c *versionCursor) group(p string, vs []snapshot.Record) []snapshot.Record 
 }
 
 // keepResource keeps the versions of the resource at p: old, those of the
-// previous build, and cur's, its record in this build, if it has one. It
-// publishes them, its TimeMap and its patches, and appends them to out.
-func (b *versioner) keepResource(p string, old []snapshot.Record, cur *snapshot.Record, out *snapshot.RecordFile) error {
-	b.sink.ForgetVersions() // those of the resource before
-	keep, patches := b.versioned(p)
-	vs, err := b.carryVersions(old, keep)
+// previous build, and cur's, its record in this build, if it has one, as
+// versionPlan.resource decides. It publishes them, its TimeMap and its
+// patches, and appends them to out.
+func (vw *versionsWriter) keepResource(p string, old []snapshot.Record, cur *snapshot.Record, out *snapshot.RecordFile) error {
+	vw.d.w.ForgetVersions() // those of the resource before
+	keep, patches := vw.d.s.versioned(p)
+	whole, err := vw.carry(old, keep)
 	if err != nil {
 		return err
 	}
-	changed := len(vs) < len(old) // the versions of p are not those of the last build
-	if cur != nil {
-		k, found := slices.BinarySearchFunc(vs, cur.Seen, func(v snapshot.Record, seen int64) int { return cmp.Compare(v.Seen, seen) })
-		if !found {
-			if err := b.writeMemento(cur); err != nil {
-				return err
-			}
-			vs = slices.Insert(vs, k, *cur)
-			changed = true
+	rv := vw.vp.resource(p, keep, patches, old, whole, cur, vw.kept[:0])
+	vw.kept = rv.kept
+	if rv.added >= 0 {
+		if err := vw.writeMemento(&rv.kept[rv.added]); err != nil {
+			return err
 		}
 	}
-	b.group = vs
-	b.dropVersions(old, vs)
-	if len(vs) == 0 {
-		if len(old) > 0 {
-			b.obsolete = append(b.obsolete, layout.TimeMap(p))
-		}
+	vw.done.obsolete = append(vw.done.obsolete, rv.obsolete...)
+	vw.done.pruned = append(vw.done.pruned, rv.pruned...)
+	if len(rv.kept) == 0 {
 		return nil
 	}
-	if err := b.writeTimeMap(vs, changed || b.recheck); err != nil {
+	if err := vw.writeTimeMap(rv.kept, rv.timeMapStep); err != nil {
 		return err
 	}
-	if err := b.keepPatches(vs, patches); err != nil {
+	if err := vw.keepPatches(&rv); err != nil {
 		return err
 	}
-	b.linker.noteVersions(vs)
-	for i := range vs {
-		out.Append(&vs[i])
+	vw.done.links.note(vw.vp.eventSeen, rv.kept)
+	for i := range rv.kept {
+		out.Append(&rv.kept[i])
 	}
 	return nil
 }
 
-// carryVersions returns the versions of old, a resource's of the previous
-// build, that this build keeps: none unless keep says its set keeps them,
-// and those whose memento is whole in the output or the state archive
-// (unless trusted), which it publishes. The slice is b.group's, reused.
-func (b *versioner) carryVersions(old []snapshot.Record, keep bool) ([]snapshot.Record, error) {
-	vs := b.group[:0]
-	if !keep {
-		return vs, nil
-	}
+// carry publishes the versions of old, a resource's of the previous
+// build, when keep says its set keeps them: trusted as they are, or whole
+// in the output or the state archive. It reports which are whole; the
+// others are lost, with a warning.
+func (vw *versionsWriter) carry(old []snapshot.Record, keep bool) ([]bool, error) {
+	vw.whole = vw.whole[:0]
 	for _, v := range old {
 		rel := layout.Memento(unixTime(v.Seen), v.Path)
-		if b.trusted {
-			b.publish(rel, false)
-			vs = append(vs, v)
+		switch {
+		case !keep:
+			vw.whole = append(vw.whole, false)
+			continue
+		case vw.vp.trusted:
+			vw.publish(rel, false)
+			vw.whole = append(vw.whole, true)
 			continue
 		}
-		_, ok, written, err := b.keeper.publishKept(rel, versionSums(&v))
+		_, ok, written, err := vw.d.k.restoreKept(rel, versionSums(&v))
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			b.warn(WarnLost, v.Path, "kept version lost or damaged in both the state folder and the output folder; it cannot be made again and is no longer listed")
-			continue
+			vw.d.s.warn(WarnLost, v.Path, "kept version lost or damaged in both the state folder and the output folder; it cannot be made again and is no longer listed")
+		} else {
+			vw.publish(rel, written)
 		}
-		b.publish(rel, written)
-		vs = append(vs, v)
+		vw.whole = append(vw.whole, ok)
 	}
-	return vs, nil
-}
-
-// dropVersions makes obsolete the files of the versions of old that vs,
-// the versions kept, does not hold (both oldest first): their mementos, in
-// the output and in the state archive, and their patches.
-func (b *versioner) dropVersions(old, vs []snapshot.Record) {
-	for _, v := range old {
-		for len(vs) > 0 && vs[0].Seen < v.Seen {
-			vs = vs[1:]
-		}
-		if len(vs) > 0 && vs[0].Seen == v.Seen {
-			continue
-		}
-		rel := layout.Memento(unixTime(v.Seen), v.Path)
-		b.obsolete = append(b.obsolete, rel)
-		b.archiver.arch.prune = append(b.archiver.arch.prune, rel)
-		if v.Patched {
-			b.obsolete = append(b.obsolete, layout.Patch(unixTime(v.Seen), v.Path))
-		}
-	}
+	return vw.whole, nil
 }
 
 // publish records the version file rel, which this build publishes,
 // written or not.
-func (b *versioner) publish(rel string, written bool) {
-	b.sink.Record(rel, written)
-	b.noteVersionFile(rel)
+func (vw *versionsWriter) publish(rel string, written bool) {
+	vw.d.w.Record(rel, written)
+	vw.noteFile(rel)
 }
 
-// noteVersionFile notes that this build publishes the version file rel
-// (see watched and used).
-func (b *versioner) noteVersionFile(rel string) {
-	if _, ok := b.watched[rel]; ok {
-		b.watched[rel] = true
+// noteFile notes that this build publishes the version file rel (see
+// watched and used).
+func (vw *versionsWriter) noteFile(rel string) {
+	if _, ok := vw.done.watched[rel]; ok {
+		vw.done.watched[rel] = true
 	}
-	sub := strings.TrimPrefix(rel, layout.DocumentsDir+"/")
-	top, _, _ := strings.Cut(sub, "/")
-	b.used[top] = true
+	vw.done.used[versionUse(rel)] = true
+}
+
+// noteSameSecond fills sameSecond when this build runs in the same second
+// as the last, prev (two builds of rsgen watch, a fixed --now).
+func (vw *versionsWriter) noteSameSecond(prev *snapshot.State) error {
+	if prev.LastBuild != vw.now {
+		return nil
+	}
+	vw.sameSecond = map[string]bool{}
+	for v, err := range prev.Versions() {
+		if err != nil {
+			return fmt.Errorf("kept versions: %w", err)
+		}
+		if v.Seen != vw.now {
+			continue
+		}
+		vw.sameSecond[v.Path] = true
+		for dir := path.Dir(v.Path); dir != "."; dir = path.Dir(dir) {
+			if _, done := vw.sameSecond[dir]; done {
+				break
+			}
+			vw.sameSecond[dir] = false
+		}
+	}
+	return nil
+}
+
+// mementoTaken reports whether the memento of the version of the resource
+// at p that this build first sees cannot be published: a version the last
+// build first saw in the same second has its memento in the same folder,
+// at a path one of which is a folder of the other (the path changed
+// between file and folder). Both are kept, and the two URIs cannot both
+// be served; a build a second later publishes the new one at its own.
+func (vw *versionsWriter) mementoTaken(p string) bool {
+	if isVersion, ok := vw.sameSecond[p]; ok && !isVersion {
+		return true
+	}
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		if vw.sameSecond[dir] {
+			return true
+		}
+	}
+	return false
+}
+
+// writeMemento copies the current version of r to its time-specific URI,
+// staged, checking the bytes against what the documents say of the
+// version (copyVersion).
+func (vw *versionsWriter) writeMemento(r *snapshot.Record) error {
+	rel := layout.Memento(unixTime(r.Seen), r.Path)
+	if vw.mementoTaken(r.Path) {
+		return fmt.Errorf("keep version %s: the last build, in the same second, kept a version whose memento takes its place (%s changed between file and folder); build again a second later", vw.d.w.Path(rel), r.Path)
+	}
+	if err := vw.d.w.WriteNew(rel, func(w io.Writer) error { return vw.in.copyVersion(w, r) }); err != nil {
+		return fmt.Errorf("keep version %s: %w", vw.d.w.Path(rel), err)
+	}
+	vw.noteFile(rel)
+	vw.d.k.keepPublished(rel) // it cannot be made again
+	return nil
 }
 
 // obsoleteVersionFile reports whether the version file rel, which an
 // earlier build listed (see watched), is not one this build publishes.
-func (b *versioner) obsoleteVersionFile(rel string) bool {
-	published, watched := b.watched[rel]
+func (vd *versionsWritten) obsoleteVersionFile(rel string) bool {
+	published, watched := vd.watched[rel]
 	return watched && !published
 }
 
-// writeMemento copies the current version of r to its time-specific URI,
-// staged (see stage), checking the bytes against what the documents say
-// of the version (copyVersion).
-func (b *versioner) writeMemento(r *snapshot.Record) error {
-	rel := layout.Memento(unixTime(r.Seen), r.Path)
-	if err := b.sink.WriteNew(rel, func(w io.Writer) error { return b.copyVersion(w, r) }); err != nil {
-		return fmt.Errorf("keep version %s: %w", b.sink.Path(rel), err)
+// writeTimeMap writes the TimeMap of a resource's versions vs (RFC 7089
+// §5.1.1): the original, the TimeMap itself, and every memento with its
+// datetime, as step says: the last build's is trusted without being read,
+// kept when one of the right length is there, or written again.
+func (vw *versionsWriter) writeTimeMap(vs []snapshot.Record, step fileStep) error {
+	rel := layout.TimeMap(vs[0].Path)
+	if step == stepKeep {
+		vw.publish(rel, false)
+		return nil
 	}
-	b.noteVersionFile(rel)
-	b.keeper.keepPublished(rel) // it cannot be made again
+	data := timeMap(vw.d.s, vs)
+	if step == stepKeepIfSame && present(vw.d.w.Path(rel), int64(len(data))) {
+		vw.publish(rel, false)
+		return nil
+	}
+	if err := vw.d.w.WriteBytes(rel, data); err != nil {
+		return err
+	}
+	vw.noteFile(rel)
 	return nil
 }
 
-// copyVersion copies the current version of r into w: the published form
-// of a rewritten resource (html_link), else its source file. A source file
-// still the one the scan hashed (isScanned) is copied without being hashed
-// again, as packaging copies it, and its stat is checked once more after
-// the copy; any other file is hashed and compared with r's length and
-// SHA-256. Either way, bytes other than the scanned ones fail the build.
-func (b *versioner) copyVersion(w io.Writer, r *snapshot.Record) error {
-	changed := fmt.Errorf("%s changed since it was scanned; build again", r.Path)
-	var in fs.File
-	var err error
-	if r.Rewritten {
-		in, err = os.Open(b.sink.Current(b.sink.Path(r.Path)))
-	} else {
-		in, err = b.src.Open(r.Path)
-	}
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	same := false
-	if !r.Rewritten {
-		if _, same, err = isScanned(in, r.Stat(), b.next.ScanStart); err != nil {
-			return err
+// keepPatches publishes the patches of the versions rv keeps as rv says,
+// and marks the versions patched: a patch that cannot be made leaves its
+// version unpatched.
+func (vw *versionsWriter) keepPatches(rv *resourceVersions) error {
+	vs := rv.kept
+	for k, step := range rv.patches {
+		v := &vs[k]
+		rel := layout.Patch(unixTime(v.Seen), v.Path)
+		switch {
+		case step == stepNone:
+			continue
+		case step == stepKeep, step == stepKeepIfSame && present(vw.d.w.Path(rel), -1):
+			vw.publish(rel, false)
+			continue
 		}
-	}
-	if same {
-		n, err := io.Copy(w, in)
+		ok, err := vw.writePatch(&vs[k-1], v, rv.linked[k])
 		if err != nil {
 			return err
 		}
-		if _, still, err := isScanned(in, r.Stat(), b.next.ScanStart); err != nil || !still || n != r.Size {
-			return errors.Join(err, changed)
+		if !ok && v.Patched {
+			vw.done.obsolete = append(vw.done.obsolete, rel)
 		}
-		return nil
+		v.Patched = ok
 	}
-	got, err := copyMeasured(w, in)
-	if err == nil && !versionSums(r).match(got) {
-		err = changed
-	}
-	return err
+	return nil
 }
 
-// versionSums returns what identifies the bytes of a kept version: its
-// length and the SHA-256 of its published bytes, which is its fingerprint
-// unless html_link rewrote it (zero when unknown: a rewritten resource
-// without a published SHA-256, or a record migrated without one).
-func versionSums(v *snapshot.Record) sums {
-	s := sums{size: v.Size}
-	if !v.Rewritten {
-		s.sha256 = v.Fingerprint()
-	} else if v.Digests.HasAll([]rs.HashAlgorithm{rs.SHA256}) {
-		s.sha256 = v.Digests.SHA256
+// writePatch writes the JSON Patch from version prev to version cur and,
+// when linked, keeps its link for the Change Lists. A version that is not
+// valid JSON gets no patch, with a warning; ok says whether it got one.
+func (vw *versionsWriter) writePatch(prev, cur *snapshot.Record, linked bool) (ok bool, err error) {
+	rel := layout.Patch(unixTime(cur.Seen), cur.Path)
+	patch, invalid, err := readPatch(vw.d.w, prev, cur)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && vw.vp.trusted {
+			err = fmt.Errorf("%w (the output lost a kept version since the last build; build with --verify to restore it)", err)
+		}
+		return false, fmt.Errorf("patch %s: %w", rel, err)
 	}
-	return s
+	if invalid != nil {
+		vw.d.s.warn(WarnJSONPatch, cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", invalid))
+		return false, nil
+	}
+	if err := vw.d.w.WriteBytes(rel, patch); err != nil {
+		return false, err
+	}
+	vw.noteFile(rel)
+	if linked {
+		l := patchLink(vw.d.s, rel, patch)
+		vw.done.links.patches[rel] = &l
+	}
+	return true, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 
 	"github.com/rsgen/rsgen/internal/sysfile"
 )
@@ -41,11 +42,19 @@ var (
 func CreateLazy(path string) (*Lazy, error) {
 	f := &Lazy{path: path}
 	old, err := os.Open(path)
+	if err == nil && isDir(old) {
+		// A folder of an earlier build stands at the path, which this
+		// build makes a file (see Displace): nothing to compare with.
+		old.Close()
+		err = os.ErrNotExist
+	}
 	switch {
 	case err == nil:
 		f.old, f.oldR, f.same = old, readers.Get().(*bufio.Reader), true
 		f.oldR.Reset(old)
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		// ENOTDIR: a file of an earlier build stands in the way of the
+		// path's folder, and this build makes that file a folder.
 		if err := f.startTemp(); err != nil {
 			return nil, err
 		}
@@ -172,6 +181,12 @@ func (f *Lazy) Abort() {
 		os.Remove(f.tmp.Name())
 		f.tmp = nil
 	}
+}
+
+// isDir reports whether the open file f is a folder.
+func isDir(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.IsDir()
 }
 
 // Size returns the number of bytes written so far.

@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/internal/sysfile"
@@ -46,9 +48,12 @@ type Sink struct {
 	// Current: of every file but the versions'; versionsAt, of the version
 	// files staged since ForgetVersions.
 	stagedAt, versionsAt map[string]string
-	outputs              []string
-	recorded             map[string]bool
-	counts               [NumKinds]Counts
+	// displaced are the output paths of files of earlier builds in the way
+	// of files this build stages (Displace).
+	displaced []string
+	outputs   []string
+	recorded  map[string]bool
+	counts    [NumKinds]Counts
 }
 
 // New returns the Sink of the output folder dir. written, when set, is
@@ -201,6 +206,14 @@ func (s *Sink) Record(rel string, changed bool) {
 	}
 }
 
+// Recorded reports whether this build recorded output path rel (see
+// Record), which is not that of a version.
+func (s *Sink) Recorded(rel string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recorded[rel]
+}
+
 // Outputs returns the output paths this build recorded, in the order it
 // recorded them, but those of versions (see Record).
 func (s *Sink) Outputs() []string { return s.outputs }
@@ -217,16 +230,46 @@ func (s *Sink) Counts() [NumKinds]Counts {
 // is renamed into place, so a build that fails while it writes them (a
 // full disk, an I/O error) leaves every published file as it was, and no
 // file of its own.
+//
+// tmp lies beside dst, or in a folder above dst's when a file of an
+// earlier build stands in the way of that folder (see tempDir, Displace).
 func (s *Sink) Stage(tmp, dst string) {
 	rel := s.Rel(dst)
+	name := filepath.Base(tmp)
+	if filepath.Dir(tmp) != filepath.Dir(dst) {
+		name, _ = filepath.Rel(filepath.Dir(dst), tmp) // "../" and up
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.staged[layout.PublishStep(rel)].add(rel, filepath.Base(tmp))
+	s.staged[layout.PublishStep(rel)].add(rel, name)
 	if KindOf(rel) == Version {
 		s.versionsAt[dst] = tmp
 	} else {
 		s.stagedAt[dst] = tmp
 	}
+}
+
+// Displace makes Commit remove the output file rel, which an earlier build
+// published and this one does not, and the folders it leaves empty, before
+// it renames any staged file into place: rel stands where this build puts
+// a file of the other type (a folder where it was a file, or a file where
+// it was a folder), and the new one cannot take its name before it left.
+//
+// Why then, and not after the documents as other files this build no
+// longer publishes: the documents that still list rel are replaced by
+// those that list the new file within the same Commit, so a reader can
+// meet either rel missing (its list not yet replaced) or the new file
+// missing (already listed). Removing rel first, and placing the new file
+// in the first step of publication, keeps the first window to the
+// renames of one Commit, and makes the second impossible: a listed
+// resource is never missing longer than the renames take, and a new one
+// is in place before any document lists it, as every other resource is.
+// A file already gone, or a folder at rel (the new type is in place
+// already), is left as it is.
+func (s *Sink) Displace(rel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.displaced = append(s.displaced, rel)
 }
 
 // Current returns the file that holds what this build publishes at dst:
@@ -320,12 +363,17 @@ func (s *Sink) Commit() error {
 	if err := s.syncStaged(); err != nil {
 		return fmt.Errorf("sync the output folder %s: %w", s.dir, err)
 	}
+	for _, rel := range s.displaced {
+		if _, err := s.remove(rel); err != nil {
+			return err
+		}
+	}
+	s.displaced = nil
 	for i := range s.staged {
 		l := &s.staged[i]
 		for rel, tmp := range l.all() {
-			dst := s.Path(rel)
-			if err := sysfile.Rename(filepath.Join(filepath.Dir(dst), tmp), dst); err != nil {
-				return fmt.Errorf("write %s: %w", dst, err)
+			if err := s.rename(tmp, s.Path(rel)); err != nil {
+				return err
 			}
 		}
 		if err := l.err(); err != nil {
@@ -335,6 +383,22 @@ func (s *Sink) Commit() error {
 	}
 	clear(s.stagedAt)
 	clear(s.versionsAt)
+	return nil
+}
+
+// rename renames the staged file tmp, named from the folder of dst (see
+// Stage), to dst, making dst's folder first when tmp waited in a folder
+// above it, where a file of an earlier build stood (Displace).
+func (s *Sink) rename(tmp, dst string) error {
+	dir := filepath.Dir(dst)
+	if strings.ContainsRune(tmp, filepath.Separator) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", dst, err)
+		}
+	}
+	if err := sysfile.Rename(filepath.Join(dir, tmp), dst); err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
 	return nil
 }
 
@@ -385,6 +449,7 @@ func (s *Sink) Discard() {
 	if unread {
 		RemoveTemps(s.dir, nil)
 	}
+	s.displaced = nil
 	clear(s.stagedAt)
 	clear(s.versionsAt)
 }
@@ -420,9 +485,18 @@ func (s *Sink) remove(rel string) (bool, error) {
 // RemoveInFolder deletes the file at path, which lies in the folder root,
 // and the folders between them that it leaves empty (those of a file
 // already gone too), and reports whether the file was there. A file
-// already gone is not an error.
+// already gone is not an error, nor a path whose type changed: a folder
+// stands at path, or a file in the way of its folder, either of which is
+// not the file to remove, and is left as it is.
 func RemoveInFolder(root, path string) (bool, error) {
-	err := os.Remove(path)
+	info, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, syscall.ENOTDIR):
+		return false, nil // no folder above it to remove either
+	case err == nil && info.IsDir():
+		return false, nil
+	}
+	err = os.Remove(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, fmt.Errorf("remove %s: %w", path, err)
 	}

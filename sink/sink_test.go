@@ -442,3 +442,73 @@ func TestFoldsCase(t *testing.T) {
 		t.Errorf("FoldsCase under a file: %v, want an error naming it", err)
 	}
 }
+
+// TestDisplace: a file written where an earlier build published a file of
+// the other type is staged (beside it, or in the folder above when a file
+// is in the way of its own), and Commit removes the displaced files, and
+// the folders they leave empty, before it renames anything into place;
+// RemoveInFolder then leaves the new type alone. Discard leaves both the
+// old files and no temporary file.
+func TestDisplace(t *testing.T) {
+	publish := func(t *testing.T, out string, files ...string) {
+		for _, rel := range files {
+			p := filepath.Join(out, filepath.FromSlash(rel))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte("old "+rel), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name            string
+		old             []string // published by the earlier build
+		newRel, gone    string
+		keepAfterRemove string // a path RemoveInFolder is asked to remove afterwards, and must leave
+	}{
+		{"folder to file", []string{"dir/b.txt", "dir/sub/c.txt"}, "dir", "dir/b.txt", "dir/sub/c.txt"},
+		{"file to folder", []string{"a/thing"}, "a/thing/x/c.txt", "a/thing", "a/thing"},
+	} {
+		for _, commit := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, commit %v", tc.name, commit), func(t *testing.T) {
+				out := t.TempDir()
+				publish(t, out, tc.old...)
+				s := New(out, nil)
+				if err := s.WriteNew(tc.newRel, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+					t.Fatal(err)
+				}
+				for _, rel := range tc.old {
+					s.Displace(rel)
+				}
+				if !commit {
+					s.Discard()
+					for _, rel := range tc.old {
+						if _, err := os.Stat(s.Path(rel)); err != nil {
+							t.Errorf("Discard lost %s: %v", rel, err)
+						}
+					}
+					filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+						if err == nil && strings.HasPrefix(d.Name(), layout.TempPrefix) {
+							t.Errorf("Discard left %s", p)
+						}
+						return nil
+					})
+					return
+				}
+				if err := s.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				if got, err := os.ReadFile(s.Path(tc.newRel)); err != nil || string(got) != "new" {
+					t.Errorf("%s holds %q, %v; want the new file", tc.newRel, got, err)
+				}
+				for _, rel := range []string{tc.gone, tc.keepAfterRemove} {
+					if removed, err := RemoveInFolder(out, s.Path(rel)); removed || err != nil {
+						t.Errorf("RemoveInFolder(%s) = %v, %v; want the new type left alone", rel, removed, err)
+					}
+				}
+				if got, err := os.ReadFile(s.Path(tc.newRel)); err != nil || string(got) != "new" {
+					t.Errorf("after the removals, %s holds %q, %v", tc.newRel, got, err)
+				}
+			})
+		}
+	}
+}

@@ -3,11 +3,13 @@ package sink
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rsgen/rsgen/internal/sysfile"
@@ -21,21 +23,52 @@ import (
 // serve, and no source file may take), then renamed into place: a reader
 // never sees half a file. These are the only functions that create them.
 
-// createTemp creates a temporary file in the folder of dst, making the
-// folder when it is missing.
+// createTemp creates a temporary file for dst in tempDir(dst).
 func createTemp(dst string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	dir, err := tempDir(dst)
+	if err != nil {
 		return nil, err
 	}
-	return os.CreateTemp(filepath.Dir(dst), layout.TempPrefix+"*")
+	return os.CreateTemp(dir, layout.TempPrefix+"*")
 }
 
-// TempName returns a temporary name beside dst for a hard link, which
-// cannot be created under a random name: the process ID keeps concurrent
-// builds of other states apart, and the name of dst keeps the links of one
-// build apart.
-func TempName(dst string) string {
-	return filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%d-%s", layout.TempPrefix, os.Getpid(), filepath.Base(dst)))
+// tempDir returns the folder the temporary file of dst is made in, making
+// it when it is missing: the folder of dst, or, where a file stands in the
+// way of that folder (a file an earlier build published, which this build
+// replaces by a folder: see Displace), the nearest folder above it. Commit
+// moves a file from there into place once the way is clear.
+func tempDir(dst string) (string, error) {
+	dir := filepath.Dir(dst)
+	err := os.MkdirAll(dir, 0o755)
+	if !errors.Is(err, syscall.ENOTDIR) {
+		return dir, err
+	}
+	for up := filepath.Dir(dir); up != dir; dir, up = up, filepath.Dir(up) {
+		if info, serr := os.Lstat(up); serr == nil && info.IsDir() {
+			return up, nil
+		}
+	}
+	return "", err
+}
+
+// TempName returns a temporary name for a hard link to be renamed to dst,
+// which cannot be created under a random name, in tempDir(dst), which it
+// makes: the process ID keeps concurrent builds of other states apart,
+// and the name of dst keeps the links of one build apart, or, in a folder
+// above dst's, where the links of several files may wait, a hash of its
+// path.
+func TempName(dst string) (string, error) {
+	dir, err := tempDir(dst)
+	if err != nil {
+		return "", err
+	}
+	name := filepath.Base(dst)
+	if dir != filepath.Dir(dst) {
+		h := fnv.New64a()
+		h.Write([]byte(dst))
+		name = fmt.Sprintf("%016x", h.Sum64())
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s%d-%s", layout.TempPrefix, os.Getpid(), name)), nil
 }
 
 // CopyTemp copies the bytes of src into a temporary file beside dst, with
@@ -60,6 +93,38 @@ func CopyTemp(src io.Reader, dst string, mtime int64) (string, error) {
 	return tmp.Name(), nil
 }
 
+// Descriptor is an open file whose descriptor a clone can share blocks
+// with (an *os.File, a file of a snapshot.Tree).
+type Descriptor interface{ Fd() uintptr }
+
+// CloneTemp clones the open file src into a new temporary file for dst
+// (see tempDir), with modification time mtime (nanoseconds) and the mode
+// of a published file, and returns its name; ok is false, with nothing
+// left behind, where the file system does not clone (the caller copies
+// instead).
+func CloneTemp(src Descriptor, dst string, mtime int64) (tmp string, ok bool, err error) {
+	f, err := createTemp(dst)
+	if err != nil {
+		return "", false, err
+	}
+	err = cloneFile(f.Fd(), src.Fd())
+	cloned := err == nil
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = Stamp(f.Name(), mtime)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		if !cloned {
+			err = nil // not a failure: the caller copies
+		}
+		return "", false, err
+	}
+	return f.Name(), true, nil
+}
+
 // Stamp gives a copied file its source's mtime, by which later builds
 // recognise it as current, and the mode of a published file.
 func Stamp(path string, mtime int64) error {
@@ -74,10 +139,10 @@ func Stamp(path string, mtime int64) error {
 // beside dst and returns its name: a hard link to src where possible, else
 // a copy with src's mtime.
 func LinkOrCopyTemp(src, dst string) (string, error) {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	tmp, err := TempName(dst)
+	if err != nil {
 		return "", err
 	}
-	tmp := TempName(dst)
 	os.Remove(tmp)
 	if err := link(src, tmp); err == nil {
 		return tmp, nil

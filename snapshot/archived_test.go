@@ -23,18 +23,18 @@ func fullState(patched bool) *State {
 	st.BaseURL = "https://data.example.org/"
 	if patched {
 		st.ResourceBaseURL = "https://files.example.org/"
-		st.Files.At(1).setSourceSize(1900) // its source's, before html_link
+		st.Files.List.At(1).setSourceSize(1900) // its source's, before html_link
 		st.HTMLLink = "sha256:0123"
 	}
-	st.Files.At(0).SetFingerprint(st.Files.At(0).Digests.SHA256)
-	st.Files.At(1).Rewritten = true
+	st.Files.List.At(0).SetFingerprint(st.Files.List.At(0).Digests.SHA256)
+	st.Files.List.At(1).Rewritten = true
 	st.Archived = []Archived{
 		{Set: "default", At: 100, Completed: 150},
 		{Set: "default", Dump: true, At: 100, Completed: 150,
 			Packages: []Package{{Set: "default", Path: "resourcesync/default/resourcedump/a.zip", At: 100, Length: 1234, SHA256: [32]byte{1, 2}}},
 			Docs:     []Kept{{Path: "resourcesync/default/resourcedumps/resourcedump-19700101T000140Z.xml", Size: 900, SHA256: [32]byte{7}}}},
 	}
-	vs := []Record{*st.Files.At(0), *st.Files.At(0), *st.Files.At(2)}
+	vs := []Record{*st.Files.List.At(0), *st.Files.List.At(0), *st.Files.List.At(2)}
 	vs[1].Seen++
 	vs[1].Patched = patched
 	st.SetVersions(vs)
@@ -64,9 +64,9 @@ func TestFormat5Fixture(t *testing.T) {
 	}
 	// A fingerprint equal to the SHA-256 digest is not stored again.
 	other := fullState(true)
-	f := other.Files.At(0).Fingerprint()
+	f := other.Files.List.At(0).Fingerprint()
 	f[0]++
-	other.Files.At(0).SetFingerprint(f)
+	other.Files.List.At(0).SetFingerprint(f)
 	var otherBuf bytes.Buffer
 	if err := Encode(&otherBuf, other); err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestFormat3Migrates(t *testing.T) {
 			r.SetFingerprint([32]byte{})
 		}
 	}
-	for _, r := range want.Files.All() {
+	for _, r := range want.Files.List.All() {
 		migrated(r)
 	}
 	var vs []Record
@@ -209,8 +209,8 @@ func TestFormat3Migrates(t *testing.T) {
 	if !equalStates(got, want) {
 		t.Errorf("decoded %+v\nwant %+v", got, want)
 	}
-	if got.Files.At(1).Known() || !got.Files.At(0).Known() {
-		t.Errorf("rewritten record known %v, other record known %v", got.Files.At(1).Known(), got.Files.At(0).Known())
+	if got.Files.List.At(1).Known() || !got.Files.List.At(0).Known() {
+		t.Errorf("rewritten record known %v, other record known %v", got.Files.List.At(1).Known(), got.Files.List.At(0).Known())
 	}
 }
 
@@ -237,7 +237,7 @@ func TestOlderFormatsDecode(t *testing.T) {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
 		want := sampleState()
-		if st.LastBuild != want.LastBuild || st.Files.Len() != want.Files.Len() || st.Files.At(2).Path != "ü/x y#.txt" ||
+		if st.LastBuild != want.LastBuild || st.Files.Len() != want.Files.Len() || st.Files.List.At(2).Path != "ü/x y#.txt" ||
 			st.BaseURL != "" || st.Journals != nil || len(st.Shared) != 2 || len(st.Shared[1].Events) != 2 ||
 			st.Shared[1].Events[1].Record.Path != "gone" || len(st.Packages) != 2 || st.SetChanged["default"] != 250 {
 			t.Errorf("%s decoded as %+v", tc.file, st)

@@ -193,6 +193,10 @@ func (f *rawFile) Stat() (fs.FileInfo, error) {
 }
 
 // LinkTo hard-links the open file at dst, which must not exist.
+// Fd returns the file's descriptor, for a clone of the file
+// (sink.CloneTemp): what is cloned is the file that was opened.
+func (f *rawFile) Fd() uintptr { return uintptr(f.fd) }
+
 func (f *rawFile) LinkTo(dst string) error { return linkDescriptor(f.fd, f.name(), dst) }
 
 // linkDescriptor hard-links the open file fd, whose path is name, at dst,

@@ -1,5 +1,7 @@
 package snapshot
 
+import "path/filepath"
+
 // The state folder
 //
 // Everything rsgen keeps between builds lives in one folder (state, by
@@ -30,3 +32,9 @@ const (
 	// taken yet (package notify's Outbox).
 	OutboxDir = "outbox"
 )
+
+// ArchivePath returns the file that keeps, in the archive of the state
+// folder dir (ArchiveDir), the output file at the slash-separated path rel.
+func ArchivePath(dir, rel string) string {
+	return filepath.Join(dir, ArchiveDir, filepath.FromSlash(rel))
+}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,7 +29,7 @@ import (
 // record describes the bytes read.
 
 // follow handles the symbolic link at p.
-func (s *scan) follow(p string) error {
+func (s *scan) follow(ctx context.Context, p string) error {
 	tree, ok := s.opts.FS.(*Tree)
 	if !ok || !tree.follow {
 		s.skip(p, SkipSymlink, "symbolic link not followed (the source is not a folder opened to follow links)")
@@ -42,34 +43,34 @@ func (s *scan) follow(p string) error {
 	target, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(p)))
 	switch {
 	case errors.Is(err, syscall.ELOOP) || err != nil && strings.Contains(err.Error(), "too many links"):
-		s.skip(p, SkipSymlink, "symbolic link loop: not followed")
+		s.skip(p, SkipSymlinkRefused, "symbolic link loop: not followed")
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		s.skip(p, SkipSymlink, "broken symbolic link: not followed")
+		s.skip(p, SkipSymlinkRefused, "broken symbolic link: not followed")
 		return nil
 	case err != nil:
-		s.skip(p, SkipSymlink, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
+		s.skip(p, SkipSymlinkRefused, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
 		return nil
 	}
 	if !layout.Within(target, rootReal) {
-		s.skip(p, SkipSymlink, fmt.Sprintf("symbolic link points outside the source folder (to %s): not followed", target))
+		s.skip(p, SkipSymlinkRefused, fmt.Sprintf("symbolic link points outside the source folder (to %s): not followed", target))
 		return nil
 	}
 	info, err := os.Stat(target)
 	if err != nil {
-		s.skip(p, SkipSymlink, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
+		s.skip(p, SkipSymlinkRefused, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
 		return nil
 	}
 	switch {
 	case info.Mode().IsRegular():
-		return s.addFile(p, func() (fs.FileInfo, error) { return info, nil })
+		return s.addFile(ctx, p, func() (fs.FileInfo, error) { return info, nil })
 	case info.IsDir():
 		// A loop: the target holds the folder the link is in, or any
 		// folder on the way there, through however many links.
 		for dir := path.Dir(p); ; dir = path.Dir(dir) {
 			real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(dir)))
 			if err == nil && layout.Within(real, target) {
-				s.skip(p, SkipSymlink, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
+				s.skip(p, SkipSymlinkRefused, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
 				return nil
 			}
 			if dir == "." {
@@ -80,7 +81,7 @@ func (s *scan) follow(p string) error {
 			if q == p && err == nil {
 				return nil
 			}
-			return s.visit(q, d, err)
+			return s.visit(ctx, q, d, err)
 		})
 	}
 	s.skip(p, SkipSpecial, skipReason(info.Mode().Type())+" (through a symbolic link)")

@@ -42,10 +42,26 @@ const MaxReads = 3
 // before the first byte and may return a nil writer when it wants no bytes;
 // done is called after the last byte with the outcome of the read, while
 // the file is still open, and its error fails the scan. r holds the file's
-// stat, and after a successful read its fingerprint and digests too; isNew
-// says the previous state has no record of its path; f is the open file
-// (a Linker when it comes from a Tree: what done links is what was read).
+// stat, and after a successful read its fingerprint and digests too, and
+// done may change it before it is compared with the previous record (the
+// generator gives a resource it rewrites for publishing the length and
+// digests of its published bytes, see Record.SetPublished); isNew says
+// the previous state has no record of its path; f is the open file (a
+// Linker when it comes from a Tree: what done links is what was read).
 type Tee func(r *Record, isNew bool, f fs.File) (w io.Writer, done func(ok bool) error, err error)
+
+// TeeError is how the scan fails when a Tee failed on the file at source
+// path Path: the error is the Tee's (of the output it writes, a full disk
+// say), not the file's, so the scan neither takes it for a file removed or
+// unreadable nor names the source file as its cause; the caller says
+// where the Tee was writing.
+type TeeError struct {
+	Path string
+	Err  error
+}
+
+func (e *TeeError) Error() string { return "copy of " + e.Path + ": " + e.Err.Error() }
+func (e *TeeError) Unwrap() error { return e.Err }
 
 // hashFile reads the file at r.Path in fsys, filling in r's fingerprint,
 // digests and, when the name says nothing, its media type. r.Size must
@@ -71,11 +87,11 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 	var done func(bool) error
 	if tee != nil {
 		if sink, done, err = tee(r, isNew, f); err != nil {
-			return err
+			return &TeeError{Path: r.Path, Err: err}
 		}
 		defer func() {
 			if derr := done(err == nil); err == nil && derr != nil {
-				err = derr
+				err = &TeeError{Path: r.Path, Err: derr}
 			}
 		}()
 	}
@@ -97,7 +113,7 @@ func (h *hasher) hashFile(ctx context.Context, fsys fs.FS, r *Record, isNew bool
 			h.digests.Write(chunk)
 			if sink != nil {
 				if _, werr := sink.Write(chunk); werr != nil {
-					return werr
+					return &TeeError{Path: r.Path, Err: werr}
 				}
 			}
 			n += int64(k)

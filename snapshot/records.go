@@ -13,10 +13,11 @@ import (
 // pointers to a record stay valid while records are appended.
 //
 // The records of a large scan are spilled into a file instead (see
-// spilled): At and All then decode them a chunk at a time, and the
-// records they return are copies, which nobody may change and which stay
-// valid however long they are kept. Such Records cannot be appended to,
-// and panic with a SpillError when the file cannot be read (see Catch).
+// spilled): At, All, Find and Search then decode them a chunk at a time,
+// and the records they return are copies, which nobody may change and
+// which stay valid however long they are kept. Such Records cannot be
+// appended to, and return the error of a file that cannot be read back,
+// so that a disk error fails a build instead of crashing it.
 type Records struct {
 	chunked.List[Record]
 	disk *spilled
@@ -31,24 +32,38 @@ func (rs *Records) Len() int {
 }
 
 // At returns the i-th record.
-func (rs *Records) At(i int) *Record {
+func (rs *Records) At(i int) (*Record, error) {
 	if rs.disk != nil {
 		k := rs.disk.chunkOf(i)
-		return &rs.disk.chunk(k)[i-rs.disk.chunks[k].start]
+		recs, err := rs.disk.chunk(k)
+		if err != nil {
+			return nil, err
+		}
+		return &recs[i-rs.disk.chunks[k].start], nil
 	}
-	return rs.List.At(i)
+	return rs.List.At(i), nil
 }
 
-// All yields the records in walk order, with their indexes.
-func (rs *Records) All() iter.Seq2[int, *Record] {
-	if rs.disk == nil {
-		return rs.List.All()
-	}
-	return func(yield func(int, *Record) bool) {
-		for k, c := range rs.disk.chunks {
-			recs := rs.disk.chunk(k)
+// All yields the records in walk order; when spilled records cannot be
+// read back, it yields the error, once, and stops.
+func (rs *Records) All() iter.Seq2[*Record, error] {
+	return func(yield func(*Record, error) bool) {
+		if rs.disk == nil {
+			for _, r := range rs.List.All() {
+				if !yield(r, nil) {
+					return
+				}
+			}
+			return
+		}
+		for k := range rs.disk.chunks {
+			recs, err := rs.disk.chunk(k)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
 			for j := range recs {
-				if !yield(c.start+j, &recs[j]) {
+				if !yield(&recs[j], nil) {
 					return
 				}
 			}
@@ -57,9 +72,13 @@ func (rs *Records) All() iter.Seq2[int, *Record] {
 }
 
 // copies yields copies of the records in walk order, as a sequence of
-// records read from a file does (see State.Records), with no error.
+// records read from a file does (see State.Records).
 func (rs *Records) copies(yield func(Record, error) bool) {
-	for _, r := range rs.All() {
+	for r, err := range rs.All() {
+		if err != nil {
+			yield(Record{}, err)
+			return
+		}
 		if !yield(*r, nil) {
 			return
 		}
@@ -101,34 +120,42 @@ func RecordsOf(recs ...Record) Records {
 
 // Find returns the record of path p, or nil: the records must be in walk
 // order.
-func (rs *Records) Find(p string) *Record {
-	if i := rs.Search(p); i < rs.Len() && rs.At(i).Path == p {
-		return rs.At(i)
+func (rs *Records) Find(p string) (*Record, error) {
+	i, err := rs.Search(p)
+	if err != nil || i == rs.Len() {
+		return nil, err
 	}
-	return nil
+	r, err := rs.At(i)
+	if err != nil || r.Path != p {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Search returns the index of the first record whose path is not before p
 // in walk order (Len when there is none): the records must be in walk
 // order.
-func (rs *Records) Search(p string) int {
+func (rs *Records) Search(p string) (int, error) {
 	if rs.disk != nil {
 		return rs.searchSpilled(p)
 	}
-	return sort.Search(rs.Len(), func(i int) bool { return layout.ComparePaths(rs.At(i).Path, p) >= 0 })
+	return sort.Search(rs.Len(), func(i int) bool { return layout.ComparePaths(rs.List.At(i).Path, p) >= 0 }), nil
 }
 
 // searchSpilled is Search in spilled records: it finds the chunk by the
 // first paths, which are in memory, and decodes that chunk alone.
-func (rs *Records) searchSpilled(p string) int {
+func (rs *Records) searchSpilled(p string) (int, error) {
 	chunks := rs.disk.chunks
 	// The first chunk whose first path is not before p: the record sought
 	// is in the chunk before it, or is its first.
 	k := sort.Search(len(chunks), func(k int) bool { return layout.ComparePaths(chunks[k].first, p) >= 0 })
 	if k == 0 {
-		return 0
+		return 0, nil
 	}
-	recs := rs.disk.chunk(k - 1)
+	recs, err := rs.disk.chunk(k - 1)
+	if err != nil {
+		return 0, err
+	}
 	j := sort.Search(len(recs), func(j int) bool { return layout.ComparePaths(recs[j].Path, p) >= 0 })
-	return chunks[k-1].start + j
+	return chunks[k-1].start + j, nil
 }

@@ -12,6 +12,26 @@ import (
 	"github.com/rsgen/rsgen/rs"
 )
 
+// at is rs.At for records in memory, which it cannot fail to read.
+func at(t *testing.T, rs *Records, i int) *Record {
+	t.Helper()
+	r, err := rs.At(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// find is rs.Find for records in memory.
+func find(t *testing.T, rs *Records, p string) *Record {
+	t.Helper()
+	r, err := rs.Find(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestRecordsAcrossChunks appends records over several chunks, keeps a
 // pointer taken before the growth, deletes every third record and finds
 // the others by path.
@@ -25,10 +45,10 @@ func TestRecordsAcrossChunks(t *testing.T) {
 			t.Fatalf("Append returned %d, want %d", got, i)
 		}
 		if i == 0 {
-			first = rs.At(0)
+			first = at(t, &rs, 0)
 		}
 	}
-	if first != rs.At(0) || first.Path != name(0) {
+	if first != at(t, &rs, 0) || first.Path != name(0) {
 		t.Fatal("a pointer to a record moved while records were appended")
 	}
 	rs.DeleteFunc(func(r *Record) bool { return r.Size%3 == 0 })
@@ -37,21 +57,21 @@ func TestRecordsAcrossChunks(t *testing.T) {
 	}
 	k := 0
 	for i := range n {
-		r := rs.Find(name(i))
+		r := find(t, &rs, name(i))
 		if i%3 == 0 {
 			if r != nil {
 				t.Errorf("deleted %s found", name(i))
 			}
 			continue
 		}
-		if r == nil || r.Size != int64(i) || rs.At(k) != r {
+		if r == nil || r.Size != int64(i) || at(t, &rs, k) != r {
 			t.Fatalf("record %s: found %v at %d", name(i), r, k)
 		}
 		k++
 	}
 	// (That emptied chunks are let go is tested in package chunked.)
 	rs.Append(Record{Path: "zz"})
-	if rs.At(rs.Len()-1).Path != "zz" || rs.Find("zz") == nil {
+	if at(t, &rs, rs.Len()-1).Path != "zz" || find(t, &rs, "zz") == nil {
 		t.Error("append after delete lost the record")
 	}
 }

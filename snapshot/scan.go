@@ -8,12 +8,14 @@ import (
 	"iter"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"golang.org/x/sync/errgroup"
 )
 
 // RaceWindow is how much older than the recording scan's start a file's
@@ -48,11 +50,6 @@ type ScanOptions struct {
 	// Now is the time of the build, in Unix seconds: the time of the
 	// events, and when new content is first seen (Record.Seen).
 	Now int64
-	// Adjust, when set, is called on the record of each file read, before
-	// it is compared with the previous one: the generator gives a resource
-	// it rewrites for publishing the length and digests of its published
-	// bytes there.
-	Adjust func(r *Record)
 	// SkipUnreadable turns a file or folder that cannot be read for lack
 	// of permission into a skip note instead of a failure.
 	SkipUnreadable bool
@@ -102,7 +99,7 @@ const (
 // Note reports one thing a scan did.
 type Note struct {
 	Kind  NoteKind
-	Code  string // NoteSkipped: why, for grouping: "symlink", "special" or "unreadable"
+	Code  string // NoteSkipped: why, for grouping: one of the Skip codes
 	Path  string
 	Bytes int64 // NoteFound: -1 when the size is known only once the file is read
 	Msg   string
@@ -136,7 +133,8 @@ func (e *PathError) Unwrap() error { return e.Err }
 func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Event, _ ScanStats, err error) {
 	next, stop := iter.Pull2(prev.Records())
 	defer stop()
-	s := &scan{opts: opts, prevNext: next, prevScanStart: prev.ScanStart}
+	s := &scan{opts: opts, prev: prevRecords{next: next}, prevScanStart: prev.ScanStart}
+	s.walk.notify = opts.Notify
 	defer func() {
 		if err != nil {
 			s.out.Close() // a spill's file
@@ -146,36 +144,26 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Ev
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s.jobs = make(chan []hashJob, 4*workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.worker(ctx, cancel)
-		}()
-	}
+	// A job's error cancels the walk; it, not the cancellation, is the
+	// cause errgroup reports.
+	g, jobCtx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	s.work, s.hashers = g, make(chan *hasher, workers)
 	walkErr := fs.WalkDir(opts.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if ctxErr := ctx.Err(); ctxErr != nil {
+		if ctxErr := jobCtx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		return s.visit(p, d, err)
+		return s.visit(jobCtx, p, d, err)
 	})
 	if walkErr == nil {
-		walkErr = s.deleteRest()
+		walkErr = s.prev.rest()
 	}
-	s.flushStats()
-	close(s.jobs)
+	s.flushStats(jobCtx)
 	if walkErr == nil {
-		s.walkEnded()
+		s.walk.ended()
 	}
-	wg.Wait()
-	// A worker's error cancels the walk; it, not the cancellation, is the
-	// cause to report.
-	if s.err != nil {
-		return Records{}, nil, ScanStats{}, s.err
+	if err = g.Wait(); err != nil {
+		return Records{}, nil, ScanStats{}, err
 	}
 	if walkErr != nil {
 		return Records{}, nil, ScanStats{}, walkErr
@@ -196,25 +184,22 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Ev
 }
 
 type scan struct {
-	opts ScanOptions
-	// prevNext returns prev's next record; pending holds one it returned
-	// that the walk has not reached yet.
-	prevNext      func() (Record, error, bool)
-	pending       *Record
+	opts          ScanOptions
+	prev          prevRecords // prev's records, read as the walk reaches their paths
 	prevScanStart int64
 	// paths holds the paths of new files, which the walk alone adds.
 	paths pathArena
 
-	// jobs carries files to the workers: one file to read, or a batch of
-	// files with a previous record to stat (batch, while the walk fills
-	// it), most of which a rebuild finds unchanged. Stat'ing in the
-	// workers spreads a rebuild's system calls over every core.
-	jobs  chan []hashJob
-	batch []hashJob
-	// statting counts the batches whose stats are not all taken yet: the
-	// walk has found every file when it has ended and statting is 0.
-	statting int
-	walked   bool
+	// work runs the jobs, at most Workers at once: one file to read, or a
+	// batch of files with a previous record to stat (batch, while the
+	// walk fills it), most of which a rebuild finds unchanged. Stat'ing in
+	// the jobs spreads a rebuild's system calls over every core. hashers
+	// holds the hashers of the jobs that ended, one per job running at
+	// most, each reused for every file it reads.
+	work    *errgroup.Group
+	hashers chan *hasher
+	batch   []hashJob
+	walk    walkProgress
 
 	// The walk appends to places, in walk order, and workers put the
 	// records of the files they read in the places kept for them: a job
@@ -223,12 +208,10 @@ type scan struct {
 	// read leaves its place empty (Path ""). open counts, per chunk of
 	// places, those not yet filled: the walk moves the chunks whose places
 	// are all filled, in order, into out (keepSettled).
-	mu      sync.Mutex
-	places  chunked.List[Record]
-	open    []int32
-	deleted []Record // prev's records of files that are gone
-	stats   ScanStats
-	err     error // the first hashing error
+	mu     sync.Mutex
+	places chunked.List[Record]
+	open   []int32
+	stats  ScanStats
 
 	// Only the walk's goroutine, and Scan once the workers are done, use
 	// these.
@@ -254,16 +237,16 @@ type hashJob struct {
 // job: enough that handing them over costs little beside the stats.
 const statBatch = 64
 
-func (s *scan) visit(p string, d fs.DirEntry, err error) error {
+func (s *scan) visit(ctx context.Context, p string, d fs.DirEntry, err error) error {
 	if err != nil && p != "." && errors.Is(err, fs.ErrNotExist) {
 		return nil // removed since its folder was read, like a file before its read
 	}
 	if err != nil {
 		if s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) && p != "." {
-			s.skip(p, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
 			if d != nil && d.IsDir() {
-				return fs.SkipDir
+				return s.keepUnreadableFolder(p, err)
 			}
+			s.skip(p, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
 			return nil
 		}
 		return &PathError{Path: p, Err: unwrapPathError(err)}
@@ -288,20 +271,20 @@ func (s *scan) visit(p string, d fs.DirEntry, err error) error {
 	}
 	if !d.Type().IsRegular() {
 		if d.Type()&fs.ModeSymlink != 0 && s.opts.FollowSymlinks {
-			return s.follow(p)
+			return s.follow(ctx, p)
 		}
 		s.skip(p, skipCode(d.Type()), skipReason(d.Type()))
 		return nil
 	}
-	return s.addFile(p, d.Info)
+	return s.addFile(ctx, p, d.Info)
 }
 
 // addFile adds the regular file p to the results, keeping its place: a
 // worker reads it, or stats it and takes its trusted previous record. A
 // file new to the state is read whatever its stat says, and is not stat'ed
 // before: the read stats the file it opens.
-func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
-	old, err := s.previous(p)
+func (s *scan) addFile(ctx context.Context, p string, stat func() (fs.FileInfo, error)) error {
+	old, err := s.prev.find(p)
 	if err != nil {
 		return err
 	}
@@ -309,7 +292,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 		s.found(p, -1, true)
 		rec := Record{Path: s.paths.join(p, nil)}
 		rec.SetType(layout.TypeByName(p))
-		s.jobs <- []hashJob{{index: s.place(&rec), rec: rec}}
+		s.submit(ctx, []hashJob{{index: s.place(&rec), rec: rec}})
 		return s.keepSettled(false)
 	}
 	if s.batch == nil {
@@ -317,7 +300,7 @@ func (s *scan) addFile(p string, stat func() (fs.FileInfo, error)) error {
 	}
 	s.batch = append(s.batch, hashJob{index: s.place(old), rec: Record{Path: p}, old: old, stat: stat})
 	if len(s.batch) == statBatch {
-		s.flushStats()
+		s.flushStats(ctx)
 	}
 	return s.keepSettled(false)
 }
@@ -412,90 +395,123 @@ func (s *scan) spill(recs []Record) {
 	}
 }
 
-// flushStats hands the files waiting to be stat'ed to the workers.
-func (s *scan) flushStats() {
+// flushStats hands the files waiting to be stat'ed to a job.
+func (s *scan) flushStats(ctx context.Context) {
 	if len(s.batch) == 0 {
 		return
 	}
-	s.mu.Lock()
-	s.statting++
-	s.mu.Unlock()
-	s.jobs <- s.batch
+	s.walk.statting()
+	s.submit(ctx, s.batch)
 	s.batch = nil
 }
 
-// walkEnded records that the walk has found every path; the walk has
-// found every file once the last batch is stat'ed too.
-func (s *scan) walkEnded() {
-	s.mu.Lock()
-	s.walked = true
-	done := s.statting == 0
-	s.mu.Unlock()
-	if done {
-		s.notifyWalked()
+// walkProgress tells Notify, once, that the walk has found every file: it
+// has ended, and every batch of files it handed over is stat'ed.
+type walkProgress struct {
+	notify   func(Note)
+	mu       sync.Mutex
+	batches  int // the batches whose stats are not all taken yet
+	walkDone bool
+}
+
+// statting records a batch handed over to be stat'ed.
+func (w *walkProgress) statting() {
+	w.mu.Lock()
+	w.batches++
+	w.mu.Unlock()
+}
+
+// ended records that the walk has found every path; the walk has found
+// every file once the last batch is stat'ed too.
+func (w *walkProgress) ended() {
+	w.mu.Lock()
+	w.walkDone = true
+	done := w.batches == 0
+	w.mu.Unlock()
+	if done && w.notify != nil {
+		w.notify(Note{Kind: NoteWalked})
 	}
 }
 
 // statted records that a batch's files are all stat'ed.
-func (s *scan) statted() {
-	s.mu.Lock()
-	s.statting--
-	done := s.walked && s.statting == 0
-	s.mu.Unlock()
-	if done {
-		s.notifyWalked()
+func (w *walkProgress) statted() {
+	w.mu.Lock()
+	w.batches--
+	done := w.walkDone && w.batches == 0
+	w.mu.Unlock()
+	if done && w.notify != nil {
+		w.notify(Note{Kind: NoteWalked})
 	}
 }
 
-func (s *scan) notifyWalked() {
-	if s.opts.Notify != nil {
-		s.opts.Notify(Note{Kind: NoteWalked})
-	}
+// prevRecords reads the previous state's records as the walk reaches their
+// paths (a merge-join: both are in walk order), so that they need not be
+// held in memory with the new ones, and holds those of the files that are
+// gone.
+type prevRecords struct {
+	next    func() (Record, error, bool) // the next record
+	pending *Record                      // one next returned that the walk has not reached yet
+	mu      sync.Mutex
+	deleted []Record // the records of files that are gone
 }
 
-// previous returns the previous record of p, reading prev's records up
-// to it: those of paths before p are of files that are gone.
-func (s *scan) previous(p string) (*Record, error) {
+// find returns the previous record of p, reading the records up to it:
+// those of paths before p are of files that are gone.
+func (pr *prevRecords) find(p string) (*Record, error) {
 	for {
-		if s.pending == nil {
-			r, err, ok := s.prevNext()
-			if !ok {
-				return nil, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			s.pending = &r
+		r, err := pr.peek()
+		if r == nil || err != nil {
+			return nil, err
 		}
-		c := layout.ComparePaths(s.pending.Path, p)
+		c := layout.ComparePaths(r.Path, p)
 		if c > 0 {
 			return nil, nil
 		}
-		r := s.pending
-		s.pending = nil
+		pr.pending = nil
 		if c == 0 {
 			return r, nil
 		}
-		s.mu.Lock()
-		s.deleted = append(s.deleted, *r)
-		s.mu.Unlock()
+		pr.gone(r)
 	}
 }
 
-// deleteRest records prev's records after the last file walked as gone.
-func (s *scan) deleteRest() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pending != nil {
-		s.deleted = append(s.deleted, *s.pending)
-		s.pending = nil
+// peek returns the next record that the walk has not reached yet, nil
+// after the last; pr.pending = nil takes it.
+func (pr *prevRecords) peek() (*Record, error) {
+	if pr.pending == nil {
+		r, err, ok := pr.next()
+		if !ok {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		pr.pending = &r
+	}
+	return pr.pending, nil
+}
+
+// gone records a previous record as of a file that is gone.
+func (pr *prevRecords) gone(r *Record) {
+	pr.mu.Lock()
+	pr.deleted = append(pr.deleted, *r)
+	pr.mu.Unlock()
+}
+
+// rest records the records after the last file walked as gone.
+func (pr *prevRecords) rest() error {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.pending != nil {
+		pr.deleted = append(pr.deleted, *pr.pending)
+		pr.pending = nil
 	}
 	for {
-		r, err, ok := s.prevNext()
+		r, err, ok := pr.next()
 		if !ok || err != nil {
 			return err
 		}
-		s.deleted = append(s.deleted, r)
+		pr.deleted = append(pr.deleted, r)
 	}
 }
 
@@ -506,35 +522,44 @@ func (s *scan) trusted(old, cur *Record) bool {
 		old.Stat().Describes(cur.Stat(), s.prevScanStart) && old.Digests.HasAll(s.opts.Algorithms)
 }
 
-// worker takes jobs until there are no more: it stats a batch's files
-// first, so that the walk's end is known as soon as can be, then reads
-// those it must.
-func (s *scan) worker(ctx context.Context, cancel context.CancelFunc) {
-	h := newHasher(s.opts.Algorithms)
-	for batch := range s.jobs {
-		if ctx.Err() != nil {
-			continue
+// submit runs a job once fewer than Workers run: it stats a batch's
+// files first, so that the walk's end is known as soon as can be, then
+// reads those it must. The first error cancels ctx, and so the walk.
+func (s *scan) submit(ctx context.Context, batch []hashJob) {
+	s.work.Go(func() error {
+		var h *hasher
+		select {
+		case h = <-s.hashers:
+		default:
+			h = newHasher(s.opts.Algorithms)
 		}
+		defer func() { s.hashers <- h }()
 		if batch[0].stat != nil {
-			batch = s.statAll(ctx, cancel, batch)
+			var err error
+			if batch, err = s.statAll(ctx, batch); err != nil {
+				return err
+			}
 		}
 		for i := range batch {
-			if ctx.Err() != nil {
-				break
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			s.read(ctx, cancel, h, &batch[i])
+			if err := s.read(ctx, h, &batch[i]); err != nil {
+				return err
+			}
 		}
-	}
+		return nil
+	})
 }
 
 // statAll stats a batch's files, puts those whose previous record can be
 // trusted in their places, and returns the others, to be read.
-func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []hashJob) []hashJob {
-	defer s.statted()
+func (s *scan) statAll(ctx context.Context, batch []hashJob) ([]hashJob, error) {
+	defer s.walk.statted()
 	toRead := batch[:0]
 	for _, job := range batch {
-		if ctx.Err() != nil {
-			return nil
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		info, err := job.stat()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -542,9 +567,7 @@ func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []h
 			continue
 		}
 		if err != nil {
-			s.fail(&PathError{Path: job.rec.Path, Err: unwrapPathError(err)})
-			cancel()
-			return nil
+			return nil, &PathError{Path: job.rec.Path, Err: unwrapPathError(err)}
 		}
 		rec := &job.rec
 		rec.SetStat(info)
@@ -561,11 +584,11 @@ func (s *scan) statAll(ctx context.Context, cancel context.CancelFunc, batch []h
 		rec.SetType(layout.TypeByName(rec.Path))
 		toRead = append(toRead, job)
 	}
-	return toRead
+	return toRead, nil
 }
 
 // read reads a file and puts its record in its place.
-func (s *scan) read(ctx context.Context, cancel context.CancelFunc, h *hasher, job *hashJob) {
+func (s *scan) read(ctx context.Context, h *hasher, job *hashJob) error {
 	err := h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
 	for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
 		err = h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
@@ -573,30 +596,32 @@ func (s *scan) read(ctx context.Context, cancel context.CancelFunc, h *hasher, j
 	if errors.Is(err, ErrChangedWhileReading) {
 		err = fmt.Errorf("%w (read %d times)", err, MaxReads)
 	}
+	var teeErr *TeeError
 	switch {
+	case errors.As(err, &teeErr):
+		return teeErr // the output's, not the file's
 	case errors.Is(err, fs.ErrNotExist):
 		s.drop(job) // removed since the folder was read
+	case err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) && job.old != nil:
+		s.keepUnreadable(job, err)
 	case err != nil && s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission):
 		s.drop(job)
 		s.skip(job.rec.Path, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
 	case err != nil:
-		s.fail(&PathError{Path: job.rec.Path, Err: unwrapPathError(err)})
-		cancel()
+		return &PathError{Path: job.rec.Path, Err: unwrapPathError(err)}
 	default:
 		s.settle(job)
 		if s.opts.Notify != nil {
 			s.opts.Notify(Note{Kind: NoteHashed, Path: job.rec.Path, Bytes: job.rec.Size})
 		}
 	}
+	return nil
 }
 
 // settle compares the record of a file just read with its previous one,
 // marking it, and puts it in its place.
 func (s *scan) settle(job *hashJob) {
 	r := &job.rec
-	if s.opts.Adjust != nil {
-		s.opts.Adjust(r)
-	}
 	switch {
 	case job.old == nil:
 		r.Change, r.Seen = Created, s.opts.Now
@@ -629,31 +654,105 @@ func (s *scan) drop(job *hashJob) {
 	s.places.At(job.index).Path = ""
 	s.filled(job.index)
 	if job.old != nil {
-		s.deleted = append(s.deleted, *job.old)
+		s.prev.gone(job.old)
+	}
+}
+
+// Unreadable files (ScanOptions.SkipUnreadable)
+//
+// A file or folder that cannot be read for lack of permission is most
+// often so for a moment: a file written by a tool that opens it 0600 and
+// then changes its mode, a folder being restored. One never published is
+// left out, with a note; one published before keeps its last published
+// version, record and placement, with a note, rather than being published
+// as deleted and created again once readable.
+
+// keepUnreadable keeps the previous record of a file that cannot be read
+// in its place, unchanged.
+func (s *scan) keepUnreadable(job *hashJob, err error) {
+	s.mu.Lock()
+	r := s.places.At(job.index)
+	*r = *job.old
+	r.Placed, r.Change, r.Unchanged = false, 0, true
+	s.filled(job.index)
+	s.mu.Unlock()
+	s.noteKept(job.old.Path, "unreadable: its last published version is kept: "+unwrapPathError(err).Error())
+}
+
+// keepUnreadableFolder keeps, unchanged, the previous records of the
+// files under the folder p, which cannot be read, and returns SkipDir.
+// They come next in walk order: after the records before p, which are of
+// files gone, and before those of any path the walk visits after p.
+func (s *scan) keepUnreadableFolder(p string, err error) error {
+	kept := 0
+	for {
+		old, perr := s.prev.peek()
+		if perr != nil {
+			return perr
+		}
+		if old == nil || !strings.HasPrefix(old.Path, p+"/") && layout.ComparePaths(old.Path, p) > 0 {
+			break
+		}
+		s.prev.pending = nil
+		if !strings.HasPrefix(old.Path, p+"/") {
+			s.prev.gone(old)
+			continue
+		}
+		i := s.place(old)
+		s.mu.Lock()
+		r := s.places.At(i)
+		r.Placed, r.Change, r.Unchanged = false, 0, true
+		s.filled(i)
+		s.mu.Unlock()
+		kept++
+	}
+	why := unwrapPathError(err).Error()
+	if kept == 0 {
+		s.skip(p, SkipUnreadable, "unreadable, skipped: "+why)
+	} else {
+		held := fmt.Sprintf("the last published versions of the %d files it held are kept", kept)
+		if kept == 1 {
+			held = "the last published version of the file it held is kept"
+		}
+		s.noteKept(p, "unreadable folder: "+held+": "+why)
+	}
+	if err := s.keepSettled(false); err != nil {
+		return err
+	}
+	return fs.SkipDir
+}
+
+// noteKept notes a file or folder that cannot be read, whose last
+// published version is kept: not a file left out, so not counted as
+// skipped.
+func (s *scan) noteKept(p, msg string) {
+	if s.opts.Notify != nil {
+		s.opts.Notify(Note{Kind: NoteSkipped, Code: KeptUnreadable, Path: p, Msg: msg})
 	}
 }
 
 // events returns the change events of the scan in walk order: the files
 // created and updated, and the previous records of the files gone.
 func (s *scan) events() []Event {
+	deleted := s.prev.deleted
 	// Files that vanished while they were read join the deletions late.
-	slices.SortFunc(s.deleted, func(a, b Record) int { return layout.ComparePaths(a.Path, b.Path) })
+	slices.SortFunc(deleted, func(a, b Record) int { return layout.ComparePaths(a.Path, b.Path) })
 	// Sized first: a cold build's million events, grown by appending,
 	// would be copied at the build's peak.
-	n := len(s.deleted)
+	n := len(deleted)
 	for range s.changedRecords() {
 		n++
 	}
 	events := make([]Event, 0, n)
 	i := 0
 	for r := range s.changedRecords() {
-		for ; i < len(s.deleted) && layout.ComparePaths(s.deleted[i].Path, r.Path) < 0; i++ {
-			events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &s.deleted[i]})
+		for ; i < len(deleted) && layout.ComparePaths(deleted[i].Path, r.Path) < 0; i++ {
+			events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &deleted[i]})
 		}
 		events = append(events, Event{Change: r.Change, Time: s.opts.Now, Record: r})
 	}
-	for ; i < len(s.deleted); i++ {
-		events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &s.deleted[i]})
+	for ; i < len(deleted); i++ {
+		events = append(events, Event{Change: Deleted, Time: s.opts.Now, Record: &deleted[i]})
 	}
 	return events
 }
@@ -662,7 +761,7 @@ func (s *scan) events() []Event {
 // walk order: those of out, or their copies when out is spilled.
 func (s *scan) changedRecords() iter.Seq[*Record] {
 	return func(yield func(*Record) bool) {
-		all := s.out.All()
+		all := s.out.List.All() // in memory, unless spilled
 		if s.out.disk != nil {
 			all = s.changed.All()
 		}
@@ -687,19 +786,19 @@ func (s *scan) found(p string, size int64, read bool) {
 	}
 }
 
-func (s *scan) fail(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err == nil {
-		s.err = err
-	}
-}
-
 // The codes of skip notes.
 const (
-	SkipSymlink    = "symlink"    // a symbolic link not followed
+	SkipSymlink    = "symlink"    // a symbolic link not followed: following is off
 	SkipSpecial    = "special"    // a FIFO, socket or device
 	SkipUnreadable = "unreadable" // refused for lack of permission (SkipUnreadable)
+	// KeptUnreadable is a file, or a folder of files, refused for lack of
+	// permission, whose last published version is kept (SkipUnreadable).
+	KeptUnreadable = "unreadable-kept"
+	// SkipSymlinkRefused is a symbolic link that following does not
+	// follow: it points outside the source, loops or is broken. It has a
+	// code of its own, so that what a warning about many of them advises
+	// is not to turn following on, which it is.
+	SkipSymlinkRefused = "symlink-refused"
 )
 
 func (s *scan) skip(p, code, reason string) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -479,13 +480,13 @@ func TestFingerprintIsSHA256(t *testing.T) {
 			t.Errorf("%v: published hash %q", algs, got)
 		}
 		prev := &State{Files: RecordsOf(recs...), ScanStart: time.Now().UnixNano()}
-		prev.Files.At(0).SetFingerprint([32]byte{})
+		prev.Files.List.At(0).SetFingerprint([32]byte{})
 		again, _, stats, err := scanRecords(context.Background(), prev, ScanOptions{FS: os.DirFS(dir), Algorithms: algs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stats.Hashed != 1 || !SameContent(prev.Files.At(0), &again[0]) {
-			t.Errorf("%v: a record without a fingerprint: read %d files, same content %v", algs, stats.Hashed, SameContent(prev.Files.At(0), &again[0]))
+		if stats.Hashed != 1 || !SameContent(prev.Files.List.At(0), &again[0]) {
+			t.Errorf("%v: a record without a fingerprint: read %d files, same content %v", algs, stats.Hashed, SameContent(prev.Files.List.At(0), &again[0]))
 		}
 	}
 }
@@ -610,7 +611,10 @@ func TestRecordSize(t *testing.T) {
 func scanRecords(ctx context.Context, prev *State, opts ScanOptions) ([]Record, []Event, ScanStats, error) {
 	files, events, stats, err := Scan(ctx, prev, opts)
 	var recs []Record
-	for _, r := range files.All() {
+	for r, rerr := range files.All() {
+		if rerr != nil {
+			return nil, nil, stats, rerr
+		}
 		recs = append(recs, *r)
 	}
 	return recs, events, stats, err
@@ -624,7 +628,10 @@ func throughRecordFile(t *testing.T, dir string, recs *Records) *RecordFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range recs.All() {
+	for r, err := range recs.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
 		rf.Append(r)
 	}
 	if err := rf.Finish(); err != nil {
@@ -679,7 +686,7 @@ func TestRecordFileKeepsEveryRecord(t *testing.T) {
 // published bytes'.
 func TestRewrittenRecordKeepsItsSourceStat(t *testing.T) {
 	st := sampleState()
-	r := st.Files.At(1)
+	r := st.Files.List.At(1)
 	r.Size = 100
 	var d Digests
 	d.Set(rs.SHA256, append(make([]byte, 31), 5))
@@ -688,7 +695,72 @@ func TestRewrittenRecordKeepsItsSourceStat(t *testing.T) {
 		t.Fatalf("published: Size %d, Stat().Size %d, Rewritten %v; want 150, 100, true", r.Size, r.Stat().Size, r.Rewritten)
 	}
 	got := roundTrip(t, st)
-	if g := got.Files.At(1); g.Size != 150 || g.Stat().Size != 100 || g.Fingerprint() != r.Fingerprint() {
+	if g := got.Files.List.At(1); g.Size != 150 || g.Stat().Size != 100 || g.Fingerprint() != r.Fingerprint() {
 		t.Errorf("decoded: Size %d, Stat().Size %d; want 150, 100", g.Size, g.Stat().Size)
+	}
+}
+
+// denyFS refuses to open the paths in deny, files or folders, for lack of
+// permission, as a file of mode 000 refuses anyone but root.
+type denyFS struct {
+	fs.FS
+	deny map[string]bool
+}
+
+func (d denyFS) Open(name string) (fs.File, error) {
+	if d.deny[name] {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.FS.Open(name)
+}
+
+// TestSkipUnreadableKeepsThePublishedVersion: with SkipUnreadable, a file
+// or a folder published before that cannot be read now (for a moment,
+// most often) keeps its previous records, unchanged, with a note of its
+// own; only a file never published is left out (#33: it was published as
+// deleted, and as created again once readable).
+func TestSkipUnreadableKeepsThePublishedVersion(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{"a", "private/x", "private/y", "secret", "z"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(filepath.Join(dir, p), old, old)
+	}
+	first, _ := scanDir(t, dir, &State{}, false)
+	prev := &State{Files: RecordsOf(first...), ScanStart: time.Now().UnixNano()}
+	// secret changes, so that the scan must read it; fresh is new
+	os.WriteFile(filepath.Join(dir, "secret"), []byte("secret, second version"), 0o644)
+	os.WriteFile(filepath.Join(dir, "fresh"), []byte("fresh"), 0o644)
+	var notes []string
+	var mu sync.Mutex
+	files, events, stats, err := scanRecords(context.Background(), prev, ScanOptions{
+		FS:         denyFS{os.DirFS(dir), map[string]bool{"private": true, "secret": true, "fresh": true}},
+		Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5}, SkipUnreadable: true, Now: 99,
+		Notify: func(n Note) {
+			if n.Kind == NoteSkipped {
+				mu.Lock()
+				notes = append(notes, n.Code+" "+n.Path)
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 0 {
+		t.Errorf("events %v, want none", events)
+	}
+	if !slices.EqualFunc(files, first, func(a, b Record) bool { return a.Path == b.Path && a.Fingerprint() == b.Fingerprint() && a.Change == 0 }) {
+		t.Errorf("records %v, want the previous ones, unchanged", files)
+	}
+	slices.Sort(notes)
+	if want := []string{"unreadable fresh", "unreadable-kept private", "unreadable-kept secret"}; !slices.Equal(notes, want) {
+		t.Errorf("notes %q, want %q", notes, want)
+	}
+	if stats.Skipped != 1 {
+		t.Errorf("%d skipped, want 1: the files kept are not left out", stats.Skipped)
 	}
 }

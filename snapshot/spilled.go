@@ -52,28 +52,6 @@ type decodedChunk struct {
 	recs []Record
 }
 
-// SpillError is what Records panics with when it cannot read back the
-// records it spilled (see Catch): its At and All cannot return an error.
-type SpillError struct{ Err error }
-
-func (e *SpillError) Error() string {
-	return "snapshot: read the spilled file records: " + e.Err.Error()
-}
-func (e *SpillError) Unwrap() error { return e.Err }
-
-// Catch turns a SpillError panic into *err; any other panic goes on. Defer
-// it in every function that starts using a build's records and in every
-// goroutine that uses them.
-func Catch(err *error) {
-	if r := recover(); r != nil {
-		se, ok := r.(*SpillError)
-		if !ok {
-			panic(r)
-		}
-		*err = se
-	}
-}
-
 // newSpilled makes a spill in an unnamed file in the folder dir.
 func newSpilled(dir string) (*spilled, error) {
 	f, err := UnnamedFile(dir)
@@ -137,21 +115,21 @@ func (s *spilled) chunkOf(i int) int {
 
 // chunk returns the records of chunk k, decoding them unless they were
 // among the last decoded.
-func (s *spilled) chunk(k int) []Record {
+func (s *spilled) chunk(k int) ([]Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.cache {
 		if c.k == k {
-			return c.recs
+			return c.recs, nil
 		}
 	}
 	recs, err := s.decode(k)
 	if err != nil {
-		panic(&SpillError{err})
+		return nil, fmt.Errorf("snapshot: read the spilled file records from %s: %w", s.file.Name(), err)
 	}
 	s.cache[s.evict] = decodedChunk{k, recs}
 	s.evict = (s.evict + 1) % len(s.cache)
-	return recs
+	return recs, nil
 }
 
 // decode reads and decodes chunk k.

@@ -2,12 +2,12 @@ package snapshot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rsgen/rsgen/internal/chunked"
@@ -61,15 +61,15 @@ func TestSpilledScanEqualsScanInMemory(t *testing.T) {
 		if recs.Len() != memRecs.Len() || stats.Files != recs.Len() {
 			t.Fatalf("round %d: %d records spilled, %d in memory, stats say %d", round, recs.Len(), memRecs.Len(), stats.Files)
 		}
-		for i, r := range memRecs.All() {
-			if got := recs.At(i); !reflect.DeepEqual(*got, *r) {
+		for i, r := range memRecs.List.All() {
+			if got := at(t, &recs, i); !reflect.DeepEqual(*got, *r) {
 				t.Fatalf("round %d: record %d spilled is %+v, in memory %+v", round, i, *got, *r)
 			}
-			if j := recs.Search(r.Path); j != i || recs.Find(r.Path) == nil {
+			if j := search(t, &recs, r.Path); j != i || find(t, &recs, r.Path) == nil {
 				t.Fatalf("round %d: Search(%s) = %d, want %d", round, r.Path, j, i)
 			}
-			if before := r.Path[:len(r.Path)-1]; recs.Search(before) != memRecs.Search(before) {
-				t.Fatalf("round %d: Search(%s) = %d, in memory %d", round, before, recs.Search(before), memRecs.Search(before))
+			if before := r.Path[:len(r.Path)-1]; search(t, &recs, before) != search(t, &memRecs, before) {
+				t.Fatalf("round %d: Search(%s) = %d, in memory %d", round, before, search(t, &recs, before), search(t, &memRecs, before))
 			}
 		}
 		if got, want := eventStrings(events), eventStrings(memEvents); !slices.Equal(got, want) {
@@ -94,7 +94,7 @@ func TestSpilledScanEqualsScanInMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := *memRecs.At(k)
+			want := *memRecs.List.At(k)
 			want.Placed, want.Change, want.Unchanged = false, 0, false
 			if !reflect.DeepEqual(r, want) {
 				t.Fatalf("round %d: saved record %d is %+v, want %+v", round, k, r, want)
@@ -157,7 +157,7 @@ func TestScanKeepsSettledChunksInOrder(t *testing.T) {
 	if s.out.Len() != 2*chunked.Size+2 {
 		t.Fatalf("%d records kept in all, want %d", s.out.Len(), 2*chunked.Size+2)
 	}
-	for i, r := range s.out.All() {
+	for i, r := range s.out.List.All() {
 		if want := i + 1; i >= 7 && r.Path != fmt.Sprintf("f%05d", want) || i < 7 && r.Path != fmt.Sprintf("f%05d", i) {
 			t.Fatalf("record %d is %s", i, r.Path)
 		}
@@ -184,27 +184,48 @@ func TestScanKeepsRecordsInMemoryWhenItCannotSpill(t *testing.T) {
 	}
 }
 
-// TestSpilledRecordsThatCannotBeReadPanicWithSpillError: Records has no
-// error to return from At; a spill file that cannot be read back panics
-// with a SpillError, which Catch turns into the error of the function
-// that defers it.
-func TestSpilledRecordsThatCannotBeReadPanicWithSpillError(t *testing.T) {
+// TestSpilledRecordsThatCannotBeReadReturnAnError: a spill file that
+// cannot be read back is the error of At, Find, Search and All (once,
+// and All stops), which name the file: a disk error fails a build, and
+// never crashes it.
+func TestSpilledRecordsThatCannotBeReadReturnAnError(t *testing.T) {
 	recs, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(spillTree(t, 10)),
 		Algorithms: []rs.HashAlgorithm{rs.SHA256}, SpillDir: t.TempDir(), SpillAfter: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer recs.Close()
 	recs.disk.file.Truncate(0)
-	read := func() (err error) {
-		defer Catch(&err)
-		recs.At(3)
-		return nil
+	if r, err := recs.At(3); err == nil || r != nil || !strings.Contains(err.Error(), recs.disk.file.Name()) {
+		t.Errorf("At of a truncated spill: %v, %v; want an error that names %s", r, err, recs.disk.file.Name())
 	}
-	var se *SpillError
-	if err := read(); !errors.As(err, &se) {
-		t.Errorf("reading a truncated spill returned %v, want a SpillError", err)
+	if r, err := recs.Find("e/f00002.txt"); err == nil || r != nil {
+		t.Errorf("Find in a truncated spill: %v, %v; want an error", r, err)
 	}
-	recs.Close()
+	if _, err := recs.Search("e/f00002.txt"); err == nil {
+		t.Error("Search in a truncated spill returned no error")
+	}
+	yielded, errs := 0, 0
+	for r, err := range recs.All() {
+		if yielded++; err != nil {
+			errs++
+		} else if r == nil {
+			t.Error("All yielded no record and no error")
+		}
+	}
+	if yielded != 1 || errs != 1 {
+		t.Errorf("All of a truncated spill yielded %d times, %d errors; want one error and no record", yielded, errs)
+	}
+}
+
+// search is rs.Search, failing the test on an error.
+func search(t *testing.T, rs *Records, p string) int {
+	t.Helper()
+	i, err := rs.Search(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
 }
 
 // TestBaselineScanMakesNoCreationEvents: the scan of a first build leaves
@@ -227,7 +248,7 @@ func TestBaselineScanMakesNoCreationEvents(t *testing.T) {
 		if events := s.events(); len(events) != 0 || s.changed.Len() != 0 {
 			t.Errorf("spill %q: %d events, %d copies; want none", spill, len(events), s.changed.Len())
 		}
-		if r := s.out.At(chunked.Size + 3); r.Change != Created {
+		if r := at(t, &s.out, chunked.Size+3); r.Change != Created {
 			t.Errorf("spill %q: record %s has change %v, want created", spill, r.Path, r.Change)
 		}
 		s.out.Close()

@@ -5,7 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Write compresses the small bitstreams of a package ahead of the writer,
@@ -31,48 +32,46 @@ type compressed struct {
 	err    error
 }
 
-// prefetcher compresses the small bitstreams of a manifest on its workers
-// and hands them over in manifest order through next.
+// prefetcher compresses the small bitstreams of a manifest, at most
+// Options.Workers at once, and hands them over in manifest order through
+// next.
 type prefetcher struct {
-	out  chan chan *compressed // per bitstream in order: where it will be, nil when left to the writer
-	free chan []byte           // buffers the writer is done with, for the next ones
-	stop context.CancelFunc
-	done sync.WaitGroup
+	out   chan chan *compressed // per bitstream in order: where it will be, nil when left to the writer
+	free  chan []byte           // buffers the writer is done with, for the next ones
+	tools chan *tools           // the tools of the bitstreams compressed, for the next ones
+	stop  context.CancelFunc
+	jobs  errgroup.Group // the bitstreams being compressed
+	done  errgroup.Group // dispatch, which waits for jobs
 }
 
-// job is a bitstream for a worker, and where to put it.
-type job struct {
-	e      *Entry
-	method uint16
-	result chan *compressed
+// tools are what compressing one bitstream takes: a compressor, a
+// verifier and a read buffer, made once per bitstream compressed at the
+// same time and reused.
+type tools struct {
+	comp *compressor
+	err  error // the compressor could not be made
+	v    verifier
+	buf  []byte
 }
 
 // prefetch starts compressing the bitstreams of m, opened with open.
 func prefetch(ctx context.Context, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) *prefetcher {
 	ctx, stop := context.WithCancel(ctx)
 	workers := opts.workers()
-	p := &prefetcher{out: make(chan chan *compressed, prefetchAhead), free: make(chan []byte, prefetchAhead+workers), stop: stop}
-	jobs := make(chan job)
-	for range workers {
-		p.done.Add(1)
-		go func() {
-			defer p.done.Done()
-			p.work(ctx, opts, jobs, open)
-		}()
-	}
-	p.done.Add(1)
-	go func() {
-		defer p.done.Done()
+	p := &prefetcher{out: make(chan chan *compressed, prefetchAhead), free: make(chan []byte, prefetchAhead+workers),
+		tools: make(chan *tools, workers), stop: stop}
+	p.jobs.SetLimit(workers)
+	p.done.Go(func() error {
 		defer close(p.out)
-		defer close(jobs)
-		p.dispatch(ctx, m, opts, jobs)
-	}()
+		p.dispatch(ctx, m, opts, open)
+		return p.jobs.Wait()
+	})
 	return p
 }
 
-// dispatch hands the small bitstreams of m to the workers, and their
-// places, in order, to the writer.
-func (p *prefetcher) dispatch(ctx context.Context, m *Manifest, opts *Options, jobs chan<- job) {
+// dispatch compresses the small bitstreams of m, and hands their places,
+// in order, to the writer.
+func (p *prefetcher) dispatch(ctx context.Context, m *Manifest, opts *Options, open func(e *Entry) (io.ReadCloser, error)) {
 	for i := range m.Entries {
 		e := &m.Entries[i]
 		if !e.hasBitstream() {
@@ -81,11 +80,17 @@ func (p *prefetcher) dispatch(ctx context.Context, m *Manifest, opts *Options, j
 		var result chan *compressed
 		if e.Length <= prefetchMax {
 			result = make(chan *compressed, 1)
-			select {
-			case jobs <- job{e, opts.method(e.Type), result}:
-			case <-ctx.Done():
-				return
-			}
+			method := opts.method(e.Type)
+			p.jobs.Go(func() error {
+				t := p.takeTools(opts)
+				defer func() { p.tools <- t }()
+				if t.err != nil {
+					result <- &compressed{err: t.err}
+				} else {
+					result <- compressAhead(ctx, e, method, t.comp, &t.v, t.buf, p.buffer(), open)
+				}
+				return nil
+			})
 		}
 		select {
 		case p.out <- result:
@@ -95,18 +100,14 @@ func (p *prefetcher) dispatch(ctx context.Context, m *Manifest, opts *Options, j
 	}
 }
 
-// work compresses the bitstreams of jobs, with a compressor, a verifier and
-// a read buffer of its own.
-func (p *prefetcher) work(ctx context.Context, opts *Options, jobs <-chan job, open func(e *Entry) (io.ReadCloser, error)) {
-	comp, err := newCompressor(opts.level())
-	buf := make([]byte, 64<<10)
-	var v verifier
-	for j := range jobs {
-		if err != nil {
-			j.result <- &compressed{err: err}
-			continue
-		}
-		j.result <- compressAhead(ctx, j.e, j.method, comp, &v, buf, p.buffer(), open)
+// takeTools returns the tools a bitstream that ended left, or new ones.
+func (p *prefetcher) takeTools(opts *Options) *tools {
+	select {
+	case t := <-p.tools:
+		return t
+	default:
+		comp, err := newCompressor(opts.level())
+		return &tools{comp: comp, err: err, buf: make([]byte, 64<<10)}
 	}
 }
 
@@ -137,7 +138,7 @@ func (p *prefetcher) buffer() []byte {
 	}
 }
 
-// close stops the workers and waits for them, so that every file they
+// close stops the compressing and waits for it, so that every file it
 // opened is closed.
 func (p *prefetcher) close() {
 	p.stop()

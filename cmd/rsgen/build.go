@@ -56,7 +56,7 @@ func newBuildFlags() *buildFlags {
 	f.fs.StringVar(&f.now, "now", "", nowUsage)
 	f.fs.BoolVar(&f.verify, "verify", false, "re-read every file, and check every published copy, instead of\ntrusting unchanged size and mtime")
 	f.fs.BoolVar(&f.wait, "wait", false, "wait for another build on the same state instead of failing")
-	f.fs.BoolVar(&f.skipUnreadable, "skip-unreadable", false, "leave out files and folders that cannot be read, with a warning,\ninstead of failing")
+	f.fs.BoolVar(&f.skipUnreadable, "skip-unreadable", false, "leave out files and folders that cannot be read, or keep the last\npublished version of those published before, with a warning,\ninstead of failing")
 	f.fs.BoolVar(&f.force, "force", false, "publish into a non-empty output folder that holds no rsgen build")
 	f.fs.BoolVar(&f.stateFromOutput, "state-from-output", false, "rebuild the state from the published output even when it loads\n(automatic when the state is missing or corrupt)")
 	f.fs.BoolVar(&f.rebase, "rebase", false, "confirm a new base_url: the Source starts afresh there, with a new\nbaseline (the closed lists, archives and packages of the old\nbase URL are removed)")
@@ -156,7 +156,7 @@ func failed(ctx context.Context, cio cliIO, name string, err error) int {
 		return exitInterrupted
 	}
 	fmt.Fprintf(cio.stderr, "rsgen %s: %v\n", name, err)
-	return exitFailure
+	return exitCodeOf(err) // a configuration the build refuses is exit 2, as Validate's
 }
 
 // eventJSON is one change event, as build --json and status --json print it.

@@ -173,13 +173,15 @@ func groupedWarnings(warnings []noteJSON) []string {
 
 // manyWarnings say, per kind, what many warnings of that kind mean.
 var manyWarnings = map[string]string{
-	generator.WarnSymlink:    "%d symbolic links not followed (set follow_symlinks = true to follow those that stay inside the source; rsgen status --explain lists them)",
-	generator.WarnSpecial:    "%d FIFOs, sockets or devices skipped (rsgen status --explain lists them)",
-	generator.WarnUnreadable: "%d unreadable files or folders left out (rsgen status --explain lists them)",
-	generator.WarnURITooLong: "%d files left out: their URIs would be longer than the 2048 characters a <loc> may have",
-	generator.WarnHTMLHead:   "%d HTML pages without a <head> start tag, published without their <link rel=\"resourcesync\">",
-	generator.WarnJSONPatch:  "%d updates of JSON files get no JSON Patch (a version is not valid JSON)",
-	generator.WarnLost:       "%d files that cannot be made again are lost or damaged in both the state and the output folder",
+	generator.WarnSymlink:        "%d symbolic links not followed (set follow_symlinks = true to follow those that stay inside the source; rsgen status --explain lists them)",
+	generator.WarnSymlinkRefused: "%d symbolic links not followed: they point outside the source, loop or are broken, and follow_symlinks follows only links that stay inside it (rsgen status --explain lists them with their targets)",
+	generator.WarnSpecial:        "%d FIFOs, sockets or devices skipped (rsgen status --explain lists them)",
+	generator.WarnUnreadable:     "%d unreadable files or folders left out (rsgen status --explain lists them)",
+	generator.WarnUnreadableKept: "%d unreadable files or folders keep their last published versions (rsgen status --explain lists them)",
+	generator.WarnURITooLong:     "%d files left out: their URIs would be longer than the 2048 characters a <loc> may have",
+	generator.WarnHTMLHead:       "%d HTML pages without a <head> start tag, published without their <link rel=\"resourcesync\">",
+	generator.WarnJSONPatch:      "%d updates of JSON files get no JSON Patch (a version is not valid JSON)",
+	generator.WarnLost:           "%d files that cannot be made again are lost or damaged in both the state and the output folder",
 }
 
 func formatWarning(w noteJSON) string {

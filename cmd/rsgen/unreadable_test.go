@@ -130,22 +130,37 @@ func TestUnreadable(t *testing.T) {
 	}
 
 	// --skip-unreadable: a warning per path, and the build goes on (the
-	// file changes too: an unchanged file is trusted without being opened)
+	// file changes too: an unchanged file is trusted without being opened);
+	// what was published before keeps its last published version (#33: it
+	// was published as deleted), and a new file is left out
 	write("site/secret.txt", "secret, second version\n")
+	write("site/new.txt", "new\n")
 	chownTree(t, dir)
 	os.Chmod(filepath.Join(dir, "site/secret.txt"), 0)
+	os.Chmod(filepath.Join(dir, "site/new.txt"), 0)
 	out, code = runUnprivileged(t, dir, "build", "--skip-unreadable", "--now", "2026-01-01T02:00:00Z")
 	if code != 0 {
 		t.Fatalf("--skip-unreadable: exit %d: %s", code, out)
 	}
-	for _, want := range []string{"rsgen: warning: private: unreadable, skipped: open: permission denied",
-		"rsgen: warning: secret.txt: unreadable, skipped: open: permission denied"} {
+	for _, want := range []string{"rsgen: warning: private: unreadable folder: the last published version of the file it held is kept: open: permission denied",
+		"rsgen: warning: secret.txt: unreadable: its last published version is kept: open: permission denied",
+		"rsgen: warning: new.txt: unreadable, skipped: open: permission denied",
+		"(0 created, 0 updated, 0 deleted)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--skip-unreadable output lacks %q:\n%s", want, out)
 		}
 	}
 	rlAfter, _ = os.ReadFile(rl)
-	if bytes.Contains(rlAfter, []byte("secret.txt")) || bytes.Contains(rlAfter, []byte("private/")) {
-		t.Errorf("skipped paths published:\n%s", rlAfter)
+	if !bytes.Equal(rlBefore, rlAfter) {
+		t.Errorf("the Resource List changed, want the last published versions kept:\n%s", rlAfter)
+	}
+
+	// readable again: the changes are published as updates and creations
+	os.Chmod(filepath.Join(dir, "site/secret.txt"), 0o644)
+	os.Chmod(filepath.Join(dir, "site/new.txt"), 0o644)
+	os.Chmod(filepath.Join(dir, "site/private"), 0o755)
+	out, code = runUnprivileged(t, dir, "build", "--now", "2026-01-01T03:00:00Z")
+	if code != 0 || !strings.Contains(out, "(2 created, 1 updated, 0 deleted)") {
+		t.Errorf("readable again: exit %d, %q; want 2 created (new.txt, private/b.txt), 1 updated (secret.txt)", code, out)
 	}
 }

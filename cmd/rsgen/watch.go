@@ -79,7 +79,7 @@ func newWatchFlags() *watchFlags {
 	f := &watchFlags{fs: flag.NewFlagSet("watch", flag.ContinueOnError)}
 	f.site.register(f.fs)
 	f.fs.BoolVar(&f.verify, "verify", false, "re-read every file on every build")
-	f.fs.BoolVar(&f.skipUnreadable, "skip-unreadable", false, "leave out files and folders that cannot be read")
+	f.fs.BoolVar(&f.skipUnreadable, "skip-unreadable", false, "leave out files and folders that cannot be read, or keep the last\npublished version of those published before")
 	f.fs.BoolVar(&f.force, "force", false, "publish into a non-empty output folder that holds no rsgen build")
 	f.fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	f.fs.StringVar(&f.serve, "serve", "", "be a development server at `ADDR`, e.g. 127.0.0.1:8080: build a\nprivate copy of the site for that address, serve it, reload pages")

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 )
@@ -19,18 +18,50 @@ import (
 // left; or the state is new or recovered), removes the temporary files it
 // left behind. That sweep reads every folder of the output, so a build
 // after a clean one skips it.
-func (b *builder) prepare(interrupted bool) error {
-	if err := b.recoverer.restoreRecovered(); err != nil {
+func prepare(s *site, prev *loaded, interrupted bool) error {
+	if err := restoreRecovered(s, prev.recovered); err != nil {
 		return err
 	}
-	if err := b.checkOutputOwned(); err != nil {
+	if err := checkOutputOwned(s, prev.state); err != nil {
 		return err
 	}
-	b.warnDotfiles()
-	if !interrupted && b.recoverer.recovered == nil && b.prev.LastBuild != 0 {
+	warnDotfiles(s, prev.state)
+	if !interrupted && prev.recovered == nil && !prev.baseline() {
 		return nil
 	}
-	return b.removeStaleTemps()
+	return removeStaleTemps(s)
+}
+
+// restoreRecovered finishes a recovery, rec, before the build writes
+// anything: it keeps a bad state file aside and copies the closed Change
+// Lists and Change Dumps of the output into the state archive, where they
+// are missing.
+func restoreRecovered(s *site, rec *recovery) error {
+	if rec == nil {
+		return nil
+	}
+	if rec.bad != "" {
+		p := filepath.Join(s.cfg.State, snapshot.FileName)
+		if err := os.Rename(p, p+"."+rec.bad); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("keep the bad state aside: %w", err)
+		}
+	}
+	for _, rel := range rec.archive {
+		// The output is the truth the state was rebuilt from: an archived
+		// copy that differs (left by a killed build) is replaced.
+		dst, src := snapshot.ArchivePath(s.cfg.State, rel), s.outPath(rel)
+		si, err := os.Stat(src)
+		if err != nil {
+			return fmt.Errorf("restore kept file: %w", err)
+		}
+		if di, err := os.Stat(dst); err == nil && (os.SameFile(si, di) || di.Size() == si.Size() && di.ModTime().Equal(si.ModTime())) {
+			continue
+		}
+		if err := sink.Keep(src, dst); err != nil {
+			return fmt.Errorf("restore kept file: %w", err)
+		}
+	}
+	return nil
 }
 
 // removeStaleTemps deletes the temporary files of killed builds: files
@@ -38,10 +69,10 @@ func (b *builder) prepare(interrupted bool) error {
 // the state folder. Only rsgen creates such names (source files with them
 // are never published, see excluder), and the state's lock guarantees that
 // no other build is writing them now.
-func (b *builder) removeStaleTemps() error {
+func removeStaleTemps(s *site) error {
 	// .state-*.tmp: the temporary state files of earlier versions.
 	oldState := func(name string) bool { return strings.HasPrefix(name, ".state-") && strings.HasSuffix(name, ".tmp") }
-	if err := errors.Join(sink.RemoveTemps(b.cfg.Out, nil), sink.RemoveTemps(b.cfg.State, oldState)); err != nil {
+	if err := errors.Join(sink.RemoveTemps(s.cfg.Out, nil), sink.RemoveTemps(s.cfg.State, oldState)); err != nil {
 		return fmt.Errorf("remove temporary files of an earlier build: %w", err)
 	}
 	return nil
@@ -58,30 +89,30 @@ var ErrForeignOutput = errors.New("the output folder is not empty and holds no r
 // the state's record of a first build into it (snapshot.OutputMarker), so
 // that a first build killed before it wrote its Source Description is
 // recognised as rsgen's by the next; --force adopts any folder.
-func (b *builder) checkOutputOwned() error {
-	if b.prev.LastBuild != 0 || len(b.prev.Outputs) > 0 {
+func checkOutputOwned(s *site, prev *snapshot.State) error {
+	if prev.LastBuild != 0 || len(prev.Outputs) > 0 {
 		return nil
 	}
-	marker := filepath.Join(b.cfg.State, snapshot.OutputMarker)
-	if data, err := os.ReadFile(marker); err == nil && strings.TrimSpace(string(data)) == b.cfg.Out {
+	marker := filepath.Join(s.cfg.State, snapshot.OutputMarker)
+	if data, err := os.ReadFile(marker); err == nil && strings.TrimSpace(string(data)) == s.cfg.Out {
 		return nil
 	}
-	entries, err := os.ReadDir(b.cfg.Out)
+	entries, err := os.ReadDir(s.cfg.Out)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("output folder: %w", err)
 	}
-	if len(entries) > 0 && !b.opts.Force && !b.recoverer.outputHoldsBuild() {
+	if len(entries) > 0 && !s.opts.Force && !(&recoverer{s}).outputHoldsBuild() {
 		names := make([]string, 0, 3)
 		for _, e := range entries[:min(3, len(entries))] {
 			names = append(names, e.Name())
 		}
 		return fmt.Errorf("%w: %s holds %s%s; empty it, choose another output folder, or pass --force to publish into it anyway",
-			ErrForeignOutput, b.cfg.Out, strings.Join(names, ", "), map[bool]string{true: ", ...", false: ""}[len(entries) > 3])
+			ErrForeignOutput, s.cfg.Out, strings.Join(names, ", "), map[bool]string{true: ", ...", false: ""}[len(entries) > 3])
 	}
-	if err := os.MkdirAll(b.cfg.State, 0o755); err != nil {
+	if err := os.MkdirAll(s.cfg.State, 0o755); err != nil {
 		return fmt.Errorf("state folder: %w", err)
 	}
-	if err := os.WriteFile(marker, []byte(b.cfg.Out+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(marker, []byte(s.cfg.Out+"\n"), 0o644); err != nil {
 		return fmt.Errorf("state folder: %w", err)
 	}
 	return nil
@@ -91,15 +122,15 @@ func (b *builder) checkOutputOwned() error {
 // at the top of the source that the default exclusions leave out: nothing
 // private is published by surprise, and nothing public is dropped silently.
 // A dotfile the configuration also excludes by name was left out on purpose.
-func (b *builder) warnDotfiles() {
-	if b.prev.LastBuild != 0 {
+func warnDotfiles(s *site, prev *snapshot.State) {
+	if prev.LastBuild != 0 {
 		return
 	}
-	entries, err := os.ReadDir(b.cfg.Source)
+	entries, err := os.ReadDir(s.cfg.Source)
 	if err != nil {
 		return
 	}
-	ex := newExcluder(b.cfg, b.opts.ConfigFile, b.resBase, b.opts.Exclude...)
+	ex := newExcluder(s.cfg, s.opts.ConfigFile, s.resBase, s.opts.Exclude...)
 	var names []string
 	for _, e := range entries {
 		reason, excluded := ex.reason(e.Name(), e.IsDir())
@@ -108,43 +139,7 @@ func (b *builder) warnDotfiles() {
 		}
 	}
 	if len(names) > 0 {
-		b.warn(WarnDotfiles, "", fmt.Sprintf("not published: %s at the top of the source (dotfiles are left out by default; publish them with include_dotfiles, list every exclusion with rsgen status --explain)",
+		s.warn(WarnDotfiles, "", fmt.Sprintf("not published: %s at the top of the source (dotfiles are left out by default; publish them with include_dotfiles, list every exclusion with rsgen status --explain)",
 			strings.Join(names, ", ")))
 	}
-}
-
-// Excluded is a source path left out of the scan, and why.
-type Excluded struct {
-	Path, Reason string
-}
-
-// Explain lists the source paths the scan leaves out, with the reason for
-// each; an excluded folder is listed without its contents.
-func Explain(cfg *config.Config, opts Options) ([]Excluded, error) {
-	ex := newExcluder(cfg, opts.ConfigFile, resourceBase(cfg), opts.Exclude...)
-	src, err := snapshot.OpenTree(cfg.Source, false)
-	if err != nil {
-		return nil, fmt.Errorf("explain %s: %w", cfg.Source, err)
-	}
-	defer src.Close()
-	var list []Excluded
-	err = fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == "." {
-			return nil
-		}
-		if reason, excluded := ex.reason(p, d.IsDir()); excluded {
-			list = append(list, Excluded{Path: p, Reason: reason})
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("explain %s: %w", cfg.Source, err)
-	}
-	return list, nil
 }

@@ -8,12 +8,12 @@ import (
 )
 
 // processCPU returns the user and system time this process has used.
-func processCPU() time.Duration {
+func processCPU() cpuTimes {
 	var creation, exit, kernel, user windows.Filetime
 	if err := windows.GetProcessTimes(windows.CurrentProcess(), &creation, &exit, &kernel, &user); err != nil {
-		return 0
+		return cpuTimes{}
 	}
-	return filetimeDuration(kernel) + filetimeDuration(user)
+	return cpuTimes{user: filetimeDuration(user), sys: filetimeDuration(kernel)}
 }
 
 // filetimeDuration reads a FILETIME that counts time spent, in 100 ns.
@@ -23,4 +23,4 @@ func filetimeDuration(ft windows.Filetime) time.Duration {
 
 // peakRSS returns 0: Windows tells an ended child's peak working set only
 // through a handle that os.ProcessState no longer holds.
-func peakRSS(ps *os.ProcessState) int64 { return 0 }
+func peakRSS(*os.ProcessState) int64 { return 0 }

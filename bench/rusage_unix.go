@@ -10,22 +10,22 @@ import (
 )
 
 // processCPU returns the user and system time this process has used.
-func processCPU() time.Duration {
+func processCPU() cpuTimes {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return cpuTimes{}
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpuTimes{user: time.Duration(ru.Utime.Nano()), sys: time.Duration(ru.Stime.Nano())}
 }
 
-// peakRSS returns the peak resident set of an ended child, in bytes:
-// Linux counts ru_maxrss in kibibytes, macOS in bytes.
+// peakRSS returns an ended child's peak RSS in bytes, from its rusage:
+// Linux and the BSDs count ru_maxrss in kibibytes, macOS in bytes.
 func peakRSS(ps *os.ProcessState) int64 {
 	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	switch {
-	case !ok:
+	if !ok {
 		return 0
-	case runtime.GOOS == "darwin":
+	}
+	if runtime.GOOS == "darwin" {
 		return ru.Maxrss
 	}
 	return ru.Maxrss * 1024
