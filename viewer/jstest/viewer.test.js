@@ -542,7 +542,9 @@ test('both readers agree on every document of a built site', (t) => {
     }
   };
   walk(path.join(site, 'resourcesync'));
-  assert.ok(files.length > 40, files.length + ' documents');
+  // The example site's first build: 32 documents since no document but
+  // the open Change List is published empty.
+  assert.ok(files.length >= 30, files.length + ' documents');
   for (const f of files) {
     const [scanned, parsed] = bothReaders(readFileSync(f, 'utf8'));
     assert.deepEqual(scanned, parsed, f);
