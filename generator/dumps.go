@@ -396,17 +396,20 @@ func (b *dumper) packageEntry(p *snapshot.Package) rs.Entry {
 // events in set s (§13): the bitstreams of the resources created or
 // updated, and the deletions, between the previous build and this one.
 // Changes beyond what one package holds (50,000 entries, package_size
-// bytes) go into further packages with the same from and until, split in
-// path order like Resource Dump packages.
+// bytes) go into further packages with the same from and until (see
+// planChanges). events come deletions first (see deletionsFirst).
 func (b *dumper) writeChangePackages(ctx context.Context, s *set, events []snapshot.Event) error {
 	var mine []*snapshot.Event
 	var items []zippkg.Item
+	deletions := 0
 	for i := range events {
 		if ev := &events[i]; s.Contains(ev.Record.Path) {
 			mine = append(mine, ev)
 			item := zippkg.Item{Path: ev.Record.Path}
 			if ev.Change != snapshot.Deleted {
 				item.Size = ev.Record.Size
+			} else {
+				deletions++
 			}
 			items = append(items, item)
 		}
@@ -414,7 +417,7 @@ func (b *dumper) writeChangePackages(ctx context.Context, s *set, events []snaps
 	if len(mine) == 0 {
 		return nil
 	}
-	ranges, err := zippkg.Plan(slices.Values(items), zippkg.Limits{MaxBytes: int64(b.cfg.Dumps.PackageSize)})
+	ranges, err := planChanges(items, deletions, zippkg.Limits{MaxBytes: int64(b.cfg.Dumps.PackageSize)})
 	if err != nil {
 		return fmt.Errorf("change dump of set %s: %w", s.Name, err)
 	}
@@ -428,6 +431,31 @@ func (b *dumper) writeChangePackages(ctx context.Context, s *set, events []snaps
 		}
 	}
 	return nil
+}
+
+// planChanges splits the items of a build's changes, its deletions
+// first, into Change Dump packages: one when they fit, whose manifest
+// lists the deletions first; else the deletions' packages, then the
+// others', each group split in walk order like Resource Dump packages, so
+// that a Destination applying the packages in turn deletes before it
+// creates, across packages too (see deletionsFirst).
+func planChanges(items []zippkg.Item, deletions int, lim zippkg.Limits) ([]zippkg.Range, error) {
+	walk := slices.SortedFunc(slices.Values(items), func(x, y zippkg.Item) int { return layout.ComparePaths(x.Path, y.Path) })
+	if whole, err := zippkg.Plan(slices.Values(walk), lim); err != nil || len(whole) == 1 {
+		return whole, err
+	}
+	var ranges []zippkg.Range
+	for _, group := range [][2]int{{0, deletions}, {deletions, len(items)}} {
+		planned, err := zippkg.Plan(slices.Values(items[group[0]:group[1]]), lim)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range planned {
+			r.Start, r.End = r.Start+group[0], r.End+group[0]
+			ranges = append(ranges, r)
+		}
+	}
+	return ranges, nil
 }
 
 // writeChangePackage writes one Change Dump package of the given events.

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/rsgen/rsgen/snapshot"
@@ -52,6 +53,7 @@ func (b *journals) advanceJournals(events []snapshot.Event) (map[string][]snapsh
 					b.setEvents[s.Name] = append(b.setEvents[s.Name], ev)
 				}
 			}
+			slices.SortStableFunc(b.setEvents[s.Name], deletionsFirst)
 		}
 		force := false
 		if known && s.changeDump {
@@ -67,6 +69,24 @@ func (b *journals) advanceJournals(events []snapshot.Event) (map[string][]snapsh
 		b.next.Journals[s.Name] = journal
 	}
 	return closed, nil
+}
+
+// deletionsFirst orders a build's events for its Change Lists and Change
+// Dumps: its deletions before its creations and updates, each in walk
+// order. The events of one build share one datetime, so the specification
+// lets them come in any order, but a Destination applies them in the
+// document's: a folder dir turned into a file dir is "deleted dir/b.txt"
+// and "created dir", and no Destination can write the file dir while the
+// folder still holds b.txt (walk order puts dir first). Recovery keeps
+// the order it reads (see recoverJournal): a path has one event per build.
+func deletionsFirst(x, y snapshot.Event) int {
+	rank := func(ev snapshot.Event) int {
+		if ev.Change == snapshot.Deleted {
+			return 0
+		}
+		return 1
+	}
+	return cmp.Compare(rank(x), rank(y))
 }
 
 // advanceJournal brings one set's journal up to this build: it closes the
