@@ -12,6 +12,7 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // Hosting files ([publish] targets, robots; package hosting). The plan is
@@ -138,8 +139,11 @@ func ruledFolder(folders map[string]hosting.Rule, rel string) (string, bool) {
 // linkRules returns the rules that give resources their Link headers: one
 // per folder whose published files all belong to the same sets (the
 // largest such folder), and one per file elsewhere, so that a typical
-// folder-shaped set costs one rule. Resources served from another base URL
-// than the documents are not in the output, and get no rule.
+// folder-shaped set costs one rule. A file whose name tells no type (a
+// copyright, a README, a .go file) has the type the build sniffed in its
+// rule, or in a type rule of its own inside its folder's (see
+// hosting.Rule): hosts type files by name. Resources served from another
+// base URL than the documents are not in the output, and get no rule.
 func (b *builder) linkRules() []hosting.Rule {
 	if !b.cfg.CopyResources || b.resBase != b.base {
 		return nil
@@ -161,20 +165,35 @@ func (b *builder) linkRules() []hosting.Rule {
 	var rules []hosting.Rule
 	done := map[string]bool{}
 	for i, r := range b.next.Files.All() {
-		if labels[i] == "" {
-			continue
-		}
 		p := r.Path
-		rule := p
-		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
-			if folders[dir] == labels[i] {
-				rule = dir + "/" // keep climbing: the largest folder wins
+		own := hosting.Rule{Path: p, ContentType: sniffedType(r)}
+		if labels[i] != "" {
+			folder := p
+			for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+				if folders[dir] == labels[i] {
+					folder = dir + "/" // keep climbing: the largest folder wins
+				}
+			}
+			if folder == p {
+				own.Links = strings.Split(labels[i], "\n")
+			} else if !done[folder] {
+				done[folder] = true
+				rules = append(rules, hosting.Rule{Path: folder, Links: strings.Split(labels[i], "\n")})
 			}
 		}
-		if !done[rule] {
-			done[rule] = true
-			rules = append(rules, hosting.Rule{Path: rule, Links: strings.Split(labels[i], "\n")})
+		if own.ContentType != "" || own.Links != nil {
+			rules = append(rules, own)
 		}
 	}
 	return rules
+}
+
+// sniffedType returns the type of resource r that hosts cannot tell from
+// its name, which names no type of rsgen's table: the type the build
+// sniffed, when the documents publish it (schemaSafeType); else "".
+func sniffedType(r *snapshot.Record) string {
+	if t := r.Type(); t != "" && layout.ContentType(r.Path) == "" && schemaSafeType(t) {
+		return t
+	}
+	return ""
 }
