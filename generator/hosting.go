@@ -29,7 +29,10 @@ func (b *builder) writeHosting() error {
 	if len(files) == 0 {
 		return nil
 	}
-	plan := b.hostPlan(files)
+	plan, err := b.hostPlan(files)
+	if err != nil {
+		return err
+	}
 	warn := func(file, msg string) { b.warn(WarnHosting, file, msg) }
 	for _, f := range files {
 		if err := b.writeSideFile(f, func(w *bufio.Writer) error { return hosting.Write(w, f, plan, warn) }); err != nil {
@@ -53,8 +56,9 @@ func (b *builder) writeSideFile(rel string, fill func(*bufio.Writer) error) erro
 	})
 }
 
-// hostPlan derives the rules from this build's documents, sets and files.
-func (b *builder) hostPlan(files []string) *hosting.Plan {
+// hostPlan derives the rules from this build's documents, sets, files and
+// versions.
+func (b *builder) hostPlan(files []string) (*hosting.Plan, error) {
 	u, _ := url.Parse(b.base) // parsed by newBuilder already
 	plan := &hosting.Plan{BasePath: u.Path, ShortCache: b.cfg.Publish.ShortCache.Duration,
 		Cloudflare: b.cfg.Publish.HasTarget(config.TargetCloudflarePages)}
@@ -122,8 +126,16 @@ func (b *builder) hostPlan(files []string) *hosting.Plan {
 		plan.Rules = append(plan.Rules, rule)
 	}
 	plan.Rules = append(plan.Rules, b.linkRules()...)
+	for v, err := range b.next.Versions() {
+		if err != nil {
+			return nil, err
+		}
+		if t := sniffedType(&v); t != "" { // a type rule in the mementos' folder rule
+			plan.Rules = append(plan.Rules, hosting.Rule{Path: layout.Memento(unixTime(v.Seen), v.Path), ContentType: t})
+		}
+	}
 	slices.SortFunc(plan.Rules, func(x, y hosting.Rule) int { return layout.ComparePaths(x.Path, y.Path) })
-	return plan
+	return plan, nil
 }
 
 // ruledFolder returns the folder of folders that holds the output file rel.
@@ -142,7 +154,7 @@ func ruledFolder(folders map[string]hosting.Rule, rel string) (string, bool) {
 // folder-shaped set costs one rule. A file whose name tells no type (a
 // copyright, a README, a .go file) has the type the build sniffed in its
 // rule, or in a type rule of its own inside its folder's (see
-// hosting.Rule): hosts type files by name. Resources served from another
+// hosting.Rule): hosts type files by name. So do its mementos (hostPlan). Resources served from another
 // base URL than the documents are not in the output, and get no rule.
 func (b *builder) linkRules() []hosting.Rule {
 	if !b.cfg.CopyResources || b.resBase != b.base {

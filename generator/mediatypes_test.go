@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/internal/freeport"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/serve"
@@ -148,7 +149,8 @@ func TestOneMediaTypeTable(t *testing.T) {
 	want["types/bytes.dat"] = "application/octet-stream"
 	s.write("data.json", `{"v": 1}`)
 	s.build(t0)
-	s.write("data.json", `{"v": 2}`) // a memento, a TimeMap and a patch
+	s.write("data.json", `{"v": 2}`)         // a memento, a TimeMap and a patch
+	s.write("types/README", "other words\n") // a memento typed like its resource
 	s.build(t0.Add(time.Minute))
 
 	listed := map[string]string{}
@@ -160,6 +162,7 @@ func TestOneMediaTypeTable(t *testing.T) {
 			t.Errorf("Resource List: %s has type %q, want %q", p, listed[p], typ)
 		}
 	}
+	want[layout.Memento(t0, "types/README")] = "text/plain"
 	err := filepath.WalkDir(s.Out, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -226,6 +229,10 @@ func TestOneMediaTypeTable(t *testing.T) {
 			if links := linksOf(t, client, base+p); !slices.Equal(links, []string{setLink}) {
 				t.Errorf("%s: GET /%s: Link %q, want %q", name, p, links, setLink)
 			}
+		}
+		memento := base + string(layout.AppendEscapedPath(nil, layout.Memento(t0, "types/README")))
+		if resp, err := client.Head(memento); err != nil || resp.Header.Get("Cache-Control") != hosting.ImmutableCacheControl {
+			t.Errorf("%s: HEAD %s: %v, want Cache-Control %q as every memento's", name, memento, err, hosting.ImmutableCacheControl)
 		}
 		for _, p := range hidden {
 			if _, status := contentTypeOf(t, client, base+p); status < 400 {
