@@ -126,7 +126,12 @@ func (b *versioner) writePatch(prev, cur *snapshot.Record, linked bool) (ok bool
 	}
 	patch, err := jsonPatch(old, now)
 	if err != nil {
-		b.warn(WarnJSONPatch, cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", err))
+		// Said once, by the build that found the update: every later
+		// build meets the same two versions, and tries them again only
+		// because the state does not record that they failed.
+		if cur.Seen == b.now {
+			b.warn(WarnJSONPatch, cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", err))
+		}
 		return false, nil
 	}
 	if err := b.sink.WriteBytes(rel, patch); err != nil {
