@@ -227,8 +227,10 @@ func (e *OutputDiffersError) Error() string {
 	var todo []string
 	if e.Damaged {
 		// A plain build trusts the output's unchanged stats: --verify
-		// reads the output again and puts back what it wrote.
-		todo = append(todo, "run rsgen build --verify, which puts back what the build wrote")
+		// reads the output again and puts back what it wrote. A source
+		// rewritten in place (the output's hard link to it changed too)
+		// is a new version, which any build publishes.
+		todo = append(todo, "run rsgen build --verify, which publishes the sources as they are now and puts back what was edited in the output")
 	}
 	if e.Stray {
 		todo = append(todo, "remove the files the build did not write from the output (put them in the source to publish them)")
