@@ -154,8 +154,9 @@ func ruledFolder(folders map[string]hosting.Rule, rel string) (string, bool) {
 // folder-shaped set costs one rule. A file whose name tells no type (a
 // copyright, a README, a .go file) has the type the build sniffed in its
 // rule, or in a type rule of its own inside its folder's (see
-// hosting.Rule): hosts type files by name. So do its mementos (hostPlan). Resources served from another
-// base URL than the documents are not in the output, and get no rule.
+// hosting.Rule): hosts type files by name. So do its mementos (hostPlan).
+// Resources served from another base URL than the documents are not in
+// the output, and get no rule.
 func (b *builder) linkRules() []hosting.Rule {
 	if !b.cfg.CopyResources || b.resBase != b.base {
 		return nil
