@@ -69,7 +69,7 @@ func writeBuild(ctx context.Context, prev *loaded, sc *scanned, p *buildPlan, ou
 	if err := writeSourceDescription(d); err != nil {
 		return nil, err
 	}
-	if err := writeHosting(s, d.w, hostingFiles{journals: next.Journals, versions: versions.used, files: &sc.files}); err != nil {
+	if err := writeHosting(s, d.w, hostingFiles{journals: next.Journals, versions: versions.used, files: &sc.files, mementos: next.Versions()}); err != nil {
 		return nil, err
 	}
 	return &staged{next: next, versions: versions}, nil
