@@ -61,7 +61,11 @@ func (w *tally) fetchFailed(u string, from where, err error) {
 	switch {
 	case limit:
 		if first {
-			w.report(from, "http-limit", "stopped at %s: %v; the check is incomplete", u, err)
+			flag := "--max-requests"
+			if errors.Is(err, errByteLimit) {
+				flag = "--max-bytes"
+			}
+			w.report(from, "http-limit", "stopped at %s: %v; the check is incomplete (%s raises the limit)", u, err, flag)
 		}
 	case stopped(err):
 	case errors.As(err, &timeout):

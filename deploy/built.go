@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
-	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/snapshot"
 )
 
@@ -133,24 +132,11 @@ func (b *built) addVersions(st *snapshot.State) error {
 // and notes its media type when its name says nothing.
 func (b *built) add(rel string, r *snapshot.Record) {
 	f := builtFile{rel: rel, size: r.Size}
-	f.sum, f.hasSum = publishedSum(r)
+	f.sum, f.hasSum = r.PublishedSHA256()
 	b.files.add(f.encode())
 	if t := r.Type(); t != "" && layout.ContentType(rel) == "" {
 		b.types[rel] = t
 	}
-}
-
-// publishedSum returns the SHA-256 of the bytes published for r, when the
-// record knows it: its fingerprint, unless html_link rewrote the file,
-// whose published digests then hold it, if SHA-256 is among them.
-func publishedSum(r *snapshot.Record) ([32]byte, bool) {
-	if fp := r.Fingerprint(); !r.Rewritten && fp != [32]byte{} {
-		return fp, true
-	}
-	if r.Digests.HasAll([]rs.HashAlgorithm{rs.SHA256}) {
-		return r.Digests.SHA256, true
-	}
-	return [32]byte{}, false
 }
 
 // keptFiles returns the files of st whose length and SHA-256 the state
@@ -241,8 +227,10 @@ func (e *OutputDiffersError) Error() string {
 	var todo []string
 	if e.Damaged {
 		// A plain build trusts the output's unchanged stats: --verify
-		// reads the output again and puts back what it wrote.
-		todo = append(todo, "run rsgen build --verify, which puts back what the build wrote")
+		// reads the output again and puts back what it wrote. A source
+		// rewritten in place (the output's hard link to it changed too)
+		// is a new version, which any build publishes.
+		todo = append(todo, "run rsgen build --verify, which publishes the sources as they are now and puts back what was edited in the output")
 	}
 	if e.Stray {
 		todo = append(todo, "remove the files the build did not write from the output (put them in the source to publish them)")

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bufio"
+	"iter"
 	"path"
 	"slices"
 	"strings"
@@ -23,11 +24,13 @@ import (
 
 // hostingFiles is what the hosting files describe of this build: its
 // journals, after the documents are written, the folders of its versions,
-// and its files.
+// its files and its kept versions (whose mementos a host may need told
+// their type).
 type hostingFiles struct {
 	journals map[string][]snapshot.Segment
 	versions map[string]bool // the folders of layout.VersionDirs this build publishes into
 	files    *snapshot.Records
+	mementos iter.Seq2[snapshot.Record, error]
 }
 
 // writeHosting writes the hosting files of site s through the sink w. It
@@ -125,6 +128,14 @@ func hostPlan(s *site, w *sink.Sink, h hostingFiles, files []string) (*hosting.P
 		return nil, err
 	}
 	hp.Rules = append(hp.Rules, links...)
+	for v, err := range h.mementos {
+		if err != nil {
+			return nil, err
+		}
+		if t := sniffedType(&v); t != "" { // a type rule in the mementos' folder rule
+			hp.Rules = append(hp.Rules, hosting.Rule{Path: layout.Memento(unixTime(v.Seen), v.Path), ContentType: t})
+		}
+	}
 	slices.SortFunc(hp.Rules, func(x, y hosting.Rule) int { return layout.ComparePaths(x.Path, y.Path) })
 	return hp, nil
 }
@@ -142,8 +153,12 @@ func ruledFolder(folders map[string]hosting.Rule, rel string) (string, bool) {
 // linkRules returns the rules that give resources their Link headers: one
 // per folder whose published files all belong to the same sets (the
 // largest such folder), and one per file elsewhere, so that a typical
-// folder-shaped set costs one rule. Resources served from another base URL
-// than the documents are not in the output, and get no rule.
+// folder-shaped set costs one rule. A file whose name tells no type (a
+// copyright, a README, a .go file) has the type the build sniffed in its
+// rule, or in a type rule of its own inside its folder's (see
+// hosting.Rule): hosts type files by name. So do its mementos (hostPlan).
+// Resources served from another base URL than the documents are not in
+// the output, and get no rule.
 func linkRules(s *site, files *snapshot.Records) ([]hosting.Rule, error) {
 	if !s.cfg.CopyResources || s.resBase != s.base {
 		return nil, nil
@@ -173,20 +188,36 @@ func linkRules(s *site, files *snapshot.Records) ([]hosting.Rule, error) {
 		if err != nil {
 			return nil, err
 		}
-		if i++; labels[i] == "" {
-			continue
-		}
+		i++
 		p := r.Path
-		rule := p
-		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
-			if folders[dir] == labels[i] {
-				rule = dir + "/" // keep climbing: the largest folder wins
+		own := hosting.Rule{Path: p, ContentType: sniffedType(r)}
+		if labels[i] != "" {
+			folder := p
+			for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+				if folders[dir] == labels[i] {
+					folder = dir + "/" // keep climbing: the largest folder wins
+				}
+			}
+			if folder == p {
+				own.Links = strings.Split(labels[i], "\n")
+			} else if !done[folder] {
+				done[folder] = true
+				rules = append(rules, hosting.Rule{Path: folder, Links: strings.Split(labels[i], "\n")})
 			}
 		}
-		if !done[rule] {
-			done[rule] = true
-			rules = append(rules, hosting.Rule{Path: rule, Links: strings.Split(labels[i], "\n")})
+		if own.ContentType != "" || own.Links != nil {
+			rules = append(rules, own)
 		}
 	}
 	return rules, nil
+}
+
+// sniffedType returns the type of resource r that hosts cannot tell from
+// its name, which names no type of rsgen's table: the type the build
+// sniffed, when the documents publish it (schemaSafeType); else "".
+func sniffedType(r *snapshot.Record) string {
+	if t := r.Type(); t != "" && layout.ContentType(r.Path) == "" && schemaSafeType(t) {
+		return t
+	}
+	return ""
 }

@@ -527,7 +527,7 @@ func TestSpecVersion10(t *testing.T) {
 			t.Errorf("%s: lastmod %q, want the change time %s", e.Loc, e.Lastmod, t1.Format(time.RFC3339))
 		}
 	}
-	want := []string{"updated a.txt", "deleted b.txt", "created c.txt"}
+	want := []string{"deleted b.txt", "updated a.txt", "created c.txt"} // deletions first (see TestTypeChangeDeletesFirst)
 	if !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -59,6 +60,7 @@ func planJournal(s *site, prev *loaded, st *set, events []snapshot.Event, now in
 				jp.events = append(jp.events, ev)
 			}
 		}
+		slices.SortStableFunc(jp.events, deletionsFirst)
 	}
 	force := false
 	if known && st.changeDump {
@@ -85,6 +87,24 @@ func (jp *journalPlan) carryChangePackages(prev *loaded, st *set, journal []snap
 		}
 		jp.carried = append(jp.carried, pkg)
 	}
+}
+
+// deletionsFirst orders a build's events for its Change Lists and Change
+// Dumps: its deletions before its creations and updates, each in walk
+// order. The events of one build share one datetime, so the specification
+// lets them come in any order, but a Destination applies them in the
+// document's: a folder dir turned into a file dir is "deleted dir/b.txt"
+// and "created dir", and no Destination can write the file dir while the
+// folder still holds b.txt (walk order puts dir first). Recovery keeps
+// the order it reads (see recoverJournal): a path has one event per build.
+func deletionsFirst(x, y snapshot.Event) int {
+	rank := func(ev snapshot.Event) int {
+		if ev.Change == snapshot.Deleted {
+			return 0
+		}
+		return 1
+	}
+	return cmp.Compare(rank(x), rank(y))
 }
 
 // advanceJournal brings one set's journal up to now: it closes the open

@@ -226,3 +226,22 @@ func applyOp(doc any, op string, path []string, value any) (any, error) {
 	}
 	return nil, fmt.Errorf("%q: not a container", key)
 }
+
+// TestUnpatchableUpdateWarnsOnce: an update of a JSON resource from or to
+// a version that is not valid JSON gets no patch, with one warning, from
+// the build that found the update; the later builds, which meet the same
+// two versions, say nothing more (Go's src/ holds an empty JSON file, and
+// every build after its edit warned again).
+func TestUnpatchableUpdateWarnsOnce(t *testing.T) {
+	s := newSite(t, testBaseURL, func(c *config.Config) {
+		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
+		c.Sets = []config.Set{{Name: "data", SetLinks: config.SetLinks{KeepVersions: true, Patches: true}}}
+	})
+	s.write("bar.json", "")
+	s.build(t0)
+	s.write("bar.json", `{"a": 1}`)
+	s.buildExpecting(t0.Add(time.Minute), "bar.json: no JSON Patch for this update")
+	s.build(t0.Add(2 * time.Minute)) // the update is still in the open Change List
+	s.build(t0.Add(2 * time.Hour))   // which closes
+	s.build(t0.Add(3 * time.Hour))
+}

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/internal/freeport"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/serve"
@@ -95,6 +97,17 @@ func contentTypeOf(t *testing.T, client *http.Client, url string) (string, int) 
 	return strings.TrimSpace(ct), resp.StatusCode
 }
 
+// linksOf returns the Link headers that a GET of url is answered with.
+func linksOf(t *testing.T, client *http.Client, url string) []string {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.Header.Values("Link")
+}
+
 // TestOneMediaTypeTable checks every entry of rsgen's one media-type table
 // across every output that names a type: the type attribute of the Resource
 // List, the Content-Type of rsgen serve, and the Content-Type that nginx
@@ -115,9 +128,29 @@ func TestOneMediaTypeTable(t *testing.T) {
 	}
 	s.write("types/UPPER.CSV", "a,b")
 	want["types/UPPER.CSV"] = "text/csv"
+	// Names that say nothing: the build sniffs their types, which hosts
+	// learn from a rule of each file (/usr/share/doc's 1,686 copyright
+	// and README files were served as application/octet-stream by nginx).
+	s.write("types/README", "plain words\n")
+	want["types/README"] = "text/plain"
+	s.write("types/blob", "\x00\x01\x02\x03")
+	want["types/blob"] = "application/octet-stream"
+	s.write("types/sub/copyright", "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n")
+	want["types/sub/copyright"] = "text/plain"
+	// An extension the table lacks: typed by extension where all its
+	// files share a type (.go), file by file where they do not (.dat).
+	s.write("types/main.go", "package main\n")
+	want["types/main.go"] = "text/plain"
+	s.write("types/sub/UPPER.GO", "package sub\n")
+	want["types/sub/UPPER.GO"] = "text/plain"
+	s.write("types/text.dat", "words\n")
+	want["types/text.dat"] = "text/plain"
+	s.write("types/bytes.dat", "\x00\x01")
+	want["types/bytes.dat"] = "application/octet-stream"
 	s.write("data.json", `{"v": 1}`)
 	s.build(t0)
-	s.write("data.json", `{"v": 2}`) // a memento, a TimeMap and a patch
+	s.write("data.json", `{"v": 2}`)         // a memento, a TimeMap and a patch
+	s.write("types/README", "other words\n") // a memento typed like its resource
 	s.build(t0.Add(time.Minute))
 
 	listed := map[string]string{}
@@ -129,6 +162,7 @@ func TestOneMediaTypeTable(t *testing.T) {
 			t.Errorf("Resource List: %s has type %q, want %q", p, listed[p], typ)
 		}
 	}
+	want[layout.Memento(t0, "types/README")] = "text/plain"
 	err := filepath.WalkDir(s.Out, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -180,6 +214,7 @@ func TestOneMediaTypeTable(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(meta, "manifest"), []byte("deploy manifest"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	setLink := "<" + s.Cfg.BaseURL + `resourcesync/files/capabilitylist.xml>; rel="resourcesync"`
 	hidden := []string{layout.NginxFile, layout.HtaccessFile, layout.DeployMetaDir + "/manifest"}
 	client := &http.Client{Timeout: 5 * time.Second}
 	for name, base := range servers {
@@ -188,6 +223,16 @@ func TestOneMediaTypeTable(t *testing.T) {
 			if status != http.StatusOK || got != typ {
 				t.Errorf("%s: GET /%s: %d %q, want 200 %q", name, p, status, got, typ)
 			}
+		}
+		// The rule that types a file by itself keeps its folder's Link.
+		for _, p := range []string{"types/README", "types/blob", "types/sub/copyright", "types/main.go", "types/text.dat", "types/file.txt"} {
+			if links := linksOf(t, client, base+p); !slices.Equal(links, []string{setLink}) {
+				t.Errorf("%s: GET /%s: Link %q, want %q", name, p, links, setLink)
+			}
+		}
+		memento := base + string(layout.AppendEscapedPath(nil, layout.Memento(t0, "types/README")))
+		if resp, err := client.Head(memento); err != nil || resp.Header.Get("Cache-Control") != hosting.ImmutableCacheControl {
+			t.Errorf("%s: HEAD %s: %v, want Cache-Control %q as every memento's", name, memento, err, hosting.ImmutableCacheControl)
 		}
 		for _, p := range hidden {
 			if _, status := contentTypeOf(t, client, base+p); status < 400 {

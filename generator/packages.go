@@ -100,20 +100,23 @@ func lastPackages(prev *snapshot.State) map[string]snapshot.Package {
 // this build (§13), from until now: the bitstreams of the resources
 // created or updated, and the deletions. Changes beyond what one package
 // holds (50,000 entries, package_size bytes) go into further packages
-// with the same from and until, split in path order like Resource Dump
-// packages, with a note in n.
+// with the same from and until (see planChanges), with a note in n.
+// events come deletions first (see deletionsFirst).
 func planChangeDump(s *site, st *set, events []snapshot.Event, from, now int64, n *notes) ([]plannedPackage, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
 	items := make([]zippkg.Item, len(events))
+	deletions := 0
 	for i, ev := range events {
 		items[i] = zippkg.Item{Path: ev.Record.Path}
 		if ev.Change != snapshot.Deleted {
 			items[i].Size = ev.Record.Size
+		} else {
+			deletions++
 		}
 	}
-	ranges, err := zippkg.Plan(slices.Values(items), zippkg.Limits{MaxBytes: int64(s.cfg.Dumps.PackageSize)})
+	ranges, err := planChanges(items, deletions, zippkg.Limits{MaxBytes: int64(s.cfg.Dumps.PackageSize)})
 	if err != nil {
 		return nil, fmt.Errorf("change dump of set %s: %w", st.Name, err)
 	}
@@ -128,6 +131,31 @@ func planChangeDump(s *site, st *set, events []snapshot.Event, from, now int64, 
 			From: from, Until: now, Path: layout.ChangeDumpPackage(st.Name, unixTime(now), packageID(s, m))}})
 	}
 	return planned, nil
+}
+
+// planChanges splits the items of a build's changes, its deletions
+// first, into Change Dump packages: one when they fit, whose manifest
+// lists the deletions first; else the deletions' packages, then the
+// others', each group split in walk order like Resource Dump packages, so
+// that a Destination applying the packages in turn deletes before it
+// creates, across packages too (see deletionsFirst).
+func planChanges(items []zippkg.Item, deletions int, lim zippkg.Limits) ([]zippkg.Range, error) {
+	walk := slices.SortedFunc(slices.Values(items), func(x, y zippkg.Item) int { return layout.ComparePaths(x.Path, y.Path) })
+	if whole, err := zippkg.Plan(slices.Values(walk), lim); err != nil || len(whole) == 1 {
+		return whole, err
+	}
+	var ranges []zippkg.Range
+	for _, group := range [][2]int{{0, deletions}, {deletions, len(items)}} {
+		planned, err := zippkg.Plan(slices.Values(items[group[0]:group[1]]), lim)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range planned {
+			r.Start, r.End = r.Start+group[0], r.End+group[0]
+			ranges = append(ranges, r)
+		}
+	}
+	return ranges, nil
 }
 
 // resourceManifest returns the manifest of the package of set st's

@@ -4,11 +4,14 @@ package generator_test
 // nasty alphabet, every capability on, random sequences of builds with
 // creations, edits, in-place rewrites, touches, deletions, renames, folder
 // moves, paths that change between file and folder, and jumps of the clock
-// across rotations. After every build the output must pass the
-// checker with no finding at all (strict, every resource read), and three
-// independent Destinations must hold exactly the source: one following the
-// Change Lists from a baseline, one replaying the Change Dumps over the
-// first tree, one unpacking the Resource Dump. Every document is checked
+// across rotations. After every build the output is deployed to a web root
+// (as rsgen deploy --to DIR does), which must then hold exactly the
+// output's files; the output and the web root must pass the checker with
+// no finding at all (strict, every resource read), and three independent
+// Destinations must hold exactly the source: one following the Change
+// Lists of the web root, served over HTTP, from a baseline, one replaying
+// the Change Dumps over the first tree, one unpacking the Resource Dump.
+// Every document is checked
 // against the schemas at the end (after every build with RSGEN_STRESS=1,
 // which also makes the histories longer and the trees larger).
 
@@ -32,6 +35,7 @@ import (
 
 	"github.com/rsgen/rsgen/checker"
 	"github.com/rsgen/rsgen/config"
+	"github.com/rsgen/rsgen/deploy"
 )
 
 // stress reports whether the long versions of the heavy tests run.
@@ -64,6 +68,7 @@ type history struct {
 	s    *site
 	now  time.Time
 	dirs []string // folders that hold files, to create more in
+	www  string   // the web root the builds are deployed to
 }
 
 func TestPropertyRandomHistories(t *testing.T) {
@@ -80,12 +85,12 @@ func TestPropertyRandomHistories(t *testing.T) {
 }
 
 func runHistory(t *testing.T, seed uint64, builds, files int) {
-	var out string
+	www := filepath.Join(t.TempDir(), "www")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		serveFile(w, r, out)
+		serveFile(w, r, www)
 	}))
 	defer srv.Close()
-	h := &history{t: t, r: rand.New(rand.NewPCG(seed, 7)), now: t0}
+	h := &history{t: t, r: rand.New(rand.NewPCG(seed, 7)), now: t0, www: www}
 	h.s = newSite(t, srv.URL+"/", func(c *config.Config) {
 		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
 		c.Dumps.ResourceDump, c.Dumps.ChangeDump = true, true
@@ -101,12 +106,12 @@ func runHistory(t *testing.T, seed uint64, builds, files int) {
 			{Name: "texts", Include: []string{"*.txt", "*.json"}},
 		}
 	})
-	out = h.s.Out
 	h.dirs = []string{""}
 	for range files {
 		h.create()
 	}
 	h.s.build(h.now)
+	h.deploy()
 	lists := &destination{t: t, client: srv.Client(), base: srv.URL + "/", dir: t.TempDir(), set: "all"}
 	lists.baseline()
 	first := readTree(t, h.s.Source)
@@ -116,6 +121,7 @@ func runHistory(t *testing.T, seed uint64, builds, files int) {
 		}
 		h.advanceClock()
 		h.s.build(h.now)
+		h.deploy()
 		h.checkBuild(lists, first, stress() || i == builds-1)
 	}
 }
@@ -322,17 +328,48 @@ func (h *history) sourceFiles() []string {
 	return slices.Sorted(maps.Keys(readTree(h.t, h.s.Source)))
 }
 
-// checkBuild checks the output after a build: the checker finds nothing,
-// and the three Destinations hold the source.
-func (h *history) checkBuild(lists *destination, first map[string][]byte, schemas bool) {
+// deploy publishes the last build to the web root, as rsgen deploy --to
+// does, and checks that the web root then holds exactly the output's
+// files.
+func (h *history) deploy() {
 	t := h.t
 	t.Helper()
-	rep, err := checker.CheckDir(context.Background(), h.s.Out, checker.Options{BaseURL: h.s.Cfg.BaseURL, VerifyContent: true})
+	store, err := deploy.OpenDir(h.www)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range rep.Findings {
-		t.Errorf("build at %s: rsgen check --strict: %s", h.now.Format(time.RFC3339), f)
+	defer store.Close()
+	cfg := h.s.Cfg
+	_, err = deploy.Run(context.Background(), deploy.Options{Out: cfg.Out, State: cfg.State, BaseURL: cfg.BaseURL,
+		CopyResources: cfg.CopyResources, ShortCache: cfg.Publish.ShortCache.Duration, Store: store, MaxDeletes: -1})
+	if err != nil {
+		t.Fatalf("build at %s: deploy: %v", h.now.Format(time.RFC3339), err)
+	}
+	deployed := readTree(t, h.www)
+	for p := range deployed {
+		if strings.HasPrefix(p, deploy.MetaDir+"/") {
+			delete(deployed, p)
+		}
+	}
+	if out := readTree(t, h.s.Out); !maps.EqualFunc(deployed, out, bytesEqual) {
+		t.Fatalf("build at %s: the web root differs from the output:\n%v", h.now.Format(time.RFC3339), diffBytes(out, deployed))
+	}
+}
+
+// checkBuild checks the output and the web root after a build: the
+// checker finds nothing in either, and the three Destinations hold the
+// source.
+func (h *history) checkBuild(lists *destination, first map[string][]byte, schemas bool) {
+	t := h.t
+	t.Helper()
+	for _, dir := range []string{h.s.Out, h.www} {
+		rep, err := checker.CheckDir(context.Background(), dir, checker.Options{BaseURL: h.s.Cfg.BaseURL, VerifyContent: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range rep.Findings {
+			t.Errorf("build at %s: rsgen check --strict --verify-content %s: %s", h.now.Format(time.RFC3339), dir, f)
+		}
 	}
 	src := readTree(t, h.s.Source)
 	lists.sync()

@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
 	"github.com/rsgen/rsgen/zippkg"
@@ -101,16 +100,12 @@ func (in sources) copyVersion(w io.Writer, r *snapshot.Record) error {
 }
 
 // versionSums returns what identifies the bytes of a kept version: its
-// length and the SHA-256 of its published bytes, which is its fingerprint
-// unless html_link rewrote it (zero when unknown: a rewritten resource
-// without a published SHA-256, or a record migrated without one).
+// length and the SHA-256 of its published bytes (zero when unknown: a
+// rewritten resource without a published SHA-256, or a record migrated
+// without one).
 func versionSums(v *snapshot.Record) sums {
 	s := sums{size: v.Size}
-	if !v.Rewritten {
-		s.sha256 = v.Fingerprint()
-	} else if v.Digests.HasAll([]rs.HashAlgorithm{rs.SHA256}) {
-		s.sha256 = v.Digests.SHA256
-	}
+	s.sha256, _ = v.PublishedSHA256()
 	return s
 }
 

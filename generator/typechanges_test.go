@@ -2,6 +2,7 @@ package generator_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,5 +164,82 @@ func TestTypeChangeInTheSameSecond(t *testing.T) {
 	}
 	if got := string(s.outFile("resourcesync/mementos/20240301090000/dir/b.txt")); got != "b2" {
 		t.Errorf("the memento of dir/b.txt holds %q", got)
+	}
+}
+
+// TestTypeChangeDeletesFirst: a build's deletions come before its
+// creations and updates in its Change List and its Change Dump packages,
+// across packages too, so that a Destination applying them in the
+// documents' order clears the folder dir before it writes the file dir
+// (in walk order, "created dir" came before "deleted dir/b0.txt", and
+// resync 2.0.1 could not write the file).
+func TestTypeChangeDeletesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		packageSize int64
+	}{{"one package", 1 << 20}, {"several packages", 8 << 10}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t, testBaseURL, func(c *config.Config) {
+				c.Dumps.ChangeDump = true
+				c.Dumps.PackageSize = config.ByteSize(tc.packageSize)
+			})
+			for i := range 6 {
+				s.write(fmt.Sprintf("dir/b%d.txt", i), "b")
+			}
+			s.write("a.txt", "a")
+			s.build(t0)
+			s.removeAll("dir")
+			s.write("dir", "dir is a file")
+			s.write("a.txt", "a, updated")
+			s.write("c/new.txt", "new")
+			s.build(t0.Add(time.Hour))
+
+			cl := s.doc("resourcesync/default/changelists/changelist-" + t0.UTC().Format("20060102T150405Z") + ".xml")
+			var changes []string
+			for _, e := range cl.Entries {
+				changes = append(changes, e.MD().Change)
+			}
+			checkDeletionsFirst(t, "the Change List", changes)
+			changes = nil
+			packages := 0
+			for _, d := range s.doc("resourcesync/default/changedump.xml").Entries {
+				_, dump := s.docAt(d.Loc)
+				for _, p := range dump.Entries {
+					packages++
+					files, _, order := packageFilesOf(t, s, p.Loc)
+					for _, path := range order {
+						if _, created := files[path]; created {
+							changes = append(changes, "created or updated")
+						} else {
+							changes = append(changes, "deleted")
+						}
+					}
+				}
+			}
+			checkDeletionsFirst(t, fmt.Sprintf("the Change Dump's %d packages", packages), changes)
+			if tc.packageSize < 1<<20 && packages < 2 {
+				t.Errorf("%d Change Dump packages, want several", packages)
+			}
+		})
+	}
+}
+
+// checkDeletionsFirst checks that changes, in a document's order, hold the
+// deletions before anything else, and 6 of them, dir's files.
+func checkDeletionsFirst(t *testing.T, what string, changes []string) {
+	t.Helper()
+	deleted := 0
+	for i, c := range changes {
+		if c != "deleted" {
+			continue
+		}
+		deleted++
+		if i >= deleted {
+			t.Errorf("%s: a deletion after another change: %q", what, changes)
+			return
+		}
+	}
+	if deleted != 6 || len(changes) != 9 {
+		t.Errorf("%s: %q, want 6 deletions, then 3 other changes", what, changes)
 	}
 }

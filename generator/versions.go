@@ -391,7 +391,12 @@ func (vw *versionsWriter) writePatch(prev, cur *snapshot.Record, linked bool) (o
 		return false, fmt.Errorf("patch %s: %w", rel, err)
 	}
 	if invalid != nil {
-		vw.d.s.warn(WarnJSONPatch, cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", invalid))
+		// Said once, by the build that found the update: every later
+		// build meets the same two versions, and tries them again only
+		// because the state does not record that they failed.
+		if cur.Seen == vw.now {
+			vw.d.s.warn(WarnJSONPatch, cur.Path, fmt.Sprintf("no JSON Patch for this update: %v", invalid))
+		}
 		return false, nil
 	}
 	if err := vw.d.w.WriteBytes(rel, patch); err != nil {

@@ -80,7 +80,7 @@ func writeBuild(ctx context.Context, prev *loaded, sc *scanned, p *buildPlan, ou
 			notes.abort()
 		}
 	}()
-	if err := writeHosting(s, d.w, hostingFiles{journals: next.Journals, versions: versions.used, files: &sc.files}); err != nil {
+	if err := writeHosting(s, d.w, hostingFiles{journals: next.Journals, versions: versions.used, files: &sc.files, mementos: next.Versions()}); err != nil {
 		return nil, err
 	}
 	return &staged{next: next, versions: versions, notes: notes}, nil

@@ -93,7 +93,11 @@ const (
 
 // Rule says how hosts serve one output path, or, when the path ends
 // in "/", a folder and everything below it. The rules of a plan never
-// overlap, so that no host has to merge two of them.
+// overlap, so that no host has to merge two of them, but for a type rule:
+// the rule of one file that gives nothing but its ContentType (a resource
+// whose name tells no type, which the build sniffed), which may lie in a
+// folder's rule; hosts serve that file with the folder's headers and its
+// own type.
 type Rule struct {
 	Path        string // an output path
 	ContentType string // "" leaves the host's own
@@ -120,6 +124,11 @@ func (r *Rule) extraHeaders() [][2]string {
 
 // Folder reports whether the rule is a folder's.
 func (r *Rule) Folder() bool { return strings.HasSuffix(r.Path, "/") }
+
+// typeOnly reports whether r is a type rule (see Rule).
+func (r *Rule) typeOnly() bool {
+	return !r.Folder() && r.ContentType != "" && r.Cache == CacheHost && len(r.Links) == 0 && len(r.Header) == 0
+}
 
 // Plan is what every hosting file says, in its own syntax.
 type Plan struct {

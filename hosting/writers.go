@@ -3,6 +3,7 @@ package hosting
 import (
 	"bufio"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -11,7 +12,8 @@ import (
 
 // writeHeaders writes the _headers file of Netlify and Cloudflare Pages.
 // Both merge the headers of every rule that matches a request; the plan's
-// rules never overlap. Cloudflare reads at most 100 rules: past that, the
+// rules never overlap, and a type rule adds its Content-Type to its
+// folder's headers. Cloudflare reads at most 100 rules: past that, the
 // rules of the oldest closed documents are left out (those are then
 // cached as Cloudflare's default says, which is correct, only slower), and
 // a warning says so if even that is not enough.
@@ -81,12 +83,16 @@ func nginxString(s string) string {
 // writeNginx writes the snippet to include in the nginx server block that
 // serves the output folder. Locations match decoded paths; exact ones
 // ("=") and folders ("^~", which also keeps regex locations of the server
-// away) never overlap. nginx holds every location in memory, so past
+// away) never overlap, but for a type rule's, which nginx serves instead
+// of its folder's: it repeats the folder's headers. The type rules of an
+// extension whose files share one type join the types block instead
+// (foldTypes). nginx holds every location in memory, so past
 // nginxManyRules a warning says what that costs.
 func writeNginx(w *bufio.Writer, plan *Plan, warn func(file, msg string)) error {
-	if len(plan.Rules) > nginxManyRules {
+	extTypes, rules := foldTypes(plan.Rules)
+	if len(rules) > nginxManyRules {
 		warn(layout.NginxFile, fmt.Sprintf("%d locations, which nginx holds in memory in every worker (100,000 took 760 MB and 5.4 s to load when measured): "+
-			"give each set a folder of its own (a set of whole folders needs one rule)", len(plan.Rules)))
+			"give each set a folder of its own (a set of whole folders needs one rule)", len(rules)))
 	}
 	fmt.Fprintf(w, `# %s: written by rsgen ([publish] targets = ["nginx"]); every build rewrites it.
 # Include it in the server block whose root is the output folder, served at
@@ -104,21 +110,26 @@ func writeNginx(w *bufio.Writer, plan *Plan, warn func(file, msg string)) error 
 # own table, so that a resource is served with the type its Resource List
 # publishes.
 `, layout.NginxFile, escapedBasePath(plan.BasePath), layout.NginxFile)
-	writeNginxTypes(w)
-	for i := range plan.Rules {
-		r := &plan.Rules[i]
+	writeNginxTypes(w, extTypes)
+	var folder *Rule // the last folder's rule: the one a type rule may lie in
+	for i := range rules {
+		r := &rules[i]
 		op := "="
 		if r.Folder() {
-			op = "^~"
+			op, folder = "^~", r
 		}
 		fmt.Fprintf(w, "\nlocation %s %s {\n", op, nginxString(plan.BasePath+r.Path))
 		if r.ContentType != "" {
 			fmt.Fprintf(w, "    types { }\n    default_type %s;\n", r.ContentType)
 		}
-		if cc := plan.cacheControl(r); cc != "" {
+		headers := r
+		if r.typeOnly() && folder != nil && strings.HasPrefix(r.Path, folder.Path) {
+			headers = folder
+		}
+		if cc := plan.cacheControl(headers); cc != "" {
 			fmt.Fprintf(w, "    add_header Cache-Control %s;\n", nginxString(cc))
 		}
-		for _, l := range r.Links {
+		for _, l := range headers.Links {
 			fmt.Fprintf(w, "    add_header Link %s;\n", nginxString(linkValue(l)))
 		}
 		for _, h := range r.extraHeaders() {
@@ -133,12 +144,13 @@ func writeNginx(w *bufio.Writer, plan *Plan, warn func(file, msg string)) error 
 	return nil
 }
 
-// writeNginxTypes writes rsgen's media-type table as an nginx types block:
-// one line per type, with its extensions.
-func writeNginxTypes(w *bufio.Writer) {
+// writeNginxTypes writes rsgen's media-type table, and the extensions
+// foldTypes found, as an nginx types block: one line per type, with its
+// extensions.
+func writeNginxTypes(w *bufio.Writer, extTypes []layout.Extension) {
 	byType := map[string][]string{}
 	var types []string
-	for _, e := range layout.Extensions() {
+	for _, e := range append(layout.Extensions(), extTypes...) {
 		if byType[e.Type] == nil {
 			types = append(types, e.Type)
 		}
@@ -150,6 +162,54 @@ func writeNginxTypes(w *bufio.Writer) {
 		fmt.Fprintf(w, "    %s %s;\n", t, strings.Join(byType[t], " "))
 	}
 	w.WriteString("}\ndefault_type application/octet-stream;\n")
+}
+
+// foldTypes returns, for hosts that type files by their extension (nginx's
+// types, Apache's AddType, both case-insensitive), the extensions whose
+// type rules all give one type, such as .go files sniffed as text/plain,
+// sorted, and the rules without those type rules: an extension costs a
+// line instead of a rule per file. Only extensions of letters, digits,
+// "-", "_" and "+" are folded, which neither host reads as syntax.
+func foldTypes(rules []Rule) ([]layout.Extension, []Rule) {
+	byExt := map[string]string{} // lower-case extension -> its one type, or "" when several
+	for i := range rules {
+		if ext, ok := foldableExt(&rules[i]); ok {
+			if t, seen := byExt[ext]; !seen {
+				byExt[ext] = rules[i].ContentType
+			} else if t != rules[i].ContentType {
+				byExt[ext] = ""
+			}
+		}
+	}
+	var exts []layout.Extension
+	for ext, t := range byExt {
+		if t != "" {
+			exts = append(exts, layout.Extension{Ext: ext, Type: t})
+		}
+	}
+	if len(exts) == 0 {
+		return nil, rules
+	}
+	slices.SortFunc(exts, func(x, y layout.Extension) int { return strings.Compare(x.Ext, y.Ext) })
+	return exts, slices.DeleteFunc(slices.Clone(rules), func(r Rule) bool {
+		ext, ok := foldableExt(&r)
+		return ok && byExt[ext] != ""
+	})
+}
+
+// foldableExt returns the lower-case extension of a type rule's file, when
+// foldTypes may fold it.
+func foldableExt(r *Rule) (string, bool) {
+	ext := strings.ToLower(path.Ext(r.Path))
+	if !r.typeOnly() || len(ext) < 2 {
+		return "", false
+	}
+	for _, c := range ext[1:] {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '+') {
+			return "", false
+		}
+	}
+	return ext, true
 }
 
 // apacheRegex returns an ap_expr regular expression matching exactly the
@@ -189,25 +249,29 @@ func apacheRegex(p string, folder bool) (re string, ok bool) {
 
 // writeHtaccess writes the .htaccess of an Apache served output folder.
 // It needs mod_headers and AllowOverride FileInfo. <If> sections match
-// the decoded path, like nginx. Apache reads the file and tests every
-// <If> on each request, so past apacheManyRules a warning says what that
-// costs.
+// the decoded path, like nginx; Apache applies every one that matches, so
+// a type rule's ForceType adds to its folder's headers. Apache reads the
+// file and tests every <If> on each request, so past apacheManyRules a
+// warning says what that costs.
 func writeHtaccess(w *bufio.Writer, plan *Plan, warn func(file, msg string)) error {
-	if len(plan.Rules) > apacheManyRules {
+	extTypes, rules := foldTypes(plan.Rules)
+	if len(rules) > apacheManyRules {
 		warn(layout.HtaccessFile, fmt.Sprintf("%d rules, which Apache reads and tests on every request (100,000 rules took 1.6 s a request when measured): "+
-			"give each set a folder of its own (a set of whole folders needs one rule)", len(plan.Rules)))
+			"give each set a folder of its own (a set of whole folders needs one rule)", len(rules)))
 	}
 	fmt.Fprintf(w, `# %s: written by rsgen ([publish] targets = ["apache"]); every build rewrites it.
 # The output folder must be served at base_url's path %s, with
 # AllowOverride FileInfo (or All) and mod_headers enabled. The AddType
-# lines are rsgen's media-type table, so that a resource is served with the
-# type its Resource List publishes.
+# lines are rsgen's media-type table, with the extensions whose files the
+# build sniffed alike, and ForceType gives a file whose name tells no type
+# the one the build sniffed, so that a resource is served with the type its
+# Resource List publishes.
 `, layout.HtaccessFile, escapedBasePath(plan.BasePath))
-	for _, e := range layout.Extensions() {
+	for _, e := range append(layout.Extensions(), extTypes...) {
 		fmt.Fprintf(w, "AddType %s %s\n", e.Type, e.Ext)
 	}
-	for i := range plan.Rules {
-		r := &plan.Rules[i]
+	for i := range rules {
+		r := &rules[i]
 		re, ok := apacheRegex(plan.BasePath+r.Path, r.Folder())
 		if !ok {
 			fmt.Fprintf(w, "# %q: no rule (its name holds every regular expression delimiter)\n", r.Path)

@@ -135,6 +135,20 @@ type sourceFile struct {
 	size int64
 }
 
+// PublishedSHA256 returns the SHA-256 of the bytes published for r, when
+// the record knows it: its fingerprint, unless html_link rewrote the file,
+// whose published digests then hold it if SHA-256 is among them. A build
+// checks its kept versions with it, and a deploy the files it sends.
+func (r *Record) PublishedSHA256() ([32]byte, bool) {
+	if fp := r.Fingerprint(); !r.Rewritten && fp != [32]byte{} {
+		return fp, true
+	}
+	if r.Digests.has(rs.SHA256) {
+		return r.Digests.SHA256, true
+	}
+	return [32]byte{}, false
+}
+
 // sourceSize returns the length of a rewritten record's source file, -1
 // when unknown.
 func (r *Record) sourceSize() int64 {

@@ -104,6 +104,46 @@ func TestDigestsHas(t *testing.T) {
 	}
 }
 
+// TestPublishedSHA256: the SHA-256 of a record's published bytes is its
+// fingerprint, or its published SHA-256 digest when html_link rewrote it
+// (the fingerprint is then the source's) or no fingerprint is known; none
+// without either.
+func TestPublishedSHA256(t *testing.T) {
+	source, published := sha256.Sum256([]byte("source")), sha256.Sum256([]byte("published"))
+	withDigest := func(sum [32]byte) Digests {
+		var d Digests
+		d.Set(rs.SHA256, sum[:])
+		return d
+	}
+	plain := Record{Digests: withDigest(source)}
+	plain.SetFingerprint(source)
+	md5Only := Record{}
+	md5Only.Digests.Set(rs.MD5, []byte{1})
+	md5Only.SetFingerprint(source)
+	rewritten := md5Only
+	rewritten.SetPublished(9, withDigest(published))
+	rewrittenMD5 := md5Only
+	rewrittenMD5.SetPublished(9, md5Only.Digests)
+	migrated := Record{Digests: withDigest(source)} // no fingerprint
+	for _, tc := range []struct {
+		name string
+		r    Record
+		want [32]byte
+		ok   bool
+	}{
+		{"as the source", plain, source, true},
+		{"as the source, no SHA-256 published", md5Only, source, true},
+		{"rewritten", rewritten, published, true},
+		{"rewritten, no SHA-256 published", rewrittenMD5, [32]byte{}, false},
+		{"no fingerprint", migrated, source, true},
+		{"nothing known", Record{}, [32]byte{}, false},
+	} {
+		if got, ok := tc.r.PublishedSHA256(); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %x, %v; want %x, %v", tc.name, got[:4], ok, tc.want[:4], tc.ok)
+		}
+	}
+}
+
 // TestColdScanEventsAreSizedOnce: a cold scan's events, one per file, are
 // allocated at their size, not grown by appending (which copies them at
 // the build's peak).

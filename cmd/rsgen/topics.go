@@ -88,6 +88,24 @@ nginx             writes rsgen-nginx.conf, to include in the server block
 apache            writes .htaccess (needs mod_headers and AllowOverride
                   FileInfo).
 
+A web server that serves the output folder in place: resources are hard
+links to the source files by default, so a tool that rewrites a source file
+in place (one that appends, vim on a file with several links) changes the
+served bytes at once, before a build publishes their new length and hash.
+[publish] resources chooses how they are placed:
+
+  resources = "link"     (the default) hard links, copies across file
+                         systems: when rsgen deploy or a CI step uploads the
+                         output right after each build, or sources are only
+                         ever replaced, never rewritten in place.
+  resources = "copy"     copies: when nginx or Apache serves the output
+                         folder itself while sources are edited in place;
+                         the served bytes then change only with a build.
+  resources = "reflink"  as "copy", but clones on Btrfs, XFS, bcachefs or
+                         ZFS 2.2, which share their blocks with the source
+                         until either changes (copies where the file system
+                         cannot clone): a copy's safety without its room.
+
 S3 and S3-compatible services cannot be configured with a file: publish there
 with "rsgen deploy" ([deploy] to = "s3://bucket/prefix"), which sends each
 object with its content type and Cache-Control, in the order that keeps
