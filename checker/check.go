@@ -65,6 +65,9 @@ type Options struct {
 	// MaxUnzipBytes bounds the bytes the packages of the check decompress
 	// to in all (default 16 GiB).
 	MaxUnzipBytes int64
+	// Outbox is a folder of pending notifications (a state folder's
+	// outbox) that Check checks too (CheckOutbox).
+	Outbox string
 	// MaxUnzipRatio bounds what one package may decompress to: this many
 	// times its size, or 16 MiB if that is more. The default, 1032, is
 	// the most deflate can compress (zlib's technical details): the files
@@ -139,8 +142,23 @@ func (o Options) deadline(ctx context.Context) (context.Context, context.CancelF
 // cannot be inferred from the Source Description.
 var ErrNoBaseURL = errors.New("cannot infer the base URL; give it with --base-url")
 
-// Check checks target: an http or https URL, a directory or a file.
+// Check checks target: an http or https URL, a directory or a file; and
+// then the notifications pending in opts.Outbox, if set.
 func Check(ctx context.Context, target string, opts Options) (Report, error) {
+	rep, err := checkTarget(ctx, target, opts)
+	if err != nil || opts.Outbox == "" {
+		return rep, err
+	}
+	pending, err := CheckOutbox(ctx, opts.Outbox, opts)
+	if err != nil {
+		return rep, err
+	}
+	rep.Documents += pending.Documents
+	rep.Findings = append(rep.Findings, pending.Findings...)
+	return rep, nil
+}
+
+func checkTarget(ctx context.Context, target string, opts Options) (Report, error) {
 	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
 		return CheckURL(ctx, target, opts)
 	}

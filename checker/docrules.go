@@ -33,6 +33,7 @@ func checkDocument(d *Document, rep *reporter, standalone bool) {
 	c.entries()
 	c.order()
 	c.continuity()
+	c.notification()
 }
 
 func (c *docChecker) root() {

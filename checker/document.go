@@ -109,8 +109,11 @@ type kind struct {
 	change        bool   // entries are change events with rs:md change
 	manifest      bool   // entries have path
 	dump          bool   // entries are packages
-	section       string
-	name          string
+	// notification: a payload of a notification channel, served at its
+	// topic (notification.go).
+	notification bool
+	section      string
+	name         string
 }
 
 var kinds = map[string]kind{
@@ -126,6 +129,10 @@ var kinds = map[string]kind{
 	rs.CapResourceDumpArchive:  {family: familyAtArch, childTime: "optional", indexChildren: "optional", section: "§11.1", name: "Resource Dump Archive"},
 	rs.CapChangeListArchive:    {family: familyFromArc, childTime: "optional", indexChildren: "optional", section: "§12.1", name: "Change List Archive"},
 	rs.CapChangeDumpArchive:    {family: familyFromArc, childTime: "optional", indexChildren: "optional", section: "§13.1", name: "Change Dump Archive"},
+	rs.CapChangeNotification: {family: familyFrom, rootTime: true, change: true, notification: true,
+		section: changeNotificationSpec, name: "Change Notification"},
+	rs.CapFrameworkNotification: {family: familyFrom, rootTime: true, change: true, notification: true,
+		section: frameworkNotificationSpec, name: "Framework Notification"},
 }
 
 // usesAt reports whether the family's times are at/completed.

@@ -49,6 +49,8 @@ type Resource struct {
 	// of packages.
 	Status      int
 	ContentType string
+	// Links are the values of its Link headers, over HTTP.
+	Links []string
 }
 
 // dirFetcher maps URLs under base to files under dir, which it reads
@@ -204,6 +206,7 @@ func (f httpFetcher) Fetch(ctx context.Context, rawURL string) (*Resource, error
 		URL:         resp.Request.URL.String(),
 		Status:      resp.StatusCode,
 		ContentType: resp.Header.Get("Content-Type"),
+		Links:       resp.Header.Values("Link"),
 	}, nil
 }
 

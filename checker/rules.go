@@ -130,6 +130,15 @@ var ruleTable = []Rule{
 	{"content-hash", Error, "§7", "a resource has the listed hash"},
 	{"content-type", Warning, "§7", "a resource is served with the listed type"},
 
+	// Notifications (ResourceSync Change Notification and Framework
+	// Notification 1.0.1, over WebSub).
+	{"channel-hub", Error, changeNotificationSpec, "a Capability List entry of a notification channel names its hub with rs:ln rel=\"hub\""},
+	{"notification-urlset", Error, changeNotificationSpec, "a notification is a <urlset>, never a <sitemapindex>: many changes are split into several notifications"},
+	{"notification-interval", Error, changeNotificationSpec, "a notification's root rs:md has from and until"},
+	{"notification-entry", Error, frameworkNotificationSpec, "a Framework Notification entry gives the capability of the capability document that changed, and is never about an index"},
+	{"notification-sequence", Error, changeNotificationSpec, "consecutive notifications of a channel cover consecutive, non-overlapping intervals (a gap, which Destinations close from the Change Lists, is a warning)"},
+	{"topic-link", Warning, changeNotificationSpec, "a topic is served with Link headers naming itself (rel=\"self\") and the hub its Capability List advertises (rel=\"hub\")"},
+
 	// Serving.
 	{"http-status", Error, "", "documents are served with status 200"},
 	{"http-fetch", Error, "", "documents and resources can be fetched and read to the end"},

@@ -252,7 +252,12 @@ func (w *walker) walkCapabilityList(ctx context.Context, cl *Document) {
 	w.sets = append(w.sets, set)
 	for _, e := range cl.Entries {
 		capability, _ := e.MD.Attr("capability")
-		if k, ok := kindOf(capability); !ok || k.family == familyNone || k.manifest {
+		k, ok := kindOf(capability)
+		switch {
+		case !ok || k.family == familyNone || k.manifest:
+			continue
+		case k.notification:
+			w.walkChannel(ctx, cl, &e, capability)
 			continue
 		}
 		d := w.visit(ctx, e.Loc, capability, at(cl, e.LocLine))

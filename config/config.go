@@ -19,6 +19,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/notify"
 	"github.com/rsgen/rsgen/rs"
 )
 
@@ -69,6 +70,8 @@ type Config struct {
 	// Publish configures the hosting files and the discovery helpers.
 	Publish Publish `toml:"publish"`
 	Deploy  Deploy  `toml:"deploy"`
+	// Notification configures push notifications over WebSub.
+	Notification Notification `toml:"notification"`
 
 	// Dir is the folder relative paths were resolved against.
 	Dir string `toml:"-"`
@@ -150,6 +153,10 @@ type Set struct {
 	// ResourceDump and ChangeDump override [dumps] for this set.
 	ResourceDump *bool `toml:"resource_dump"`
 	ChangeDump   *bool `toml:"change_dump"`
+	// ChangeNotification and FrameworkNotification override
+	// [notification] change and framework for this set.
+	ChangeNotification    *bool `toml:"change_notification"`
+	FrameworkNotification *bool `toml:"framework_notification"`
 	// SetLinks are the set's link rules (links.go).
 	SetLinks
 }
@@ -257,6 +264,7 @@ func Default() Config {
 		Publish:         Publish{Viewer: true, Resources: PlaceLink, ShortCache: Duration{5 * time.Minute}},
 		Dumps:           Dumps{PackageSize: 1 << 30, Compression: CompressAuto},
 		Archives:        Archives{SnapshotEvery: Duration{30 * 24 * time.Hour}},
+		Notification:    Notification{Change: true, Ping: notify.PingResourceSync},
 	}
 }
 
@@ -456,6 +464,8 @@ func suggest(key toml.Key) string {
 		valid = publishKeys
 	case len(key) > 1 && key[0] == "deploy":
 		valid = deployKeys
+	case len(key) > 1 && key[0] == "notification":
+		valid = notificationKeys
 	}
 	return Closest(key[len(key)-1], valid)
 }
@@ -478,8 +488,8 @@ func Closest(word string, valid []string) string {
 
 var (
 	topKeys = []string{"source", "out", "state", "base_url", "copy_resources", "resource_base_url",
-		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "follow_symlinks", "changelist", "dumps", "archives", "set", "publish", "deploy"}
-	setKeys = []string{"name", "path", "include", "exclude", "describedby", "resource_dump", "change_dump"}
+		"spec_version", "hashes", "lastmod", "describedby", "exclude", "include_dotfiles", "follow_symlinks", "changelist", "dumps", "archives", "set", "publish", "deploy", "notification"}
+	setKeys = []string{"name", "path", "include", "exclude", "describedby", "resource_dump", "change_dump", "change_notification", "framework_notification"}
 )
 
 func editDistance(a, b string) int {
@@ -619,7 +629,7 @@ func (c *Config) checkValues() error {
 	if (c.Archives.ResourceLists || c.Archives.ResourceDumps) && c.Archives.SnapshotEvery.Duration <= 0 {
 		return c.keyError("archives.snapshot_every", -1, "must be a positive duration such as \"720h\" when resource_lists or resource_dumps is on")
 	}
-	return nil
+	return c.checkNotification()
 }
 
 // Validate checks the whole configuration after flags were applied and

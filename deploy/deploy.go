@@ -99,6 +99,10 @@ type Summary struct {
 	// would make (the manifest's GET made).
 	Requests Requests
 	ScanTime time.Duration
+	// Built is the time of the build deployed: the notifications it and
+	// the builds before it wrote are the ones its deploy sends
+	// (SendNotifications).
+	Built time.Time
 }
 
 // Uploads, Reheaders and Bytes total the steps.
@@ -318,6 +322,7 @@ func (d *deployer) readBuild() (*built, error) {
 		return nil, err
 	}
 	defer st.Close()
+	d.sum.Built = time.Unix(st.LastBuild, 0).UTC()
 	return readBuilt(st, d.opts.CopyResources, d.dir)
 }
 

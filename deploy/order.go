@@ -72,9 +72,11 @@ func waves(root *os.Root, base string, tasks []*task) (ws [][]*task, cyclic []st
 
 // isDocument reports whether the output file at rel is a ResourceSync
 // document rsgen wrote, rather than a resource, or a version of one, that
-// happens to be XML.
+// happens to be XML. A notification topic is not: it serves a
+// notification, or nothing yet, whose entries name resources of an
+// earlier step.
 func isDocument(rel string) bool {
-	return layout.PublishStep(rel) > layout.StepVersions && layout.ContentType(rel) == layout.TypeXML
+	return layout.PublishStep(rel) > layout.StepVersions && layout.ContentType(rel) == layout.TypeXML && !layout.IsTopic(rel)
 }
 
 func allDone(deps []*task, done map[*task]bool) bool {

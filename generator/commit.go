@@ -8,7 +8,8 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// commit is the last stage: it renames the files the write stage staged
+// commit is the last stage: it puts the build's notifications into the
+// outbox (notifications.go), renames the files the write stage staged
 // into place through the sink w (the Source Description last), keeps in
 // the state archive what the build published that no later build could
 // make again (k), removes what the build no longer publishes, and saves
@@ -16,7 +17,11 @@ import (
 // first rename until the state is saved. events are the scan's, prune the
 // plan's files of the state archive to delete once the state is saved.
 func commit(s *site, prev *loaded, events []snapshot.Event, w *sink.Sink, k *keeper, out *placer, wr *staged, prune []string, sum *Summary) error {
+	defer wr.notes.abort() // those not committed
 	if err := saveIntent(s, prev, w, events); err != nil {
+		return err
+	}
+	if err := wr.notes.commit(); err != nil {
 		return err
 	}
 	if err := w.Commit(); err != nil {

@@ -110,6 +110,7 @@ func hostPlan(s *site, w *sink.Sink, h hostingFiles, files []string) (*hosting.P
 			continue
 		}
 		rule := hosting.Rule{Path: rel, ContentType: layout.ContentType(rel), Cache: hosting.CacheOf(rel, open[rel]), ClosedFrom: closed[rel]}
+		topicHeaders(s, &rule)
 		if rule.Cache != hosting.CacheHost {
 			hp.Rules = append(hp.Rules, rule)
 		}

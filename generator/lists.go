@@ -82,7 +82,7 @@ func writeCapabilityList(d docWriter, st *set) error {
 				return err
 			}
 		}
-		return nil
+		return writeChannels(s, w, st)
 	})
 }
 

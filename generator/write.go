@@ -13,12 +13,14 @@ import (
 type staged struct {
 	next     *snapshot.State
 	versions *versionsWritten
+	notes    *notifications // for the outbox, committed before the output
 }
 
 // writeBuild carries out the plan p, in the order of publication: it places
 // the resources, writes the side files, restores the Change Dump packages
 // carried over, keeps the versions, and writes every set's documents,
-// leaves first, then the Source Description and the hosting files. Each
+// leaves first, then the Source Description, the notifications and their
+// topics (notifications.go) and the hosting files. Each
 // writer takes what it renders and the sink (in d); what one writer
 // returns reaches the next here, and nowhere else.
 func writeBuild(ctx context.Context, prev *loaded, sc *scanned, p *buildPlan, out *placer, d docWriter, in sources) (_ *staged, err error) {
@@ -69,10 +71,19 @@ func writeBuild(ctx context.Context, prev *loaded, sc *scanned, p *buildPlan, ou
 	if err := writeSourceDescription(d); err != nil {
 		return nil, err
 	}
+	notes, err := prepareNotifications(s, prev.state, p, d.w)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			notes.abort()
+		}
+	}()
 	if err := writeHosting(s, d.w, hostingFiles{journals: next.Journals, versions: versions.used, files: &sc.files, mementos: next.Versions()}); err != nil {
 		return nil, err
 	}
-	return &staged{next: next, versions: versions}, nil
+	return &staged{next: next, versions: versions, notes: notes}, nil
 }
 
 // setWriter writes the documents of one set, sp, and adds what it

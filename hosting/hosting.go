@@ -8,8 +8,11 @@
 // rsgen serve to its responses too:
 // what rsgen never rewrites (versions of resources, dump packages, which
 // are named by their content, manifests, closed and archived documents) is
-// cached for a year as immutable; every other file rsgen writes changes
-// from build to build and is cached for [publish] short_cache.
+// cached for a year as immutable; a notification topic is revalidated on
+// every request (no-cache), so that a hub that fetches it gets the newest
+// notification, and is served with the Link headers naming itself and the
+// hub (Rule.Header); every other file rsgen writes changes from build to
+// build and is cached for [publish] short_cache.
 //
 // All the files come from one Plan, which the generator derives from a
 // build's documents and sets, so the hosts agree. Every name in a file is
@@ -21,6 +24,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
+	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,6 +85,10 @@ const (
 	CacheHost      Cache = iota // the host's default
 	CacheShort                  // [publish] short_cache
 	CacheImmutable              // a year, immutable
+	// CacheRevalidate is for a notification topic: a hub that fetches it
+	// after a publish ping must get the newest notification, never a
+	// cached one.
+	CacheRevalidate
 )
 
 // Rule says how hosts serve one output path, or, when the path ends
@@ -94,6 +104,22 @@ type Rule struct {
 	Cache       Cache
 	Links       []string // Capability Lists, for Link: rel="resourcesync"
 	ClosedFrom  int64    // for a closed segment document, its segment's from
+	// Header holds more headers, sent as they are: the Link header of a
+	// notification topic (notify.TopicHeaders), say. Its values are
+	// URLs and quoted words, which every host file can carry.
+	Header http.Header
+}
+
+// extraHeaders returns the rule's Header as "Name", value pairs, in the
+// order of their names, so that every file writes them alike.
+func (r *Rule) extraHeaders() [][2]string {
+	var out [][2]string
+	for _, name := range slices.Sorted(maps.Keys(r.Header)) {
+		for _, v := range r.Header[name] {
+			out = append(out, [2]string{name, v})
+		}
+	}
+	return out
 }
 
 // Folder reports whether the rule is a folder's.
@@ -101,7 +127,7 @@ func (r *Rule) Folder() bool { return strings.HasSuffix(r.Path, "/") }
 
 // typeOnly reports whether r is a type rule (see Rule).
 func (r *Rule) typeOnly() bool {
-	return !r.Folder() && r.ContentType != "" && r.Cache == CacheHost && len(r.Links) == 0
+	return !r.Folder() && r.ContentType != "" && r.Cache == CacheHost && len(r.Links) == 0 && len(r.Header) == 0
 }
 
 // Plan is what every hosting file says, in its own syntax.
@@ -123,9 +149,12 @@ type Plan struct {
 // layout.StepImmutable but the open document of a Change List or Change
 // Dump segment, which open says rel is); short for every other file rsgen
 // writes (the Source Description and everything under
-// layout.DocumentsDir); the host's default for the resources.
+// layout.DocumentsDir) but the notification topics, revalidated every
+// time; the host's default for the resources.
 func CacheOf(rel string, open bool) Cache {
 	switch step := layout.PublishStep(rel); {
+	case layout.IsTopic(rel):
+		return CacheRevalidate
 	case step == layout.StepVersions || step == layout.StepImmutable && !open:
 		return CacheImmutable
 	case rel == layout.SourceDescription || strings.HasPrefix(rel, layout.DocumentsDir+"/"):
@@ -162,6 +191,8 @@ func CacheControl(c Cache, short time.Duration) string {
 		return fmt.Sprintf("public, max-age=%d", int64(short/time.Second))
 	case CacheImmutable:
 		return ImmutableCacheControl
+	case CacheRevalidate:
+		return "no-cache"
 	}
 	return ""
 }

@@ -43,6 +43,9 @@ func writeHeaders(w *bufio.Writer, plan *Plan, warn func(file, msg string)) erro
 		for _, l := range r.Links {
 			fmt.Fprintf(w, "  Link: %s\n", linkValue(l))
 		}
+		for _, h := range r.extraHeaders() {
+			fmt.Fprintf(w, "  %s: %s\n", h[0], h[1])
+		}
 	}
 	return nil
 }
@@ -128,6 +131,9 @@ func writeNginx(w *bufio.Writer, plan *Plan, warn func(file, msg string)) error 
 		}
 		for _, l := range headers.Links {
 			fmt.Fprintf(w, "    add_header Link %s;\n", nginxString(linkValue(l)))
+		}
+		for _, h := range r.extraHeaders() {
+			fmt.Fprintf(w, "    add_header %s %s;\n", h[0], nginxString(h[1]))
 		}
 		w.WriteString("}\n")
 	}
@@ -281,6 +287,9 @@ func writeHtaccess(w *bufio.Writer, plan *Plan, warn func(file, msg string)) err
 		for _, l := range r.Links {
 			fmt.Fprintf(w, "    Header add Link \"%s\"\n", strings.ReplaceAll(linkValue(l), `"`, `\"`))
 		}
+		for _, h := range r.extraHeaders() {
+			fmt.Fprintf(w, "    Header set %s \"%s\"\n", h[0], apacheHeaderValue(h[1]))
+		}
 		w.WriteString("</If>\n")
 	}
 	for _, f := range plan.Hidden {
@@ -288,6 +297,13 @@ func writeHtaccess(w *bufio.Writer, plan *Plan, warn func(file, msg string)) err
 	}
 	writeApacheNotFound(w, plan.BasePath+layout.DeployMetaDir+"/", true)
 	return nil
+}
+
+// apacheHeaderValue quotes v for a mod_headers value in double quotes:
+// a quote is escaped, and a percent sign, which mod_headers reads as the
+// start of a format specifier (%{VAR}e, %t), is doubled.
+func apacheHeaderValue(v string) string {
+	return strings.NewReplacer(`"`, `\"`, "%", "%%").Replace(v)
 }
 
 // writeApacheNotFound answers 404 for the path p, or everything below it

@@ -145,6 +145,23 @@ func TestReservedPaths(t *testing.T) {
 	}
 }
 
+// TestTopics: the topics of notification channels lie in their set's
+// folder, and only they are topics.
+func TestTopics(t *testing.T) {
+	for p, want := range map[string]bool{
+		ChangeNotificationTopic("s"): true, FrameworkNotificationTopic("a.b"): true,
+		"resourcesync/s/notification/other.xml": false, "resourcesync/notification/change.xml": false,
+		"s/notification/change.xml": false, "resourcesync//notification/change.xml": false,
+	} {
+		if IsTopic(p) != want {
+			t.Errorf("IsTopic(%q) = %v", p, !want)
+		}
+	}
+	if got := ChangeNotificationTopic("s"); got != "resourcesync/s/notification/change.xml" {
+		t.Errorf("ChangeNotificationTopic = %s", got)
+	}
+}
+
 // TestPublishStep: every kind of output file is published after the files
 // it references.
 func TestPublishStep(t *testing.T) {
@@ -168,6 +185,8 @@ func TestPublishStep(t *testing.T) {
 		ResourceList("s"):                                  StepLists,
 		ResourceDump("s"):                                  StepLists,
 		ChangeListIndex("s"):                               StepLists,
+		ChangeNotificationTopic("s"):                       StepLists,
+		FrameworkNotificationTopic("s"):                    StepLists,
 		Archive("s", "resourcedump"):                       StepLists,
 		CapabilityList("s"):                                StepCapabilities,
 		SourceDescription:                                  StepDescription,

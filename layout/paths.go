@@ -83,6 +83,24 @@ func segmentName(kind string, from time.Time, seq int) string {
 	return name
 }
 
+// ChangeNotificationTopic returns the output path of a set's Change
+// Notification topic: the URI of its WebSub channel, which serves the
+// channel's newest notification (or nothing before the first).
+func ChangeNotificationTopic(set string) string { return SetDir(set) + "/notification/change.xml" }
+
+// FrameworkNotificationTopic returns the output path of a set's Framework
+// Notification topic, the channel of changes to its capability documents.
+func FrameworkNotificationTopic(set string) string {
+	return SetDir(set) + "/notification/framework.xml"
+}
+
+// IsTopic reports whether the output path rel is a notification topic.
+func IsTopic(rel string) bool {
+	rest, ok := strings.CutPrefix(rel, DocumentsDir+"/")
+	set, name, _ := strings.Cut(rest, "/")
+	return ok && set != "" && (name == "notification/change.xml" || name == "notification/framework.xml")
+}
+
 // IsReserved reports whether a source path would collide with a document
 // rsgen writes, so it cannot be published as a resource.
 func IsReserved(p string) bool {

@@ -32,7 +32,9 @@
 // write is a temporary file, fsync, rename and fsync of the folder, and a
 // batch becomes part of the outbox only when its channel record is
 // renamed into place: a process killed at any point leaves the outbox as
-// it was before the batch or as it is after it.
+// it was before the batch or as it is after it. Batch.Finish ends the
+// payloads before that commit, so that a build can publish the newest at
+// its topic with the rest of its output.
 //
 // # Sending
 //
@@ -42,7 +44,9 @@
 // a WebSub publish ping (hub.mode=publish with hub.topic and hub.url) for
 // hubs that fetch the topic. A payload leaves the outbox only when the hub
 // answered 2xx. Failures are retried with backoff, then the Sender stops
-// and leaves the rest for the next run.
+// and leaves the rest for the next run. Sender.Until holds back the
+// payloads that end later: those of builds whose output is not known to
+// be published.
 //
 // # Subscribing
 //

@@ -103,7 +103,7 @@ func (o *Outbox) Begin(topic string, h Head) (*Batch, error) {
 		return nil, fmt.Errorf("notify: outbox %s holds the channel %s, not %s", dir, rec.Topic, topic)
 	case rec.Capability != h.Capability:
 		return nil, fmt.Errorf("notify: channel %s is a %s channel, not %s", topic, rec.Capability, h.Capability)
-	case rec.Seq > 0 && !h.From.Equal(rec.Until):
+	case rec.Seq > 0 && !h.From.Equal(rec.Until) && !(h.AfterGap && h.From.After(rec.Until)):
 		return nil, fmt.Errorf("notify: batch for %s from %s: %w (the last ended at %s)", topic, fmtTime(h.From), ErrNotConsecutive, fmtTime(rec.Until))
 	}
 	if err := removeDebris(dir, rec.Seq); err != nil {
@@ -177,17 +177,33 @@ func (b *Batch) finishPart(until time.Time) error {
 	return nil
 }
 
+// Finish ends the batch's payloads, which Commit then puts into the
+// outbox, and returns the file of the newest: its bytes are final, so
+// that a build can publish them at the topic URI before the commit. It
+// returns "" for a batch without entries. No entry may be added after.
+func (b *Batch) Finish() (string, error) {
+	if b.cur != nil {
+		if err := b.finishPart(b.head.Until); err != nil {
+			b.Abort()
+			return "", err
+		}
+	}
+	if len(b.done) == 0 {
+		return "", nil
+	}
+	return b.done[len(b.done)-1], nil
+}
+
 // Commit puts the batch's payloads into the outbox and returns them. A
 // batch without entries puts none: the channel's next batch still starts
 // where the last notification ended.
 func (b *Batch) Commit() ([]Pending, error) {
-	if b.cur == nil {
+	if _, err := b.Finish(); err != nil {
+		return nil, err
+	}
+	if len(b.done) == 0 {
 		b.Abort()
 		return nil, nil
-	}
-	if err := b.finishPart(b.head.Until); err != nil {
-		b.Abort()
-		return nil, err
 	}
 	// The payloads are renamed to their sequence numbers first; until the
 	// record says they are committed, a reader ignores them and the next

@@ -208,6 +208,63 @@ func TestConsecutiveIntervals(t *testing.T) {
 	}
 	// Another channel has intervals of its own.
 	batch(t, o, frameworkTopic, rs.CapFrameworkNotification, at(0), at(10))
+
+	// A channel that missed changes says so by a gap, never by an
+	// overlap.
+	gap := notify.Head{Capability: rs.CapChangeNotification, From: at(300), Until: at(400), AfterGap: true}
+	b, err := o.Begin(changeTopic, gap)
+	if err != nil {
+		t.Fatalf("a batch after a gap: %v", err)
+	}
+	b.Abort()
+	gap.From = at(150)
+	if _, err := o.Begin(changeTopic, gap); !errors.Is(err, notify.ErrNotConsecutive) {
+		t.Errorf("a batch after a gap that overlaps the last: %v, want ErrNotConsecutive", err)
+	}
+}
+
+// Finish ends a batch's payloads before its commit: the newest one's
+// file then holds the bytes the commit puts into the outbox, which a build
+// publishes at the topic URI first; until the commit nothing is pending.
+func TestFinishBeforeCommit(t *testing.T) {
+	o := notify.OpenOutbox(t.TempDir())
+	o.SetLimits(1, rs.MaxBytes)
+	b, err := o.Begin(changeTopic, notify.Head{Capability: rs.CapChangeNotification, From: at(0), Until: at(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []rs.Entry{change("a", rs.ChangeCreated, 5), change("b", rs.ChangeCreated, 5)} {
+		if err := b.Add(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newest, err := b.Finish()
+	if err != nil || newest == "" {
+		t.Fatalf("Finish = %q, %v", newest, err)
+	}
+	before, err := os.ReadFile(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := mustPending(t, o); len(ps) != 0 {
+		t.Fatalf("pending before the commit: %v", ps)
+	}
+	ps, err := b.Commit()
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("Commit = %v, %v", ps, err)
+	}
+	after, _ := os.ReadFile(ps[1].Path)
+	if string(after) != string(before) {
+		t.Errorf("the newest payload committed differs from the one Finish returned")
+	}
+	empty, err := o.Begin(changeTopic, notify.Head{Capability: rs.CapChangeNotification, From: at(10), Until: at(20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newest, err := empty.Finish(); newest != "" || err != nil {
+		t.Errorf("Finish of an empty batch = %q, %v", newest, err)
+	}
+	empty.Abort()
 }
 
 // Entries and heads the specifications do not allow are refused with the

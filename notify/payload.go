@@ -20,6 +20,11 @@ type Head struct {
 	Capability  string
 	From, Until time.Time
 	Links       []rs.Link
+	// AfterGap lets the batch start after the channel's last
+	// notification ended: the channel missed the changes in between (it
+	// was switched off meanwhile), and the gap its intervals then show
+	// sends Destinations to the Change Lists for them.
+	AfterGap bool
 }
 
 func (h *Head) check() error {
@@ -45,6 +50,11 @@ var documentCapabilities = map[string]bool{
 	rs.CapResourceListArchive: true, rs.CapChangeListArchive: true,
 	rs.CapResourceDumpArchive: true, rs.CapChangeDumpArchive: true,
 }
+
+// IsDocumentCapability reports whether a Framework Notification may be
+// about a document of the capability: a capability document, never a
+// manifest or a notification.
+func IsDocumentCapability(capability string) bool { return documentCapabilities[capability] }
 
 // checkEntry checks an entry of a payload with the capability of the
 // channel, in the interval [from, until], after an entry of time last.

@@ -214,9 +214,15 @@ func TestPushEndToEnd(t *testing.T) {
 		len(d.Entries) != 2 || d.Entries[0].Loc != "https://example.org/a.txt" || d.Entries[1].MD.Change != "updated" {
 		t.Errorf("first delivery %+v", d)
 	}
+	if string(d.Payload) != sent[0] {
+		t.Errorf("the first delivery's payload is not the one sent, byte for byte:\n%s", d.Payload)
+	}
 	d = l.next(t)
 	if !d.From.Equal(at(100)) || d.Gap != nil || len(d.Entries) != 1 || d.Entries[0].MD.Change != "deleted" {
 		t.Errorf("second delivery %+v", d)
+	}
+	if string(d.Payload) != sent[1] {
+		t.Errorf("the second delivery's payload is not the one sent, byte for byte:\n%s", d.Payload)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -537,5 +543,25 @@ func TestPingFromConfig(t *testing.T) {
 	}
 	if err := p.UnmarshalText([]byte("xmpp")); err == nil || !strings.Contains(err.Error(), `"resourcesync" or "websub"`) {
 		t.Errorf("xmpp: %v", err)
+	}
+}
+
+// A Sender with Until sends only the payloads that end by then (those of
+// the builds a deploy published), oldest first, and leaves the newer in
+// the outbox.
+func TestSendUntil(t *testing.T) {
+	h := startHub(t, websubhub.Options{})
+	o := notify.OpenOutbox(t.TempDir())
+	twoBatches(t, o)
+	s := &notify.Sender{Hub: h.URL(), Until: at(150)}
+	if n, err := s.Send(ctxFor(t), o); n != 1 || err != nil {
+		t.Fatalf("Send = %d, %v; want the first payload sent", n, err)
+	}
+	if ps := mustPending(t, o); len(ps) != 1 || !ps[0].From.Equal(at(100)) {
+		t.Fatalf("pending %+v, want the second payload", ps)
+	}
+	s.Until = time.Time{}
+	if n, err := s.Send(ctxFor(t), o); n != 1 || err != nil {
+		t.Fatalf("Send = %d, %v; want the second payload sent", n, err)
 	}
 }

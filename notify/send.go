@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -50,8 +51,12 @@ type Sender struct {
 	// at most 1 minute, when nil); Sleep waits, returning early with
 	// ctx's error (a timer when nil).
 	Attempts int
-	Backoff  func(n int) time.Duration
-	Sleep    func(ctx context.Context, d time.Duration) error
+	// Until, when not zero, sends only the payloads whose until is not
+	// after it: those of the builds a deploy published, not of a build
+	// that ran meanwhile.
+	Until   time.Time
+	Backoff func(n int) time.Duration
+	Sleep   func(ctx context.Context, d time.Duration) error
 	// Sent, when not nil, is told of each payload after it left the
 	// outbox; Failed of each failed attempt.
 	Sent   func(Pending)
@@ -102,6 +107,9 @@ func (s *Sender) Send(ctx context.Context, o *Outbox) (int, error) {
 	pending, err := o.Pending()
 	if err != nil {
 		return 0, err
+	}
+	if !s.Until.IsZero() {
+		pending = slices.DeleteFunc(pending, func(p Pending) bool { return p.Until.After(s.Until) })
 	}
 	sent := 0
 	for i := 0; i < len(pending); {

@@ -43,6 +43,8 @@ type Delivery struct {
 	// Subscriber did not receive (or cannot count): the Destination reads
 	// the Change Lists covering it.
 	Gap *Interval
+	// Payload is the notification as the hub delivered it, byte for byte.
+	Payload []byte
 }
 
 // SubscriberOptions configures a Subscriber.
@@ -350,7 +352,7 @@ func (s *Subscriber) receive(w http.ResponseWriter, r *http.Request, sub *Subscr
 	}
 	// Deliver runs under the subscription's lock, so that deliveries keep
 	// the order their sequence was checked in.
-	s.opts.Deliver(Delivery{Topic: sub.Topic, Notification: n, Gap: gap})
+	s.opts.Deliver(Delivery{Topic: sub.Topic, Notification: n, Gap: gap, Payload: body})
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -22,7 +22,14 @@
 // The Handler learns both as a Destination would: it reads the Source
 // Description for the sets, then their Resource Lists (and their parts),
 // with rs.Reader, which bounds what it reads; it reads them again when one
-// of them changes on disk. Documents and unlisted files have the file's
+// of them changes on disk. A notification topic that a Capability List
+// advertises (a channel of capability change-notification or
+// framework-notification) is served with the headers of
+// notify.TopicHeaders, application/xml and
+//
+//	Link: <TOPIC>; rel="self", <HUB>; rel="hub"
+//
+// with the hub the entry names, and Cache-Control no-cache. Documents and unlisted files have the file's
 // mtime. Cache-Control is the one the hosting files give the hosts and
 // rsgen deploy gives S3 (hosting.CacheOf): a year, immutable, for what rsgen
 // never rewrites, Options.ShortCache ([publish] short_cache) for the other

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/notify"
 )
 
 // serveFile answers with the open file f at output path name; res is what
@@ -28,6 +29,11 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, f *os.File, 
 		hdr.Set("Content-Type", typ)
 	}
 	hdr.Set("X-Content-Type-Options", "nosniff")
+	if hub, ok := x.topics[name]; ok {
+		for k, v := range notify.TopicHeaders(layout.URL(x.base, name), hub) {
+			hdr[k] = v
+		}
+	}
 	modtime := info.ModTime()
 	if res != nil {
 		for _, l := range res.links {

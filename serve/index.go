@@ -29,7 +29,10 @@ type index struct {
 	base      string // "" when neither configured nor published yet
 	basePath  string // the decoded path of base, "/" or "/a/b/"
 	resources map[string]*resource
-	stamps    map[string]stamp
+	// topics holds the notification topics the Capability Lists
+	// advertise, by output path, with their hubs.
+	topics map[string]string
+	stamps map[string]stamp
 	// shortCache is the site's short_cache, kept with the index so that a
 	// request sees the configuration of one Reload.
 	shortCache time.Duration
@@ -66,7 +69,7 @@ func (x *index) fresh(root *os.Root) bool {
 // missing document (no build yet, or a build in progress that has not
 // renamed it into place) is empty.
 func readIndex(root *os.Root, s *site) (*index, error) {
-	x := &index{base: s.base, resources: map[string]*resource{}, stamps: map[string]stamp{}, shortCache: s.shortCache}
+	x := &index{base: s.base, resources: map[string]*resource{}, topics: map[string]string{}, stamps: map[string]stamp{}, shortCache: s.shortCache}
 	sets, err := x.readSourceDescription(root)
 	if err != nil {
 		return nil, err
@@ -82,8 +85,33 @@ func readIndex(root *os.Root, s *site) (*index, error) {
 		if err := x.readResourceList(root, set, resBase); err != nil {
 			return nil, err
 		}
+		if err := x.readChannels(root, set); err != nil {
+			return nil, err
+		}
 	}
 	return x, nil
+}
+
+// readChannels reads the notification channels the Capability List of
+// set advertises: the topics under the base URL, each with its hub, which
+// the topic names in its Link header.
+func (x *index) readChannels(root *os.Root, set string) error {
+	_, err := x.read(root, layout.CapabilityList(set), func(_ *rs.Head, e *rs.Entry) error {
+		if e.MD.Capability != rs.CapChangeNotification && e.MD.Capability != rs.CapFrameworkNotification {
+			return nil
+		}
+		p, ok := layout.PathFromURL(x.base, e.Loc)
+		if !ok {
+			return nil // a topic elsewhere: not ours to serve
+		}
+		for _, l := range e.Links {
+			if l.Rel == rs.RelHub {
+				x.topics[p] = l.Href
+			}
+		}
+		return nil
+	})
+	return err
 }
 
 // readSourceDescription returns the names of the sets whose Capability

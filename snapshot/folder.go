@@ -28,6 +28,9 @@ const (
 	DevDir = "dev"
 	// DeployDir holds what rsgen deploy knows of its targets.
 	DeployDir = "deploy"
+	// OutboxDir holds the notifications the builds wrote and no hub has
+	// taken yet (package notify's Outbox).
+	OutboxDir = "outbox"
 )
 
 // ArchivePath returns the file that keeps, in the archive of the state

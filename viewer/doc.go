@@ -15,7 +15,10 @@
 // says whether it is open or closed and what a Destination should do with
 // it, and a table of its entries with every attribute as a column and
 // every rs:ln linked by its relation. An entry's own view shows every value
-// in full. Lists of 50,000 entries are paged (100 rows by default), and
+// in full. A Capability List's view also lists its notification channels
+// (ResourceSync Change and Framework Notification over WebSub): the kind,
+// the topic, which opens its newest notification in the browser, and the
+// hub to subscribe at. Lists of 50,000 entries are paged (100 rows by default), and
 // filtered by path, media type and change, and sorted by any column, in
 // tens of milliseconds. Pictures drawn as inline SVG, each with its numbers
 // as a table: resources and bytes by media type (from the Resource List),

@@ -34,7 +34,13 @@ resource_base_url, not in its output folder: --verify-content reads them at
 their URLs, or from --resources, a folder that holds them (the source
 folder) or the URL they are served at. When PATH is the output folder of
 the configuration (--config, or ./rsgen.toml), its resource_base_url and
-source folder are the defaults.`,
+source folder are the defaults.
+
+The notification channels a Capability List advertises are checked too:
+each names its hub, its topic serves a valid notification (or nothing yet)
+and, over HTTP, is served as application/xml with the Link headers
+rel="self" and rel="hub"; a topic without them is a warning (S3 cannot
+send them: a CDN must). --outbox checks the notifications not sent yet.`,
 	more: `A check that reaches a limit stops and reports so as an error: its result is
 incomplete. In a folder, only regular files are read, never through a
 symbolic link that leads out of it.
@@ -48,6 +54,7 @@ examples:
   rsgen check https://data.example.org/ --format json
   rsgen check http://staging.internal:8080/ --base-url https://data.example.org/
   rsgen check public/ --verify-content --resource-base-url https://files.example.org/ --resources site/
+  rsgen check public/ --outbox .rsgen/outbox
   rsgen check changelist.xml`,
 	flags:   func() (*flag.FlagSet, any) { f := newCheckFlags(); return f.fs, f },
 	minArgs: 1,
@@ -74,6 +81,7 @@ func newCheckFlags() *checkFlags {
 	fs.StringVar(&f.opts.ResourceBaseURL, "resource-base-url", "", "the `URL` under which the resources are published apart from the\ndocuments (resource_base_url, with copy_resources = false)")
 	fs.StringVar(&f.opts.Resources, "resources", "", "where to read the resources under --resource-base-url: a `DIR|URL`\n(default: their own URLs)")
 	fs.StringVar(&f.config, "config", "", "the configuration `FILE` of PATH (default: ./rsgen.toml when there is\none); its resource_base_url and source are the defaults of the two\nflags above when PATH is its output folder and copy_resources = false")
+	fs.StringVar(&f.opts.Outbox, "outbox", "", "also check the notifications pending in the outbox `DIR` (the state\nfolder's outbox: each payload, and each channel's intervals)")
 	fs.BoolVar(&f.opts.FollowExternal, "follow-external", false, "also fetch documents and resources on other hosts, and follow\nredirects to them")
 	fs.IntVar(&f.opts.MaxRequests, "max-requests", 10000, "stop after `N` HTTP requests")
 	fs.TextVar(&f.maxBytes, "max-bytes", f.maxBytes, "stop after reading `SIZE` over HTTP in all")

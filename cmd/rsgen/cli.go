@@ -56,7 +56,7 @@ type cliIO struct {
 func commands() map[string]*command {
 	cmds := map[string]*command{}
 	for _, c := range []*command{buildCommand, statusCommand, initCommand, checkCommand, versionCommand,
-		helpCommand, watchCommand, serveCommand, completionCommand, deployCommand} {
+		helpCommand, watchCommand, serveCommand, completionCommand, deployCommand, notifyCommand} {
 		cmds[c.name] = c
 	}
 	return cmds
@@ -275,7 +275,8 @@ help topics: %s (rsgen help TOPIC)
 With no command, rsgen runs "build". Run "rsgen help COMMAND" for a command's flags.
 rsgen --version prints the version.
 
-exit codes: 0 success, 1 failure, 2 usage or configuration error, 130 interrupted.
+exit codes: 0 success, 1 failure, 2 usage or configuration error, 3 published
+but notifications pending (deploy, notify), 130 interrupted.
 `, strings.Join(topicNames(), ", "))
 	return b.String()
 }

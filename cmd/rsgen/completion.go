@@ -157,7 +157,7 @@ func writeMan(w io.Writer) {
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, ".SS rsgen %s\n.nf\n%s.fi\n", roff(n), roff(commands()[n].help()))
 	}
-	fmt.Fprintf(w, ".SH EXIT STATUS\n0 success, 1 failure, 2 usage or configuration error, 130 interrupted.\n.SH SEE ALSO\nrsgen help config, rsgen help hosting, rsgen help ci\n")
+	fmt.Fprintf(w, ".SH EXIT STATUS\n0 success, 1 failure, 2 usage or configuration error, 3 published but notifications pending (deploy, notify), 130 interrupted.\n.SH SEE ALSO\nrsgen help config, rsgen help hosting, rsgen help ci\n")
 }
 
 // roff escapes text for roff: backslashes, and a leading dot or quote.

@@ -46,8 +46,15 @@ files ([publish] targets = ["nginx"] or ["apache"]) with it.
 
 Progress: a status line on a terminal; otherwise one line per step.
 
+With [notification] hub set, the deploy then sends the notifications of
+the builds it published to the hub (see rsgen help notify); a notification
+the hub does not take, after retries, stays in the outbox for the next
+deploy or rsgen notify.
+
 exit codes: 0 deployed (or nothing to do), 1 failure, 2 usage or
-configuration error, 130 interrupted (the next deploy completes it).
+configuration error, 3 deployed, but the hub did not take every
+notification (they stay in the outbox for the next deploy), 130
+interrupted (the next deploy completes it).
 
 examples:
   rsgen deploy --to s3://my-bucket/resourcesync --dry-run
@@ -104,13 +111,21 @@ func runDeploy(ctx context.Context, cio cliIO, values any, _ []string) int {
 	if err == nil && f.verify && !f.dryRun {
 		ver, err = verifyDeploy(ctx, cfg, opts.Store, cio.stderr)
 	}
+	var sent *notified
+	if err == nil && !f.dryRun && cfg.Notification.On() {
+		// Everything is live: the notifications of the build may go.
+		sent = sendNotifications(ctx, cio, cfg, sum.Built)
+	}
 	if f.asJSON {
-		if jerr := writeDeployJSON(cio.stdout, sum, p, ver, err, time.Since(start)); jerr != nil {
+		if jerr := writeDeployJSON(cio.stdout, sum, p, ver, sent, err, time.Since(start)); jerr != nil {
 			fmt.Fprintf(cio.stderr, "rsgen deploy: %v\n", jerr)
 			return exitFailure
 		}
 	} else if sum != nil && (err == nil && !f.quiet || f.dryRun && planned(err)) {
 		printDeploy(cio.stdout, sum, time.Since(start))
+		if sent != nil && sent.err == nil {
+			fmt.Fprintf(cio.stdout, "rsgen deploy: notified %s: %s sent\n", sent.Hub, plural(sent.Sent, "notification"))
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -119,6 +134,14 @@ func runDeploy(ctx context.Context, cio cliIO, values any, _ []string) int {
 		}
 		fmt.Fprintf(cio.stderr, "rsgen deploy: %v\n", err)
 		return exitFailure
+	}
+	if sent != nil && sent.err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(cio.stderr, "rsgen deploy: interrupted after the deploy; the notifications not sent stay in the outbox for the next deploy or rsgen notify")
+			return exitInterrupted
+		}
+		fmt.Fprintf(cio.stderr, "rsgen deploy: warning: deployed, but the notifications are not all sent: %s\n", strings.TrimPrefix(sent.err.Error(), "notify: "))
+		return exitNotificationsPending
 	}
 	return exitOK
 }
@@ -285,9 +308,10 @@ type deployJSON struct {
 		BytesSent int64   `json:"bytes_sent"`
 		CostUSD   float64 `json:"estimated_cost_usd"`
 	} `json:"requests"`
-	Verify    *verification `json:"verify,omitempty"`
-	Warnings  []noteJSON    `json:"warnings"`
-	Durations struct {
+	Verify        *verification `json:"verify,omitempty"`
+	Notifications *notified     `json:"notifications,omitempty"`
+	Warnings      []noteJSON    `json:"warnings"`
+	Durations     struct {
 		ScanMS  int64 `json:"scan_ms"`
 		TotalMS int64 `json:"total_ms"`
 	} `json:"durations"`
@@ -305,8 +329,8 @@ type stepJSON struct {
 	Bytes     int64  `json:"bytes"`
 }
 
-func writeDeployJSON(w io.Writer, sum *deploy.Summary, p *deployProgress, ver *verification, err error, took time.Duration) error {
-	j := deployJSON{OK: err == nil, Verify: ver, Steps: []stepJSON{}}
+func writeDeployJSON(w io.Writer, sum *deploy.Summary, p *deployProgress, ver *verification, sent *notified, err error, took time.Duration) error {
+	j := deployJSON{OK: err == nil, Verify: ver, Notifications: sent, Steps: []stepJSON{}}
 	if err != nil {
 		j.Error = err.Error()
 	}

@@ -50,6 +50,9 @@ off has its file removed):
     and patches) is cached for a year as immutable; every other file rsgen
     writes changes from build to build and is cached for [publish]
     short_cache (5m). rsgen deploy gives S3 objects the same headers.
+  - with [notification] hub set, each notification topic
+    (resourcesync/SET/notification/*.xml) is served as application/xml,
+    no-cache, with Link: <TOPIC>; rel="self", <HUB>; rel="hub".
 
 A base_url with a path (https://OWNER.github.io/REPO/, a project site on
 GitHub Pages) works, but Destinations look for the Source Description at the
@@ -106,7 +109,9 @@ served bytes at once, before a build publishes their new length and hash.
 S3 and S3-compatible services cannot be configured with a file: publish there
 with "rsgen deploy" ([deploy] to = "s3://bucket/prefix"), which sends each
 object with its content type and Cache-Control, in the order that keeps
-every published document's links valid. S3 cannot send Link headers.
+every published document's links valid. S3 cannot send Link headers: a
+CDN in front of the bucket must add those of the resources and of the
+notification topics (rsgen check warns of a topic without them).
 
 The hosting files are never listed as resources, and nginx and Apache are
 told not to serve them. A source file at the same path fails the build.
@@ -168,5 +173,10 @@ Flags for CI:
 Progress goes to stderr: a status line on a terminal, a plain
 "rsgen: progress:" line every 10s in a log once a build runs that long.
 
+After the site's own deploy step (GitHub Pages, say), rsgen notify sends
+the push notifications of the builds ([notification]) to the hub; rsgen
+deploy sends them itself.
+
 Exit codes: 0 success, 1 failure, 2 usage or configuration error,
-130 interrupted.`
+3 published but notifications pending (deploy, notify: the hub did not take
+them; they stay in the outbox for the next run), 130 interrupted.`

@@ -70,7 +70,15 @@
     'changelist-archive': 'Change List Archive',
     'resourcedump-archive': 'Resource Dump Archive',
     'changedump-archive': 'Change Dump Archive',
+    'change-notification': 'Change Notification',
+    'framework-notification': 'Framework Notification',
   };
+
+  // NOTIFICATION_CAPABILITIES are the capabilities of the notification
+  // channels a Capability List advertises (ResourceSync Change
+  // Notification and Framework Notification, over WebSub): the entry's loc
+  // is the channel's topic, its rs:ln rel="hub" the hub.
+  const NOTIFICATION_CAPABILITIES = new Set(['change-notification', 'framework-notification']);
 
   // ---------------------------------------------------------------- parsing
 
@@ -316,6 +324,9 @@
   // readText reads a document's text with the reader its size calls for,
   // and says which it was.
   function readText(text, Parser) {
+    if (text.trim() === '') {
+      throw new Error('empty: a notification topic serves nothing until its channel’s first notification; no other document is ever empty');
+    }
     const scanned = text.length > SCAN_ABOVE ? scanDocument(text) : null;
     return scanned ? { doc: scanned, reader: 'scanner' } : { doc: readDocument(parseXML(text, Parser)), reader: 'DOMParser' };
   }
@@ -500,6 +511,16 @@
     return ln.rel !== 'contents' || !ln.type || /xml/.test(ln.type);
   }
 
+  // channelsOf returns the notification channels a Capability List
+  // advertises: the kind, the topic and the hub of each.
+  function channelsOf(doc) {
+    if (doc.capability !== 'capabilitylist') return [];
+    return doc.entries.filter((e) => NOTIFICATION_CAPABILITIES.has(e.md.capability)).map((e) => {
+      const hub = e.links.find((l) => l.rel === 'hub');
+      return { kind: KINDS[e.md.capability], capability: e.md.capability, topic: e.loc, hub: hub ? hub.href : '' };
+    });
+  }
+
   // statusOf says in plain words what a document is, whether it still
   // changes, and what a Destination should do with it; url is where it is.
   function statusOf(doc, url) {
@@ -511,7 +532,11 @@
       case 'description':
         return { state: 'entry point', text: 'The Source’s entry point, one Capability List per set (' + n + '). A Destination reads it to discover the sets, and re-reads it now and then to find new ones.' };
       case 'capabilitylist':
-        return { state: 'set', text: 'What this set offers. A Destination takes a baseline from the Resource List (or Resource Dump), then follows the Change List (or Change Dump) for what changed since. The addresses listed here do not change; re-read it now and then.' };
+        return { state: 'set', text: 'What this set offers. A Destination takes a baseline from the Resource List (or Resource Dump), then follows the Change List (or Change Dump) for what changed since. The addresses listed here do not change; re-read it now and then.' +
+          (channelsOf(doc).length ? ' Its notification channels push each change as it is published: a Destination subscribes to a channel’s topic at its hub (WebSub) instead of polling, and reads the Change Lists when it missed a notification.' : '') };
+      case 'change-notification':
+      case 'framework-notification':
+        return { state: 'notification', text: 'The newest notification of this channel: the ' + (doc.capability === 'change-notification' ? 'changes of the set’s resources' : 'capability documents created, updated or deleted') + span(md) + '. The hub pushed it to the subscribed Destinations; the next one starts where it ends, and a Destination that finds a gap reads the Change Lists for it.' };
       case 'resourcelist':
         if (isIndex) {
           return { state: 'snapshot', text: 'A snapshot of the set' + at(md) + ', in ' + n + ' parts: a Destination reads every part; together they are one Resource List.' };
@@ -1106,6 +1131,8 @@
     const out = this.heading(url, doc, kindOf(doc));
     out.push(this.statusLine(doc, url));
     out.push(this.aboutSection(doc));
+    const channels = this.channelsSection(doc);
+    if (channels) out.push(channels);
     if (doc.entries.length) out.push(new EntryTable(this, url, doc, route).section);
     else out.push(h('p', { class: 'empty', text: 'This ' + kindOf(doc) + ' has no entries yet.' }));
     // The pictures come last: drawn when their lists are read, they do
@@ -1113,6 +1140,24 @@
     const charts = this.chartsSection(url, doc);
     if (charts) out.push(charts);
     return out;
+  };
+
+  // channelsSection lists the notification channels of a Capability
+  // List: kind, topic and hub; null when it has none.
+  App.prototype.channelsSection = function (doc) {
+    const h = this.h.bind(this);
+    const channels = channelsOf(doc);
+    if (!channels.length) return null;
+    const row = (c) => h('tr', { 'data-capability': c.capability },
+      h('th', { scope: 'row', text: c.kind }),
+      h('td', {}, this.target(c.topic, true)),
+      h('td', {}, c.hub ? this.outLink(c.hub, c.hub) : h('span', { class: 'text', text: '(no hub)' })));
+    return h('section', { class: 'channels', 'aria-labelledby': 'channels-h' },
+      h('h2', { id: 'channels-h', text: 'Notification channels' }),
+      h('table', { class: 'channels' },
+        h('caption', { text: channels.length + ' channel' + (channels.length === 1 ? '' : 's') + ': subscribe to a topic at its hub (WebSub)' }),
+        h('thead', {}, h('tr', {}, ['Kind', 'Topic', 'Hub'].map((c) => h('th', { scope: 'col', text: c })))),
+        h('tbody', {}, channels.map(row))));
   };
 
   // aboutSection lists the document's own attributes and links.
@@ -1556,7 +1601,7 @@
     parseXML, readDocument, orderAttributes, scanDocument, readText, SCAN_ABOVE,
     makeSite, baseFromDescription, fetchURL, readable, routeKey, routeURL, safeHref, displayPath, setName, fileName,
     parseRoute, routeHash,
-    kindOf, relLabel, entryIsDocument, linkIsDocument, statusOf,
+    kindOf, relLabel, entryIsDocument, linkIsDocument, statusOf, channelsOf,
     columnsOf, NONE, filterEntries, sortEntries, countBy, pageOf,
     mediaTypeStats, foldTail, eventDay, changeActivity, activityBuckets,
     formatCount, formatBytes, shortHash, formatMs,
