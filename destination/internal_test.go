@@ -1,0 +1,218 @@
+package destination
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsgen/rsgen/layout"
+	"github.com/rsgen/rsgen/rs"
+)
+
+// TestRecordLinesRoundTrip writes records, wants and journal operations
+// with every kind of byte in their strings, and reads them back equal.
+func TestRecordLinesRoundTrip(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
+	r := record{path: "a b/ü\n\t%41 x", length: 7, lastmod: t0, changed: t0.Add(time.Second),
+		stamp: stamp{size: 7, mtime: 1, ctime: 2, ino: 3}}
+	r.sums[rs.SHA256] = []byte{1, 2, 3}
+	got, err := parseRecord(appendRecord(nil, &r)[:len(appendRecord(nil, &r))-1])
+	if err != nil || !reflect.DeepEqual(got, r) {
+		t.Errorf("record: got %+v, %v; want %+v", got, err, r)
+	}
+	w := want{path: "x y", loc: "http://h/x%20y", change: rs.ChangeDeleted, at: t0, seq: 9,
+		fix: fixity{length: -1, lastmod: t0}}
+	w.fix.sums[rs.MD5] = []byte{9}
+	line := appendWant(nil, &w)
+	if gotW, err := parseWant(line[:len(line)-1]); err != nil || !reflect.DeepEqual(gotW, w) {
+		t.Errorf("want: got %+v, %v; want %+v", gotW, err, w)
+	}
+	for _, o := range []op{{del: true, rec: record{path: "gone"}, seq: 4}, {rec: r, seq: 5}} {
+		line := appendOp(nil, &o)
+		gotO, err := parseOp(line[:len(line)-1])
+		if o.del {
+			o.rec = record{path: o.rec.path}
+		}
+		if err != nil || !reflect.DeepEqual(gotO, o) {
+			t.Errorf("op: got %+v, %v; want %+v", gotO, err, o)
+		}
+	}
+}
+
+// TestSorterSpillsAndMerges sorts more values than it may hold, in walk
+// order, equal paths in the order added, and again when asked again.
+func TestSorterSpillsAndMerges(t *testing.T) {
+	defer func(m int) { sortMemory = m }(sortMemory)
+	sortMemory = 2 << 10
+	s := newSorter(t.TempDir(), wantCodec)
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var paths []string
+	for i := range 2000 {
+		p := fmt.Sprintf("d%d/f%d", rng.IntN(30), rng.IntN(500))
+		if i%7 == 0 {
+			p = fmt.Sprintf("d%d", rng.IntN(30)) // a file beside folders of the same prefix
+		}
+		paths = append(paths, p)
+		if err := s.Add(want{path: p, loc: "http://h/" + p, seq: int64(i), fix: fixity{length: -1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.runs) < 2 {
+		t.Fatalf("%d runs: the test does not spill", len(s.runs))
+	}
+	slices.SortStableFunc(paths, layout.ComparePaths)
+	for range 2 {
+		var got []string
+		var last int64 = -1
+		prev := ""
+		for w, err := range s.All() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.path == prev && w.seq < last {
+				t.Fatalf("%s: seq %d after %d", w.path, w.seq, last)
+			}
+			prev, last = w.path, w.seq
+			got = append(got, w.path)
+		}
+		if !slices.Equal(got, paths) {
+			t.Fatalf("sorted %d paths, not in walk order", len(got))
+		}
+	}
+}
+
+// TestReadLinesDropsATornLastLine reads a journal whose last write a kill
+// cut short: the whole lines before it are read, the torn one left out.
+func TestReadLinesDropsATornLastLine(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "journal")
+	a, b := appendOp(nil, &op{del: true, rec: record{path: "a"}, seq: 1}), appendOp(nil, &op{del: true, rec: record{path: "b"}, seq: 2})
+	if err := os.WriteFile(name, append(a, b[:len(b)-3]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for o, err := range readLines(name, opCodec) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, o.rec.path)
+	}
+	if !slices.Equal(got, []string{"a"}) {
+		t.Errorf("read %q, want [a]", got)
+	}
+}
+
+// TestDecide is the table of what a sync does about one path.
+func TestDecide(t *testing.T) {
+	t1 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	t2 := t1.Add(time.Hour)
+	sum := func(b byte) sums { var s sums; s[rs.SHA256] = []byte{b}; return s }
+	fix := func(b byte) fixity { return fixity{length: 1, sums: sum(b), lastmod: t1} }
+	rec := &record{path: "p", length: 1, sums: sum(1), lastmod: t1, changed: t1}
+	md5Only := fixity{length: 1, lastmod: t1}
+	md5Only.sums[rs.MD5] = []byte{1}
+	for _, tc := range []struct {
+		name                   string
+		w                      *want
+		r                      *record
+		trusted, present, list bool
+		keepDeleted            bool
+		want                   action
+	}{
+		{"listed, right", &want{fix: fix(1)}, rec, true, true, true, false, actKeep},
+		{"listed, new lastmod", &want{fix: fixity{length: 1, sums: sum(1), lastmod: t2}}, rec, true, true, true, false, actRecord},
+		{"listed, other bytes", &want{fix: fix(2)}, rec, true, true, true, false, actFetch},
+		{"listed, file changed behind", &want{fix: fix(1)}, rec, false, true, true, false, actCheck},
+		{"listed, file gone", &want{fix: fix(1)}, rec, false, false, true, false, actFetch},
+		{"listed, another algorithm", &want{fix: md5Only}, rec, true, true, true, false, actCheck},
+		{"listed, no record, a file there", &want{fix: fix(1)}, nil, false, true, true, false, actCheck},
+		{"listed, no record, a file there, no digest", &want{fix: fixity{length: 1}}, nil, false, true, true, false, actFetch},
+		{"listed, no record", &want{fix: fix(1)}, nil, false, false, true, false, actFetch},
+		{"unlisted", nil, rec, true, true, true, false, actDelete},
+		{"unlisted, kept", nil, rec, true, true, true, true, actForget},
+		{"no event", nil, rec, true, true, false, false, actKeep},
+		{"deleted", &want{change: rs.ChangeDeleted, at: t2}, rec, true, true, false, false, actDelete},
+		{"deleted, untracked file there", &want{change: rs.ChangeDeleted, at: t2}, nil, false, true, false, false, actDelete},
+		{"deleted, nothing there", &want{change: rs.ChangeDeleted, at: t2}, nil, false, false, false, false, actKeep},
+		{"deleted, kept", &want{change: rs.ChangeDeleted, at: t2}, rec, true, true, false, true, actForget},
+		{"updated", &want{change: rs.ChangeUpdated, at: t2, fix: fix(2)}, rec, true, true, false, false, actFetch},
+		{"updated, applied", &want{change: rs.ChangeUpdated, at: t1, fix: fix(1)}, rec, true, true, false, false, actKeep},
+		{"updated, older than the record's", &want{change: rs.ChangeUpdated, at: t1.Add(-time.Hour), fix: fix(2)}, rec, true, true, false, false, actKeep},
+		{"updated, same time, other bytes", &want{change: rs.ChangeUpdated, at: t1, fix: fix(2)}, rec, true, true, false, false, actFetch},
+		{"updated to the bytes there", &want{change: rs.ChangeUpdated, at: t2, fix: fix(1)}, rec, true, true, false, false, actRecord},
+	} {
+		if got := decide(tc.w, tc.r, tc.trusted, tc.present, tc.list, tc.keepDeleted); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMapperRefusesWhatCannotBeAFile maps URIs to paths of DIR: decoded
+// byte for byte under the base, other hosts apart, and every way out of
+// DIR refused.
+func TestMapperRefusesWhatCannotBeAFile(t *testing.T) {
+	m, _ := newMapper("http://h.example/pub/", false)
+	other, _ := newMapper("http://h.example/pub/", true)
+	for loc, want := range map[string]string{
+		"http://h.example/pub/a%20b/c%23d.txt": "a b/c#d.txt",
+		"http://H.EXAMPLE:80/pub/x":            "x",
+		"http://h.example/pub/%C3%BC%FF":       "ü\xff",
+		"http://h.example/pub/a+b":             "a+b",
+	} {
+		if got, err := m.path(loc); err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", loc, got, err, want)
+		}
+	}
+	if got, err := other.path("http://o.example/x/y"); err != nil || got != "o.example/x/y" {
+		t.Errorf("other host: %q, %v", got, err)
+	}
+	if _, err := m.path("http://o.example/x"); err != errOtherHost {
+		t.Errorf("other host without OtherHosts: %v", err)
+	}
+	for _, loc := range []string{
+		"http://h.example/pub/../etc/passwd", "http://h.example/pub/%2e%2e/x", "http://h.example/pub/a/%2E%2E/%2E%2E/x",
+		"http://h.example/pub/..%2fx", "http://h.example/pub/a//b", "http://h.example/pub/dir/", "http://h.example/pub/",
+		"http://h.example/pub/a%00b", "http://h.example/pub/q?x=1", "http://h.example/pub/f#frag",
+		"file:///etc/passwd", "/etc/passwd", "http://u:p@h.example/pub/x", "http://h.example/pub/" + strings.Repeat("n", 300),
+		"http://h.example/pub/" + layout.TempPrefix + "sync/x", "http://h.example/pub/%2e",
+	} {
+		if p, err := m.path(loc); err == nil {
+			t.Errorf("%q mapped to %q, want a refusal", loc, p)
+		} else if _, ok := err.(*RefusedError); !ok {
+			t.Errorf("%q: %v, want a *RefusedError", loc, err)
+		}
+	}
+	if _, err := other.path("http://o.example/../x"); err == nil {
+		t.Errorf("traversal on another host mapped")
+	}
+}
+
+// TestFixityOfReadsSeveralDigests reads a hash attribute with two
+// digests, as resync writes on deletes, and refuses what cannot be
+// verified.
+func TestFixityOfReadsSeveralDigests(t *testing.T) {
+	md := rs.MD{Hash: "md5:d41d8cd98f00b204e9800998ecf8427e sha-256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", Length: 0, HasLength: true}
+	f, err := fixityOf(&md, time.Time{})
+	if err != nil || f.sums[rs.MD5] == nil || f.sums[rs.SHA256] == nil || f.length != 0 {
+		t.Fatalf("%+v, %v", f, err)
+	}
+	v := newVerifier(&f)
+	if err := v.check("u", &f); err != nil {
+		t.Errorf("empty bytes: %v", err)
+	}
+	v.Write([]byte("x"))
+	if err := v.check("u", &f); err == nil {
+		t.Errorf("one byte passed as empty")
+	}
+	for _, h := range []string{"sha-512:00", "md5:zz", "md5:00", "md5:d41d8cd98f00b204e9800998ecf8427e md5:00000000000000000000000000000000"} {
+		if _, err := fixityOf(&rs.MD{Hash: h}, time.Time{}); err == nil {
+			t.Errorf("hash %q accepted", h)
+		}
+	}
+}
