@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/rsgen/rsgen/rs"
 )
@@ -120,7 +121,7 @@ func (d *docs) download(ctx context.Context, u, name string) error {
 	if err := copyDoc(u, resp.Body, name); err != nil {
 		return err
 	}
-	m := docMeta{URL: u, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+	m := docMeta{URL: u, ETag: resp.Header.Get("ETag"), LastModified: trustedLastModified(resp.Header)}
 	if d.conditional && (m.ETag != "" || m.LastModified != "") {
 		data, _ := json.Marshal(m)
 		if err := writeFileAtomic(metaName, data); err != nil {
@@ -153,6 +154,24 @@ func copyDoc(u string, body io.Reader, name string) error {
 		return err
 	}
 	return nil
+}
+
+// trustedLastModified returns the response's Last-Modified when it can
+// tell a later change: when it is older than the response's Date by more
+// than its one-second resolution. A document that changed in the second it
+// was served could change again within that second, and a request
+// conditional on that Last-Modified would then be answered 304 (git's
+// "racy" files, the same problem).
+func trustedLastModified(h http.Header) string {
+	lm, err := http.ParseTime(h.Get("Last-Modified"))
+	if err != nil {
+		return ""
+	}
+	date, err := http.ParseTime(h.Get("Date"))
+	if err != nil || !lm.Before(date.Add(-time.Second)) {
+		return ""
+	}
+	return h.Get("Last-Modified")
 }
 
 // readMeta returns the cache's validators of u.
