@@ -225,7 +225,7 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return
 // w's fixity, and renames it into place only when it matches: bad bytes
 // never reach w's path.
 func (s *syncer) place(w *want, body io.Reader) (record, error) {
-	f, tmp, err := s.dir.createTemp()
+	f, err := s.dir.createTemp()
 	if err != nil {
 		return record{}, fmt.Errorf("write %s: %w", s.dir.join(w.path), err)
 	}
@@ -233,21 +233,18 @@ func (s *syncer) place(w *want, body io.Reader) (record, error) {
 	buf := copyBuffers.Get().(*[]byte)
 	_, err = io.CopyBuffer(io.MultiWriter(f, v), body, *buf)
 	copyBuffers.Put(buf)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
 		err = v.check(w.loc, &w.fix)
 	}
 	if err == nil && !w.fix.lastmod.IsZero() {
-		err = s.dir.root.Chtimes(tmp, w.fix.lastmod, w.fix.lastmod)
-	}
-	var st stamp
-	if err == nil {
-		st, err = s.dir.place(tmp, w.path)
+		err = f.setMtime(w.fix.lastmod)
 	}
 	if err != nil {
-		s.dir.root.Remove(tmp)
+		s.dir.discard(f)
+		return record{}, err
+	}
+	st, err := s.dir.place(f, w.path)
+	if err != nil {
 		return record{}, err
 	}
 	return s.recordOf(w, v, st), nil

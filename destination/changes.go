@@ -94,8 +94,12 @@ func (s *syncer) readChanges(ctx context.Context, ref *listRef, since time.Time,
 	if ref.until.After(*until) {
 		*until = ref.until
 	}
+	// An event without a datetime or lastmod takes the time of the one
+	// before it, as the list's order is the order of its events.
+	last := ref.from
 	err = r.Entries(func(e *rs.Entry) error {
-		at := cmp.Or(e.MD.Datetime, e.Lastmod)
+		at := cmp.Or(e.MD.Datetime, e.Lastmod, last)
+		last = at
 		switch e.MD.Change {
 		case rs.ChangeCreated, rs.ChangeUpdated, rs.ChangeDeleted:
 		default:

@@ -136,7 +136,8 @@ func (c *client) checkRedirect(otherHosts bool) func(*http.Request, []*http.Requ
 // get sends one GET of u (mapped) with the headers h and returns a
 // successful response (2xx, or 304 when h makes the request
 // conditional), whose body fails with a *StallError when it stops coming.
-// Any other status is a *StatusError, and a 429 or 503 pauses the host.
+// Any other status is a *StatusError; a 429 or 503 whose Retry-After the
+// sync waits for pauses every request to the host that long.
 func (c *client) get(ctx context.Context, u string, h http.Header) (*http.Response, error) {
 	target := c.mapped(u)
 	req, err := http.NewRequest(http.MethodGet, target, nil)
@@ -171,7 +172,7 @@ func (c *client) get(ctx context.Context, u string, h http.Header) (*http.Respon
 	resp.Body.Close()
 	body.stop()
 	se := &StatusError{URL: u, Status: resp.Status, Code: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
-	if se.Code == http.StatusTooManyRequests || se.Code == http.StatusServiceUnavailable {
+	if (se.Code == http.StatusTooManyRequests || se.Code == http.StatusServiceUnavailable) && se.RetryAfter <= c.maxWait {
 		c.pause(req.URL.Host, se.RetryAfter)
 	}
 	return nil, se
@@ -247,7 +248,7 @@ func (c *client) pause(host string, d time.Duration) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if until := time.Now().Add(min(d, c.maxWait)); until.After(c.paused[host]) {
+	if until := time.Now().Add(d); until.After(c.paused[host]) {
 		c.paused[host] = until
 	}
 }

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrSymlink is returned for a path of DIR that goes through a symbolic
@@ -28,6 +31,7 @@ type mirrorDir struct {
 
 	mu      sync.Mutex
 	folders map[string]bool // folders known to be real folders, a bounded cache
+	temp    *os.Root        // the temporary folder, once made
 }
 
 // maxKnownFolders bounds the cache of folders checked.
@@ -47,7 +51,19 @@ func openMirror(dir string, create bool) (*mirrorDir, error) {
 	return &mirrorDir{path: dir, root: root, folders: map[string]bool{}}, nil
 }
 
-func (d *mirrorDir) Close() error { return d.root.Close() }
+func (d *mirrorDir) Close() error {
+	d.closeTemp()
+	return d.root.Close()
+}
+
+func (d *mirrorDir) closeTemp() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.temp != nil {
+		d.temp.Close()
+		d.temp = nil
+	}
+}
 
 // folder makes sure the folder rel exists as a real folder, creating what
 // is missing, and refusing links and files on the way.
@@ -102,32 +118,83 @@ func (d *mirrorDir) forget(rel string) {
 
 func (d *mirrorDir) join(rel string) string { return d.path + string(os.PathSeparator) + rel }
 
-// createTemp creates a new file in DIR's temporary folder.
-func (d *mirrorDir) createTemp() (*os.File, string, error) {
-	if err := d.folder(tempDir); err != nil {
-		return nil, "", err
+// tempFile is a file being written in DIR's temporary folder.
+type tempFile struct {
+	*os.File
+	name string // in the temporary folder
+}
+
+// createTemp creates a new file in DIR's temporary folder, which it
+// opens once, as a root of its own, so that a file costs one openat.
+func (d *mirrorDir) createTemp() (*tempFile, error) {
+	d.mu.Lock()
+	tmp := d.temp
+	d.mu.Unlock()
+	if tmp == nil {
+		if err := d.folder(tempDir); err != nil {
+			return nil, err
+		}
+		r, err := d.root.OpenRoot(tempDir)
+		if err != nil {
+			return nil, err
+		}
+		d.mu.Lock()
+		if d.temp == nil {
+			d.temp = r
+		} else {
+			r.Close()
+		}
+		tmp = d.temp
+		d.mu.Unlock()
 	}
 	var b [8]byte
 	rand.Read(b[:])
-	name := tempDir + "/" + hex.EncodeToString(b[:])
-	f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
-	return f, name, err
+	name := hex.EncodeToString(b[:])
+	f, err := tmp.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &tempFile{File: f, name: name}, nil
 }
 
-// place renames the temporary file tmp to rel and returns its stamp. A
-// link at rel is replaced, never followed; a folder there is an error.
-func (d *mirrorDir) place(tmp, rel string) (stamp, error) {
-	if err := d.folder(path.Dir(rel)); err != nil {
+// setMtime sets the file's modification time.
+func (t *tempFile) setMtime(mtime time.Time) error {
+	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
+	if err := unix.UtimesNanoAt(int(t.Fd()), "", ts, unix.AT_EMPTY_PATH); err != nil {
+		return &fs.PathError{Op: "utimensat", Path: t.Name(), Err: err}
+	}
+	return nil
+}
+
+// discard closes and removes the temporary file.
+func (d *mirrorDir) discard(t *tempFile) {
+	t.Close()
+	d.root.Remove(tempDir + "/" + t.name)
+}
+
+// place renames the temporary file t to rel, closes it and returns its
+// stamp, taken after the rename (which changes its ctime). A link at rel
+// is replaced, never followed; a folder there is an error.
+func (d *mirrorDir) place(t *tempFile, rel string) (stamp, error) {
+	err := d.folder(path.Dir(rel))
+	if err == nil {
+		err = d.root.Rename(tempDir+"/"+t.name, rel)
+		if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+			err = &fs.PathError{Op: "write", Path: d.join(rel), Err: errors.New("a folder is there (another resource's path goes through it)")}
+		}
+	}
+	if err != nil {
+		d.discard(t)
 		return stamp{}, err
 	}
-	if info, err := d.root.Lstat(rel); err == nil && info.IsDir() {
-		return stamp{}, &fs.PathError{Op: "write", Path: d.join(rel), Err: errors.New("a folder is there (another resource's path goes through it)")}
+	info, err := t.Stat()
+	if cerr := t.Close(); err == nil {
+		err = cerr
 	}
-	if err := d.root.Rename(tmp, rel); err != nil {
+	if err != nil {
 		return stamp{}, err
 	}
-	st, _, err := d.stat(rel)
-	return st, err
+	return stampOf(info), nil
 }
 
 // stat returns the stamp of the regular file rel; false when there is
@@ -213,6 +280,7 @@ func (d *mirrorDir) remove(rel string) error {
 // removeTemp removes DIR's temporary folder and all it holds: the files
 // of fetches that a kill or a failure cut short.
 func (d *mirrorDir) removeTemp() error {
+	d.closeTemp()
 	d.forget(tempDir)
 	if info, err := d.root.Lstat(tempDir); err != nil || info.Mode()&fs.ModeSymlink != 0 {
 		if err == nil {

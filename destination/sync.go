@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -46,6 +47,7 @@ func Sync(ctx context.Context, o Options) (*Summary, error) {
 	if o.DryRun {
 		return s.sum, s.dryRunSync(ctx)
 	}
+	made := firstMissing(o.State) // the folder the state's creation makes, if any
 	lock, err := snapshot.AcquireLock(ctx, o.State, false, nil)
 	if err != nil {
 		var le *snapshot.LockError
@@ -54,17 +56,33 @@ func Sync(ctx context.Context, o Options) (*Summary, error) {
 		}
 		return nil, err
 	}
-	defer lock.Release()
-	if err := s.open(); err != nil {
-		return nil, err
+	err = s.run(ctx)
+	s.close()
+	lock.Release()
+	if err != nil && made != "" && s.inv == nil {
+		// A first sync that failed before it opened DIR leaves nothing.
+		os.RemoveAll(made)
 	}
-	defer s.close()
-	return s.sum, s.run(ctx)
+	return s.sum, err
 }
 
-// open prepares the state folder and DIR, tidying what a killed sync
-// left: its temporary files and its journal.
-func (s *syncer) open() error {
+// firstMissing returns the outermost folder on the way to dir that is
+// not there, or "" when dir is.
+func firstMissing(dir string) string {
+	missing := ""
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			return missing
+		}
+		missing = d
+		if filepath.Dir(d) == d {
+			return missing
+		}
+	}
+}
+
+// openState prepares the state folder: a fresh work folder, the cache.
+func (s *syncer) openState() error {
 	s.work = filepath.Join(s.o.State, workDir)
 	if err := os.RemoveAll(s.work); err != nil {
 		return fmt.Errorf("clear %s: %w", s.work, err)
@@ -74,6 +92,13 @@ func (s *syncer) open() error {
 			return err
 		}
 	}
+	s.docs = newDocs(s.c, filepath.Join(s.o.State, documentsDir), true)
+	return nil
+}
+
+// openDir opens DIR, creating it, and the inventory, tidying what a
+// killed sync left: its temporary files and its journal.
+func (s *syncer) openDir() error {
 	dir, err := openMirror(s.o.Dir, true)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", s.o.Dir, err)
@@ -86,7 +111,6 @@ func (s *syncer) open() error {
 	if err != nil {
 		return fmt.Errorf("state %s: %w", s.o.State, err)
 	}
-	s.docs = newDocs(s.c, filepath.Join(s.o.State, documentsDir), true)
 	return nil
 }
 
@@ -107,6 +131,9 @@ func (s *syncer) close() {
 
 // run discovers the set, then takes a baseline or applies the changes.
 func (s *syncer) run(ctx context.Context) error {
+	if err := s.openState(); err != nil {
+		return err
+	}
 	st, err := loadState(s.o.State)
 	if err != nil {
 		return err
@@ -115,6 +142,9 @@ func (s *syncer) run(ctx context.Context) error {
 		return err
 	}
 	if err := st.belongs(s.o.State, s.o.Dir, s.src); err != nil {
+		return err
+	}
+	if err := s.openDir(); err != nil {
 		return err
 	}
 	st.Dir, st.CapabilityList, st.Base = s.o.Dir, s.src.capList, s.src.base

@@ -269,7 +269,7 @@ func (v *syncView) finish(sum *destination.Summary, err error, took time.Duratio
 			fmt.Fprintf(v.cio.stderr, "rsgen sync: %v\n", err)
 		}
 	}
-	if sum != nil && !v.f.quiet && v.json == nil {
+	if sum != nil && sum.Set != "" && !v.f.quiet && v.json == nil {
 		fmt.Fprintf(v.cio.stdout, "rsgen sync: %s\n", syncSummaryLine(sum, v.f.opts.DryRun, took))
 	}
 }
