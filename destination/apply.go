@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/rsgen/rsgen/rs"
@@ -23,10 +23,30 @@ type planCounts struct {
 }
 
 // count plans without touching DIR: it takes every record's file as
-// unchanged, so it is the work of a sync that nothing disturbed.
+// unchanged, so it is the work of a sync that nothing disturbed. Change
+// events are counted as they are, each a fetch or a deletion, without
+// reading the inventory.
 func (s *syncer) count(wants iter.Seq2[want, error], list bool) (planCounts, error) {
 	var n planCounts
-	err := join(wants, s.records(), wantPath, recordPath, func(w *want, r *record) error {
+	if !list {
+		for w, err := range wants {
+			if err != nil {
+				return n, err
+			}
+			if w.change == rs.ChangeDeleted {
+				n.deletes++
+			} else {
+				n.fetch++
+				n.bytes += max(w.fix.length, 0)
+			}
+		}
+		return n, nil
+	}
+	err := join(wants, s.records(), wantPath, storedPath, func(w *want, stored *storedRecord) error {
+		r, err := parsed(stored)
+		if err != nil {
+			return err
+		}
 		switch decide(w, r, true, r != nil, list, s.o.KeepDeleted) {
 		case actFetch, actCheck:
 			n.fetch++
@@ -43,18 +63,33 @@ func (s *syncer) count(wants iter.Seq2[want, error], list bool) (planCounts, err
 	return n, err
 }
 
+// parsed returns the record of a stored one, nil for none.
+func parsed(stored *storedRecord) (*record, error) {
+	if stored == nil {
+		return nil, nil
+	}
+	r, err := stored.record()
+	if err != nil {
+		return nil, fmt.Errorf("the inventory: %w", err)
+	}
+	return &r, nil
+}
+
 // records yields the inventory's records.
-func (s *syncer) records() iter.Seq2[record, error] {
-	return readLines(s.o.State+string(os.PathSeparator)+inventoryFile, recordCodec)
+func (s *syncer) records() iter.Seq2[storedRecord, error] {
+	return readLines(filepath.Join(s.o.State, inventoryFile), storedCodec)
 }
 
 // apply brings DIR to what wants ask: wants sorted by path with one per
 // path, from a Resource List (list: what it lacks is deleted) or change
-// events. Deletions go first, so that a file that gives way to a folder,
-// or a folder to a file, is gone before its successor lands.
-func (s *syncer) apply(ctx context.Context, wants func() iter.Seq2[want, error], list bool) error {
-	if err := s.pass(ctx, wants(), list, true); err != nil {
-		return err
+// events; n is what count planned. Deletions go first, so that a file
+// that gives way to a folder, or a folder to a file, is gone before its
+// successor lands.
+func (s *syncer) apply(ctx context.Context, wants func() iter.Seq2[want, error], list bool, n planCounts) error {
+	if n.deletes > 0 {
+		if err := s.pass(ctx, wants(), list, true); err != nil {
+			return err
+		}
 	}
 	return s.pass(ctx, wants(), list, false)
 }
@@ -62,11 +97,15 @@ func (s *syncer) apply(ctx context.Context, wants func() iter.Seq2[want, error],
 // pass applies the deletions of wants, or all but them.
 func (s *syncer) pass(ctx context.Context, wants iter.Seq2[want, error], list, deletions bool) error {
 	p := newPool(ctx, s.o.Jobs)
-	err := join(wants, s.records(), wantPath, recordPath, func(w *want, r *record) error {
+	err := join(wants, s.records(), wantPath, storedPath, func(w *want, stored *storedRecord) error {
 		if w == nil && !list || (w == nil || w.change == rs.ChangeDeleted) != deletions {
 			return nil
 		}
 		if err := p.err(); err != nil {
+			return err
+		}
+		r, err := parsed(stored)
+		if err != nil {
 			return err
 		}
 		path := pathOf(w, r)

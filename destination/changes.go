@@ -67,7 +67,7 @@ func (s *syncer) incremental(ctx context.Context, since time.Time) (time.Time, e
 	if err := s.changeDumps(ctx, since, n); err != nil {
 		return time.Time{}, err
 	}
-	return until, s.apply(ctx, all, false)
+	return until, s.apply(ctx, all, false, n)
 }
 
 // readChanges reads the change events of one Change List from since on,

@@ -51,8 +51,8 @@ func openInventory(dir, work string) (*inventory, error) {
 
 // records yields the records of the inventory, in path order; the
 // journal of the sync in progress is not among them until compact.
-func (inv *inventory) records() iter.Seq2[record, error] {
-	return readLines(filepath.Join(inv.dir, inventoryFile), recordCodec)
+func (inv *inventory) records() iter.Seq2[storedRecord, error] {
+	return readLines(filepath.Join(inv.dir, inventoryFile), storedCodec)
 }
 
 // put journals that the file r describes is in place.
@@ -112,10 +112,10 @@ func (inv *inventory) compact(work string) error {
 		return fmt.Errorf("compact the inventory: %w", err)
 	}
 	w := newLineWriter(f)
-	err = join(inv.records(), lastOfEach(ops.All(), opPath), recordPath, opPath, func(r *record, o *op) error {
+	err = join(inv.records(), lastOfEach(ops.All(), opPath), storedPath, opPath, func(r *storedRecord, o *op) error {
 		switch {
 		case o == nil:
-			return w.write(appendRecord(w.line[:0], r))
+			return w.write(appendStored(w.line[:0], r))
 		case !o.del:
 			return w.write(appendRecord(w.line[:0], &o.rec))
 		}

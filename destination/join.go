@@ -66,6 +66,6 @@ func join[A, B any](as iter.Seq2[A, error], bs iter.Seq2[B, error], pathA func(*
 	}
 }
 
-func recordPath(r *record) string { return r.path }
-func wantPath(w *want) string     { return w.path }
-func opPath(o *op) string         { return o.rec.path }
+func storedPath(r *storedRecord) string { return r.path }
+func wantPath(w *want) string           { return w.path }
+func opPath(o *op) string               { return o.rec.path }

@@ -144,5 +144,5 @@ func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
 	if err := s.resourceDump(ctx, n); err != nil {
 		return time.Time{}, err
 	}
-	return at, s.apply(ctx, all, true)
+	return at, s.apply(ctx, all, true, n)
 }

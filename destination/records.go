@@ -73,6 +73,28 @@ func (r *record) knowsAlgorithmOf(f *fixity) bool {
 	return false
 }
 
+// storedRecord is a line of the inventory with its path read and the
+// rest left until needed: a sync that applies a few changes to a large
+// mirror reads every line, and parses and writes anew only those few.
+type storedRecord struct {
+	path string
+	line []byte // without its newline
+}
+
+// record parses the whole line.
+func (s *storedRecord) record() (record, error) { return parseRecord(s.line) }
+
+func parseStored(line []byte) (storedRecord, error) {
+	field, _, _ := bytes.Cut(line, []byte{' '})
+	p, err := url.PathUnescape(string(field))
+	if err != nil {
+		return storedRecord{}, fmt.Errorf("a record line: %w", err)
+	}
+	return storedRecord{path: p, line: bytes.Clone(line)}, nil
+}
+
+func appendStored(b []byte, s *storedRecord) []byte { return append(append(b, s.line...), '\n') }
+
 // want is what a document asks of one path: a Resource List entry, or a
 // change event (change and at set) from a Change List or Change Dump.
 type want struct {
@@ -327,7 +349,7 @@ func parseOp(line []byte) (op, error) {
 
 // The codecs of the sorted files.
 var (
-	recordCodec = codec[record]{appendRecord, parseRecord, func(a, b *record) int { return comparePaths(a.path, b.path) }}
+	storedCodec = codec[storedRecord]{appendStored, parseStored, func(a, b *storedRecord) int { return comparePaths(a.path, b.path) }}
 	wantCodec   = codec[want]{appendWant, parseWant, compareWants}
 	opCodec     = codec[op]{appendOp, parseOp, compareOps}
 )

@@ -23,9 +23,10 @@ import (
 )
 
 // TestSyncKill9 runs the real rsgen binary's sync against a Source that
-// rsgen serve serves, and kills it with SIGKILL at random moments: of
-// baselines, of incremental syncs after the Source changed, and with the
-// Resource Dump's packages. After every kill the next sync must finish,
+// rsgen serve serves, and kills it with SIGKILL at random points of its
+// progress (once it has journaled a random number of files, 0 for at
+// once): in baselines, in incremental syncs after the Source changed, and
+// while the Resource Dump's packages seed the folder. After every kill the next sync must finish,
 // leave DIR equal to the source tree with nothing else in it, pass
 // --audit, and never have fetched again a resource it had verified: the
 // resources fetched over all runs are at most the resources to fetch plus
@@ -100,15 +101,8 @@ func killedSyncs(t *testing.T, dumps string, rounds int) {
 	defer srv.Close()
 
 	dir := filepath.Join(root, "mirror")
-	// --rate stretches a sync over enough time for kills to land inside it.
-	args := []string{"sync", base, dir, "--jobs", "4", "--dumps", dumps, "--quiet", "--rate", "500"}
-	// an uninterrupted sync into another folder, for the time a sync takes
-	start := time.Now()
-	if out, err := exec.Command(bin, append([]string{"sync", base, filepath.Join(root, "timing")}, args[3:]...)...).CombinedOutput(); err != nil {
-		t.Fatalf("uninterrupted sync: %v\n%s", err, out)
-	}
-	took := time.Since(start)
-	resourceGets.Store(0)
+	journal := filepath.Join(root, ".rsgen-sync", "mirror", "journal")
+	args := []string{"sync", base, dir, "--jobs", "4", "--dumps", dumps, "--quiet"}
 
 	// Each round changes the Source (but the first, a baseline), then
 	// kills syncs at random moments, each resuming the one before, until
@@ -134,15 +128,22 @@ func killedSyncs(t *testing.T, dumps string, rounds int) {
 		resourceGets.Store(0)
 		killed := 0
 		for {
+			old, _ := os.Stat(journal)
 			cmd := exec.Command(bin, args...)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(time.Duration(rng.Int64N(int64(took))))
+			done := make(chan struct{})
+			var err error
+			go func() { err = cmd.Wait(); close(done) }()
+			// Kill once the sync has journaled a random number of the files
+			// it is to fetch (0: at once), fewer after each kill, as fewer
+			// are left.
+			waitJournal(journal, old, int(rng.Int64N(max(1, fetch>>killed))), done)
 			cmd.Process.Signal(syscall.SIGKILL)
-			err := cmd.Wait()
+			<-done
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				killed++
 				continue
@@ -162,7 +163,25 @@ func killedSyncs(t *testing.T, dumps string, rounds int) {
 	if landed == 0 {
 		t.Errorf("no kill landed in %d rounds: the test tests nothing", rounds)
 	}
-	t.Logf("%d kills landed in %d rounds; an uninterrupted sync took %s", landed, rounds, took)
+	t.Logf("%d kills landed in %d rounds", landed, rounds)
+}
+
+// waitJournal waits until the sync's journal holds n lines, or the sync
+// ends (done closes). A killed sync leaves its journal, which the next
+// replaces with one of its own: only a journal other than old counts.
+func waitJournal(journal string, old os.FileInfo, n int, done <-chan struct{}) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		if info, err := os.Stat(journal); err == nil && (old == nil || !os.SameFile(info, old)) {
+			if data, _ := os.ReadFile(journal); bytes.Count(data, []byte{'\n'}) >= n {
+				return
+			}
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(time.Millisecond): // polling a bounded wait for the sync's progress
+		}
+	}
 }
 
 // checkMirror checks that dir holds exactly the files of src, byte for
