@@ -1,6 +1,8 @@
 package destination
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -213,6 +215,33 @@ func TestFixityOfReadsSeveralDigests(t *testing.T) {
 	for _, h := range []string{"sha-512:00", "md5:zz", "md5:00", "md5:d41d8cd98f00b204e9800998ecf8427e md5:00000000000000000000000000000000"} {
 		if _, err := fixityOf(&rs.MD{Hash: h}, time.Time{}); err == nil {
 			t.Errorf("hash %q accepted", h)
+		}
+	}
+}
+
+// TestRateSpacesRequests: with a rate of one request an hour, the first
+// goes at once and the second waits, here until its context is cancelled.
+func TestRateSpacesRequests(t *testing.T) {
+	r := &rateLimiter{interval: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := r.wait(ctx); err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	cancel()
+	if err := r.wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("second request within the hour: %v, want it held back", err)
+	}
+}
+
+// TestRetryAfterValues reads Retry-After as seconds or as an HTTP date.
+func TestRetryAfterValues(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"120": 2 * time.Minute, "0": 0, "": 0, "soon": 0,
+		"Thu, 01 Jan 2026 00:00:30 GMT": 30 * time.Second, "Wed, 31 Dec 2025 00:00:00 GMT": 0,
+	} {
+		if got := retryAfter(v, now); got != want {
+			t.Errorf("Retry-After %q: %s, want %s", v, got, want)
 		}
 	}
 }

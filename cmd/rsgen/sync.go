@@ -160,6 +160,7 @@ type syncView struct {
 	f     *syncFlags
 	mode  progressMode
 	every time.Duration
+	now   func() time.Time // the clock, injected for tests
 
 	mu      sync.Mutex
 	start   time.Time
@@ -172,13 +173,14 @@ type syncView struct {
 }
 
 func newSyncView(cio cliIO, f *syncFlags) *syncView {
-	v := &syncView{cio: cio, f: f, mode: progressLines, every: linesEvery, start: time.Now()}
+	v := &syncView{cio: cio, f: f, mode: progressLines, every: linesEvery, now: time.Now}
 	switch {
 	case f.quiet || f.jsonOut:
 		v.mode = progressNone
 	case cio.isTerminal != nil && cio.isTerminal(cio.stderr):
 		v.mode, v.every = progressTerminal, terminalEvery
 	}
+	v.start = v.now()
 	v.last = v.start
 	if f.jsonOut {
 		v.json = newJSONEvents(cio.stdout)
@@ -220,7 +222,7 @@ func (v *syncView) event(e destination.Event) {
 		}
 	}
 	if v.mode != progressNone {
-		if now := time.Now(); now.Sub(v.last) >= v.every {
+		if now := v.now(); now.Sub(v.last) >= v.every {
 			v.last = now
 			v.render(now)
 		}
