@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"path/filepath"
 	"sync"
 
 	"github.com/rsgen/rsgen/rs"
@@ -18,8 +17,8 @@ import (
 
 // planCounts is what applying a stream of wants would do.
 type planCounts struct {
-	fetch, deletes, keep int64
-	bytes                int64 // of the fetches whose length is listed
+	fetch, deletes int64
+	bytes          int64 // of the fetches whose length is listed
 }
 
 // count plans without touching DIR: it takes every record's file as
@@ -53,10 +52,6 @@ func (s *syncer) count(wants iter.Seq2[want, error], list bool) (planCounts, err
 			n.bytes += max(w.fix.length, 0)
 		case actDelete:
 			n.deletes++
-		case actKeep, actRecord:
-			if w != nil {
-				n.keep++
-			}
 		}
 		return nil
 	})
@@ -76,9 +71,7 @@ func parsed(stored *storedRecord) (*record, error) {
 }
 
 // records yields the inventory's records.
-func (s *syncer) records() iter.Seq2[storedRecord, error] {
-	return readLines(filepath.Join(s.o.State, inventoryFile), storedCodec)
-}
+func (s *syncer) records() iter.Seq2[storedRecord, error] { return readInventory(s.o.State) }
 
 // apply brings DIR to what wants ask: wants sorted by path with one per
 // path, from a Resource List (list: what it lacks is deleted) or change

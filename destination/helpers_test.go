@@ -1,7 +1,6 @@
 package destination_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -209,16 +208,6 @@ func prefixed(files map[string]string, prefix string) map[string]string {
 	return out
 }
 
-func countEvents(events []destination.Event, kind destination.EventKind) int {
-	n := 0
-	for _, e := range events {
-		if e.Kind == kind {
-			n++
-		}
-	}
-	return n
-}
-
 func hasEvent(events []destination.Event, kind destination.EventKind, substr string) bool {
 	for _, e := range events {
 		text := e.Path + " " + e.URL + " " + e.Msg
@@ -231,5 +220,3 @@ func hasEvent(events []destination.Event, kind destination.EventKind, substr str
 	}
 	return false
 }
-
-var _ = bytes.Equal

@@ -1,6 +1,8 @@
 package destination_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -427,4 +429,66 @@ func TestListPastTheLimitsFails(t *testing.T) {
 		t.Fatalf("sync: %v, want rs.ErrTooLarge", err)
 	}
 	sameTree(t, treeOf(t, dir), map[string]string{})
+}
+
+// zipPackage writes a dump package at path p of the fake Source: its
+// manifest, then the files by name, and returns its listing.
+func (f *fakeSource) zipPackage(p string, manifest []rs.Entry, files map[string]string) rs.Entry {
+	f.t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	mw, _ := zw.Create("manifest.xml")
+	w := rs.NewWriter(mw, rs.URLSet)
+	w.Start(rs.MD{Capability: rs.CapResourceDumpManifest, At: t0})
+	for i := range manifest {
+		if err := w.Entry(&manifest[i]); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	w.Close()
+	for name, content := range files {
+		fw, _ := zw.Create(name)
+		fw.Write([]byte(content))
+	}
+	if err := zw.Close(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.file(p, buf.String())
+	e := res(p, buf.String())
+	e.Lastmod = time.Time{}
+	return e
+}
+
+// TestBadDumpPackages seeds from a Resource Dump whose package holds a
+// file whose bytes are not its manifest entry's, an entry that names a
+// file the package lacks, and a second package whose own digest is
+// wrong: those are warned of and fetched one by one, every other file is
+// taken from the package, and the mirror ends right.
+func TestBadDumpPackages(t *testing.T) {
+	src := newFakeSource(t)
+	src.skeleton(map[string]string{rs.CapResourceList: "resourcelist.xml", rs.CapResourceDump: "resourcedump.xml"})
+	files := map[string]string{"a.txt": "a", "b.txt": "bb", "c.txt": "c", "d.txt": "d"}
+	src.resources(t0, files)
+	withPath := func(p, content string) rs.Entry { e := res(p, content); e.MD.Path = "/" + p; return e }
+	good := src.zipPackage("p1.zip", []rs.Entry{withPath("a.txt", "a"), withPath("b.txt", "bb"), withPath("c.txt", "c")},
+		map[string]string{"a.txt": "a", "b.txt": "XX"}) // b.txt altered, c.txt missing
+	spoilt := src.zipPackage("p2.zip", []rs.Entry{withPath("d.txt", "d")}, map[string]string{"d.txt": "d"})
+	spoilt.MD.Hash = "sha-256:" + strings.Repeat("00", 32)
+	src.doc("resourcedump.xml", rs.URLSet, rs.MD{Capability: rs.CapResourceDump, At: t0}, good, spoilt)
+	dir := filepath.Join(t.TempDir(), "mirror")
+	o := src.options(dir)
+	o.Dumps = destination.DumpsAlways
+	sum, events, err := run(t, o)
+	if err != nil {
+		t.Fatalf("sync: %v%s", err, describe(events))
+	}
+	if sum.FromDumps != 1 || sum.Fetched != 4 {
+		t.Errorf("%d from dumps, %d fetched; want a.txt from the package, 3 fetched by themselves", sum.FromDumps, sum.Fetched)
+	}
+	for _, want := range []string{"b.txt: https://source.example/b.txt: sha-256 is", "names \"/c.txt\", which the package lacks", "p2.zip: https://source.example/p2.zip: sha-256 is"} {
+		if !hasEvent(events, destination.EventWarning, want) {
+			t.Errorf("no warning %q:%s", want, describe(events))
+		}
+	}
+	sameTree(t, treeOf(t, dir), files)
 }

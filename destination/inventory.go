@@ -49,10 +49,11 @@ func openInventory(dir, work string) (*inventory, error) {
 	return inv, nil
 }
 
-// records yields the records of the inventory, in path order; the
-// journal of the sync in progress is not among them until compact.
-func (inv *inventory) records() iter.Seq2[storedRecord, error] {
-	return readLines(filepath.Join(inv.dir, inventoryFile), storedCodec)
+// readInventory yields the records of the inventory of the state folder
+// dir, in path order; the journal of a sync in progress is not among
+// them until compact.
+func readInventory(dir string) iter.Seq2[storedRecord, error] {
+	return readLines(filepath.Join(dir, inventoryFile), storedCodec)
 }
 
 // put journals that the file r describes is in place.
@@ -112,7 +113,7 @@ func (inv *inventory) compact(work string) error {
 		return fmt.Errorf("compact the inventory: %w", err)
 	}
 	w := newLineWriter(f)
-	err = join(inv.records(), lastOfEach(ops.All(), opPath), storedPath, opPath, func(r *storedRecord, o *op) error {
+	err = join(readInventory(inv.dir), lastOfEach(ops.All(), opPath), storedPath, opPath, func(r *storedRecord, o *op) error {
 		switch {
 		case o == nil:
 			return w.write(appendStored(w.line[:0], r))

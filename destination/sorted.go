@@ -36,22 +36,17 @@ type sorter[T any] struct {
 	bytes int
 	runs  []string
 	line  []byte
-	n     int64
 }
 
 func newSorter[T any](dir string, c codec[T]) *sorter[T] {
 	return &sorter[T]{dir: dir, c: c}
 }
 
-// Len returns how many values were added.
-func (s *sorter[T]) Len() int64 { return s.n }
-
 // Add adds v.
 func (s *sorter[T]) Add(v T) error {
 	s.line = s.c.append(s.line[:0], &v)
 	s.held = append(s.held, v)
 	s.bytes += len(s.line) + 64
-	s.n++
 	if s.bytes >= sortMemory {
 		return s.spill()
 	}
