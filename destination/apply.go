@@ -80,17 +80,19 @@ func (s *syncer) records() iter.Seq2[storedRecord, error] { return readInventory
 // successor lands.
 func (s *syncer) apply(ctx context.Context, wants func() iter.Seq2[want, error], list bool, n planCounts) error {
 	if n.deletes > 0 {
-		if err := s.pass(ctx, wants(), list, true); err != nil {
+		if err := s.pass(ctx, wants(), list, true, n); err != nil {
 			return err
 		}
 	}
-	return s.pass(ctx, wants(), list, false)
+	return s.pass(ctx, wants(), list, false, n)
 }
 
-// pass applies the deletions of wants, or all but them.
-func (s *syncer) pass(ctx context.Context, wants iter.Seq2[want, error], list, deletions bool) error {
+// pass applies the deletions of wants, or all but them. Change events,
+// when they are few beside the inventory, find their records by lookup;
+// otherwise wants and records are joined as two sorted streams.
+func (s *syncer) pass(ctx context.Context, wants iter.Seq2[want, error], list, deletions bool, n planCounts) error {
 	p := newPool(ctx, s.o.Jobs)
-	err := join(wants, s.records(), wantPath, storedPath, func(w *want, stored *storedRecord) error {
+	visit := func(w *want, stored *storedRecord) error {
 		if w == nil && !list || (w == nil || w.change == rs.ChangeDeleted) != deletions {
 			return nil
 		}
@@ -109,11 +111,44 @@ func (s *syncer) pass(ctx context.Context, wants iter.Seq2[want, error], list, d
 		trusted := r != nil && present && st == r.stamp
 		s.act(p, decide(w, r, trusted, present, list, s.o.KeepDeleted), w, r)
 		return nil
-	})
+	}
+	var err error
+	if !list && (n.fetch+n.deletes)*lookupCost < inventorySize(s.o.State) {
+		err = s.lookupEach(wants, visit)
+	} else {
+		err = join(wants, s.records(), wantPath, storedPath, visit)
+	}
 	if werr := p.wait(); err == nil {
 		err = werr
 	}
 	return err
+}
+
+// lookupCost is what finding one record by bisecting the inventory costs,
+// in bytes of the inventory scanned instead: some twenty probes, each
+// about as dear as reading one line (some 150 bytes) of a scan.
+const lookupCost = 20 * 150
+
+// lookupEach calls visit with each want and its record, found by lookup.
+func (s *syncer) lookupEach(wants iter.Seq2[want, error], visit func(*want, *storedRecord) error) error {
+	f, err := openFinder(s.o.State)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for w, err := range wants {
+		if err != nil {
+			return err
+		}
+		stored, err := f.find(w.path)
+		if err != nil {
+			return err
+		}
+		if err := visit(&w, stored); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func pathOf(w *want, r *record) string {
@@ -257,7 +292,7 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return
 // w's fixity, and renames it into place only when it matches: bad bytes
 // never reach w's path.
 func (s *syncer) place(w *want, body io.Reader) (record, error) {
-	f, err := s.dir.createTemp()
+	f, err := s.dir.createTemp(w.path)
 	if err != nil {
 		return record{}, fmt.Errorf("write %s: %w", s.dir.join(w.path), err)
 	}

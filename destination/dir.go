@@ -31,7 +31,6 @@ type mirrorDir struct {
 
 	mu      sync.Mutex
 	folders map[string]bool // folders known to be real folders, a bounded cache
-	temp    *os.Root        // the temporary folder, once made
 }
 
 // maxKnownFolders bounds the cache of folders checked.
@@ -51,19 +50,7 @@ func openMirror(dir string, create bool) (*mirrorDir, error) {
 	return &mirrorDir{path: dir, root: root, folders: map[string]bool{}}, nil
 }
 
-func (d *mirrorDir) Close() error {
-	d.closeTemp()
-	return d.root.Close()
-}
-
-func (d *mirrorDir) closeTemp() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.temp != nil {
-		d.temp.Close()
-		d.temp = nil
-	}
-}
+func (d *mirrorDir) Close() error { return d.root.Close() }
 
 // folder makes sure the folder rel exists as a real folder, creating what
 // is missing, and refusing links and files on the way.
@@ -118,43 +105,36 @@ func (d *mirrorDir) forget(rel string) {
 
 func (d *mirrorDir) join(rel string) string { return d.path + string(os.PathSeparator) + rel }
 
-// tempFile is a file being written in DIR's temporary folder.
+// tempFile is a file being written beside its place in DIR, under a
+// temporary name, so that it lands by a rename within its folder.
 type tempFile struct {
 	*os.File
-	name string // in the temporary folder
+	dir  *os.File // its folder
+	name string   // in its folder
 }
 
-// createTemp creates a new file in DIR's temporary folder, which it
-// opens once, as a root of its own, so that a file costs one openat.
-func (d *mirrorDir) createTemp() (*tempFile, error) {
-	d.mu.Lock()
-	tmp := d.temp
-	d.mu.Unlock()
-	if tmp == nil {
-		if err := d.folder(tempDir); err != nil {
-			return nil, err
-		}
-		r, err := d.root.OpenRoot(tempDir)
-		if err != nil {
-			return nil, err
-		}
-		d.mu.Lock()
-		if d.temp == nil {
-			d.temp = r
-		} else {
-			r.Close()
-		}
-		tmp = d.temp
-		d.mu.Unlock()
+// createTemp creates a temporary file in the folder of rel, making the
+// folder first. The folder is opened through the root, after folder has
+// checked that no link is on the way, and the file created in it with
+// openat, so that it costs no walk from DIR.
+func (d *mirrorDir) createTemp(rel string) (*tempFile, error) {
+	parent := path.Dir(rel)
+	if err := d.folder(parent); err != nil {
+		return nil, err
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	name := hex.EncodeToString(b[:])
-	f, err := tmp.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	dir, err := d.root.OpenFile(parent, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &tempFile{File: f, name: name}, nil
+	var b [8]byte
+	rand.Read(b[:])
+	name := tempPrefix + hex.EncodeToString(b[:])
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		dir.Close()
+		return nil, &fs.PathError{Op: "create", Path: d.join(path.Join(parent, name)), Err: err}
+	}
+	return &tempFile{File: os.NewFile(uintptr(fd), d.join(path.Join(parent, name))), dir: dir, name: name}, nil
 }
 
 // setMtime sets the file's modification time.
@@ -169,24 +149,27 @@ func (t *tempFile) setMtime(mtime time.Time) error {
 // discard closes and removes the temporary file.
 func (d *mirrorDir) discard(t *tempFile) {
 	t.Close()
-	d.root.Remove(tempDir + "/" + t.name)
+	unix.Unlinkat(int(t.dir.Fd()), t.name, 0)
+	t.dir.Close()
 }
 
-// place renames the temporary file t to rel, closes it and returns its
-// stamp, taken after the rename (which changes its ctime). A link at rel
-// is replaced, never followed; a folder there is an error.
+// place renames the temporary file t to rel, in the same folder, closes
+// it and returns its stamp, taken after the rename (which changes its
+// ctime). A link at rel is replaced, never followed; a folder there is an
+// error.
 func (d *mirrorDir) place(t *tempFile, rel string) (stamp, error) {
-	err := d.folder(path.Dir(rel))
-	if err == nil {
-		err = d.root.Rename(tempDir+"/"+t.name, rel)
-		if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
-			err = &fs.PathError{Op: "write", Path: d.join(rel), Err: errors.New("a folder is there (another resource's path goes through it)")}
-		}
+	err := unix.Renameat(int(t.dir.Fd()), t.name, int(t.dir.Fd()), path.Base(rel))
+	switch {
+	case errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST):
+		err = &fs.PathError{Op: "write", Path: d.join(rel), Err: errors.New("a folder is there (another resource's path goes through it)")}
+	case err != nil:
+		err = &fs.PathError{Op: "rename", Path: d.join(rel), Err: err}
 	}
 	if err != nil {
 		d.discard(t)
 		return stamp{}, err
 	}
+	t.dir.Close()
 	info, err := t.Stat()
 	if cerr := t.Close(); err == nil {
 		err = cerr
@@ -277,22 +260,19 @@ func (d *mirrorDir) remove(rel string) error {
 	return nil
 }
 
-// removeTemp removes DIR's temporary folder and all it holds: the files
-// of fetches that a kill or a failure cut short.
-func (d *mirrorDir) removeTemp() error {
-	d.closeTemp()
-	d.forget(tempDir)
-	if info, err := d.root.Lstat(tempDir); err != nil || info.Mode()&fs.ModeSymlink != 0 {
-		if err == nil {
-			return d.root.Remove(tempDir)
+// removeTemps removes the temporary files a killed sync left in DIR, and
+// the folders they leave empty.
+func (d *mirrorDir) removeTemps() error {
+	return d.walk(func(rel string, info fs.FileInfo) error {
+		if !strings.HasPrefix(path.Base(rel), tempPrefix) {
+			return nil
 		}
-		return nil
-	}
-	return d.root.RemoveAll(tempDir)
+		return d.remove(rel)
+	})
 }
 
-// walk calls fn with every entry of DIR but its temporary folder and the
-// folders themselves, in walk order (layout.ComparePaths), without
+// walk calls fn with every entry of DIR but the folders themselves, in
+// walk order (layout.ComparePaths), without
 // following links. It holds one folder's names at a time per level.
 func (d *mirrorDir) walk(fn func(rel string, info fs.FileInfo) error) error {
 	return d.walkFolder(".", fn)
@@ -317,9 +297,6 @@ func (d *mirrorDir) walkFolder(dir string, fn func(rel string, info fs.FileInfo)
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return comparePaths(key(a), key(b)) })
 	for _, e := range entries {
 		rel := path.Join(dir, e.Name())
-		if rel == tempDir {
-			continue
-		}
 		if e.IsDir() {
 			if err := d.walkFolder(rel, fn); err != nil {
 				return err

@@ -65,15 +65,19 @@
 //
 // # The state
 //
-// DIR holds the mirrored resources and nothing else, but while a sync runs
-// its temporary folder (.rsgen-tmp-sync). Everything else lives in the
+// DIR holds the mirrored resources and nothing else, but, while a sync
+// runs, the temporary files (.rsgen-tmp-sync-*) each fetch writes beside
+// its place, to rename within the folder. Everything else lives in the
 // state folder, by default .rsgen-sync/NAME beside DIR (DefaultState): the
 // sync point (sync.json), the documents last fetched with their ETag and
 // Last-Modified (the next request for each is conditional), and the
-// inventory, a file of one record per mirrored file, sorted by path: its
-// length and digests, its lastmod, the last change applied, and the stat
-// (size, mtime, ctime, inode) it had when it landed. A file whose stat
-// changed since is not trusted: it is hashed again, or fetched.
+// inventory, one record per mirrored file, sorted by path: its length and
+// digests, its lastmod, the last change applied, and the stat (size,
+// mtime, ctime, inode) it had when it landed. A file whose stat changed
+// since is not trusted: it is hashed again, or fetched. The inventory is a
+// base and a delta of what changed since it (inventory.go), and change
+// events find their records by bisecting both (lookup.go): a sync of a
+// few changes to a large mirror reads and writes a few lines.
 //
 // Nothing scales with the number of resources in memory: lists are read
 // as streams, their entries sorted on disk in runs of a few megabytes
@@ -85,9 +89,9 @@
 // Each file that lands is written to the journal, one line in one
 // write(2), after its rename. A sync killed at any point (kill -9) leaves
 // DIR holding verified files only, and a journal that says which. The next
-// sync removes the temporary folder, merges the journal into the
-// inventory, and starts again from the Source's documents, skipping every
-// file the inventory vouches for; a file that landed just before the kill,
+// sync finds the journal, merges it into the inventory, removes the
+// temporary files from DIR, and starts again from the Source's documents,
+// skipping every file the inventory vouches for; a file that landed just before the kill,
 // before its journal line, is found by its digests and kept. It ends with
 // the DIR an uninterrupted sync would have left.
 //

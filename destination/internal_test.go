@@ -245,3 +245,105 @@ func TestRetryAfterValues(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedFileFinds bisects a sorted file of records, short and long
+// (past a page, past the span it scans), for every path in it and for
+// paths between and around them.
+func TestSortedFileFinds(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "sorted")
+	var paths []string
+	for i := range 3000 {
+		p := fmt.Sprintf("d%02d/f%05d", i%50, i)
+		if i%300 == 0 {
+			p += strings.Repeat("ü", 3000) // a line of some 18 KB
+		}
+		paths = append(paths, p)
+	}
+	slices.SortFunc(paths, layout.ComparePaths)
+	var recs []storedRecord
+	for _, p := range paths {
+		line := appendRecord(nil, &record{path: p, length: int64(len(p))})
+		recs = append(recs, storedRecord{path: p, line: line[:len(line)-1]})
+	}
+	if err := writeLines(name, slices.Values(recs), storedCodec); err != nil {
+		t.Fatal(err)
+	}
+	f, err := openSorted(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range paths {
+		line, err := f.find(p)
+		if err != nil || line == nil {
+			t.Fatalf("%.40s: %v, not found", p, err)
+		}
+		if r, err := parseRecord(line); err != nil || r.path != p || r.length != int64(len(p)) {
+			t.Fatalf("%.40s: found %.40s, %v", p, r.path, err)
+		}
+	}
+	for _, p := range []string{"", "a", "d00", "d00/f00000x", "d25/f", "zzz", "d49/f99999"} {
+		if line, err := f.find(p); err != nil || line != nil {
+			t.Errorf("%q: found %.40q, %v", p, line, err)
+		}
+	}
+}
+
+// TestSmallChangesGoToTheDelta: a sync that changes a few files of many
+// writes them to the delta and leaves the base alone; one that changes
+// many writes a new base. Either way the inventory reads the same.
+func TestSmallChangesGoToTheDelta(t *testing.T) {
+	dir, work := t.TempDir(), t.TempDir()
+	inv, _, err := openInventory(dir, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		inv.put(&record{path: fmt.Sprintf("f%03d", i), length: 1})
+	}
+	if err := inv.close(work); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := os.Stat(filepath.Join(dir, inventoryFile))
+	inv, _, _ = openInventory(dir, work)
+	inv.put(&record{path: "f005", length: 2})
+	inv.del("f006")
+	inv.put(&record{path: "g", length: 3})
+	if err := inv.close(work); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(filepath.Join(dir, inventoryFile)); err != nil || !os.SameFile(base, after) {
+		t.Errorf("the base was rewritten for three changes")
+	}
+	f, _ := openFinder(dir)
+	defer f.Close()
+	for p, want := range map[string]int64{"f005": 2, "f006": -1, "g": 3, "f007": 1} {
+		r, err := f.find(p)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case want < 0 && r != nil:
+			t.Errorf("%s: found, want deleted", p)
+		case want >= 0 && (r == nil || string(r.line[len(r.line)-1:]) == "D"):
+			t.Errorf("%s: not found", p)
+		}
+	}
+	n := 0
+	for r, err := range readInventory(dir) {
+		if err != nil || r.path == "f006" {
+			t.Fatalf("%s, %v", r.path, err)
+		}
+		n++
+	}
+	if n != 100 {
+		t.Errorf("%d records, want 100", n)
+	}
+	inv, _, _ = openInventory(dir, work)
+	for i := range 50 {
+		inv.del(fmt.Sprintf("f%03d", i))
+	}
+	inv.close(work)
+	if _, err := os.Stat(filepath.Join(dir, deltaFile)); !os.IsNotExist(err) {
+		t.Errorf("the delta is left after a large change: %v", err)
+	}
+}

@@ -9,12 +9,12 @@ import (
 	"github.com/rsgen/rsgen/layout"
 )
 
-// tempDir is the folder of DIR in which files are written before they are
-// renamed into place: in DIR, so that the rename stays on one file
-// system, and removed at the end of every sync, so that DIR holds only
-// the mirrored resources. No resource may take a name that starts with
-// layout.TempPrefix.
-const tempDir = layout.TempPrefix + "sync"
+// tempPrefix starts the names of the files a sync writes before it
+// renames them into place, beside their place so that the rename stays
+// in one folder. Every one is renamed or removed before the sync ends; a
+// killed sync's are removed by the next. No resource may take a name
+// that starts with layout.TempPrefix.
+const tempPrefix = layout.TempPrefix + "sync-"
 
 // Limits of the names a Linux file system holds: a name of at most 255
 // bytes, a path of at most 4096 with its terminating NUL.

@@ -97,25 +97,28 @@ func (s *syncer) openState() error {
 }
 
 // openDir opens DIR, creating it, and the inventory, tidying what a
-// killed sync left: its temporary files and its journal.
+// killed sync left: its journal, and its temporary files.
 func (s *syncer) openDir() error {
 	dir, err := openMirror(s.o.Dir, true)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", s.o.Dir, err)
 	}
 	s.dir = dir
-	if err := dir.removeTemp(); err != nil {
-		return fmt.Errorf("remove %s: %w", dir.join(tempDir), err)
-	}
-	s.inv, err = openInventory(s.o.State, s.work)
+	inv, killed, err := openInventory(s.o.State, s.work)
 	if err != nil {
 		return fmt.Errorf("state %s: %w", s.o.State, err)
+	}
+	s.inv = inv
+	if killed {
+		if err := dir.removeTemps(); err != nil {
+			return fmt.Errorf("remove the temporary files of the last sync from %s: %w", s.o.Dir, err)
+		}
 	}
 	return nil
 }
 
-// close ends the run: the journal merged into the inventory, the
-// temporary folders removed.
+// close ends the run: the journal merged into the inventory, the work
+// folder removed.
 func (s *syncer) close() {
 	if s.inv != nil {
 		if err := s.inv.close(s.work); err != nil {
@@ -123,7 +126,6 @@ func (s *syncer) close() {
 		}
 	}
 	if s.dir != nil {
-		s.dir.removeTemp()
 		s.dir.Close()
 	}
 	os.RemoveAll(s.work)
