@@ -217,6 +217,7 @@ func getFloor(base string, t *tree, indexes func(func(int) bool), dst string, jo
 	var files, bytes atomic.Int64
 	var mu sync.Mutex
 	var errs []error
+	var folders sync.Map // made already: one MkdirAll per folder, not per file
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range jobs {
@@ -224,7 +225,7 @@ func getFloor(base string, t *tree, indexes func(func(int) bool), dst string, jo
 			buf := make([]byte, 256<<10)
 			for i := range work {
 				p := filepath.ToSlash(t.spec.path(i))
-				n, err := getFile(client, layout.URL(base, p), filepath.Join(dst, filepath.FromSlash(p)), buf)
+				n, err := getFile(client, layout.URL(base, p), filepath.Join(dst, filepath.FromSlash(p)), buf, &folders)
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)
@@ -247,7 +248,7 @@ func getFloor(base string, t *tree, indexes func(func(int) bool), dst string, jo
 	return syncStep{Wall: time.Since(start).Seconds(), Files: int(files.Load()), Bytes: bytes.Load()}, nil
 }
 
-func getFile(client *http.Client, u, path string, buf []byte) (int64, error) {
+func getFile(client *http.Client, u, path string, buf []byte, folders *sync.Map) (int64, error) {
 	resp, err := client.Get(u)
 	if err != nil {
 		return 0, err
@@ -256,8 +257,11 @@ func getFile(client *http.Client, u, path string, buf []byte) (int64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return 0, err
+	if _, made := folders.Load(filepath.Dir(path)); !made {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return 0, err
+		}
+		folders.Store(filepath.Dir(path), true)
 	}
 	f, err := os.Create(path)
 	if err != nil {

@@ -83,13 +83,18 @@ func (d *mirrorDir) folder(rel string) error {
 	if err != nil {
 		return &fs.PathError{Op: "mkdir", Path: d.join(rel), Err: err}
 	}
+	d.know(rel)
+	return nil
+}
+
+// know adds the real folder rel to the cache.
+func (d *mirrorDir) know(rel string) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if len(d.folders) >= maxKnownFolders {
 		clear(d.folders)
 	}
 	d.folders[rel] = true
-	d.mu.Unlock()
-	return nil
 }
 
 // forget drops the folders under rel (and rel) from the cache.
@@ -200,7 +205,8 @@ func (d *mirrorDir) stat(rel string) (stamp, bool, error) {
 }
 
 // realParents checks that no folder on the way to rel is a link; it
-// creates nothing.
+// creates nothing. The folders it finds real join the cache that folder
+// keeps.
 func (d *mirrorDir) realParents(rel string) error {
 	dir := path.Dir(rel)
 	if dir == "." {
@@ -224,6 +230,7 @@ func (d *mirrorDir) realParents(rel string) error {
 	case !info.IsDir():
 		return &fs.PathError{Op: "open", Path: d.join(dir), Err: syscall.ENOTDIR}
 	}
+	d.know(dir)
 	return nil
 }
 

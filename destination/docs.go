@@ -200,5 +200,30 @@ func writeFileAtomic(name string, data []byte) error {
 	return nil
 }
 
+// prune removes from the cache the documents this run did not read: those
+// of earlier syncs that no longer matter (Change Lists closed before the
+// last sync, Resource List parts gone), so that the cache holds what the
+// next sync asks for again, not every document ever read.
+func (d *docs) prune() error {
+	d.mu.Lock()
+	keep := make(map[string]bool, 2*len(d.fetched))
+	for _, name := range d.fetched {
+		keep[filepath.Base(name)], keep[filepath.Base(name)+".json"] = true, true
+	}
+	d.mu.Unlock()
+	entries, err := os.ReadDir(d.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !keep[e.Name()] {
+			if err := os.Remove(filepath.Join(d.dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // errStop ends a reading early.
 var errStop = errors.New("stop")

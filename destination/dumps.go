@@ -178,8 +178,10 @@ func (s *syncer) download(ctx context.Context, p packageRef, name string) error 
 
 // placePackage places the files of the package in the file name: every
 // manifest entry with a bitstream, its bytes verified against the
-// entry's length and digests; entries that give neither are left to the
-// lists.
+// entry's length and digests; entries that lack either are left to the
+// lists. A ZIP entry that declares another size than its manifest entry
+// is not read, so that no entry decompresses to more than the manifest
+// says (archive/zip fails a read past the declared size).
 func (s *syncer) placePackage(ctx context.Context, name string, p packageRef, manifestCap string, since time.Time) error {
 	zr, err := zip.OpenReader(name)
 	if err != nil {
@@ -226,9 +228,11 @@ func (s *syncer) placeEntry(e *rs.Entry, files map[string]*zip.File, pkg string,
 	if err != nil {
 		return nil // other hosts and refusals are the lists' to report
 	}
+	// An entry is taken from the package only with its length, which
+	// bounds what its file may decompress to, and a digest to verify it.
 	fix, err := fixityOf(&e.MD, e.Lastmod)
-	if err != nil || !fix.hasHash() && fix.length < 0 {
-		return nil // nothing to verify the bytes against
+	if err != nil || !fix.hasHash() || fix.length < 0 {
+		return nil
 	}
 	if !change {
 		if _, present, _ := s.dir.stat(path); present {
@@ -240,7 +244,7 @@ func (s *syncer) placeEntry(e *rs.Entry, files map[string]*zip.File, pkg string,
 		s.rep.warning(fmt.Sprintf("package %s: manifest entry %s names %q, which the package lacks", pkg, e.Loc, e.MD.Path))
 		return nil
 	}
-	if fix.length >= 0 && zf.UncompressedSize64 != uint64(fix.length) {
+	if zf.UncompressedSize64 != uint64(fix.length) {
 		s.rep.warning(fmt.Sprintf("package %s: %s holds %d bytes, its manifest entry %d", pkg, zf.Name, zf.UncompressedSize64, fix.length))
 		return nil
 	}

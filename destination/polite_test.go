@@ -13,6 +13,7 @@ import (
 
 	"github.com/rsgen/rsgen/destination"
 	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // TestFetchesArePolite mirrors 60 resources with 3 jobs: never more than
@@ -129,4 +130,30 @@ func TestInterruptedSyncResumes(t *testing.T) {
 		t.Errorf("resumed: %d unchanged, %d fetched again; want the 10 verified left alone", sum.Unchanged, gets.Load()-before)
 	}
 	sameTree(t, treeOf(t, dir), files) // and no temporary file
+}
+
+// TestStateIsLockedAndPruned: a second sync on a state in use is refused,
+// naming the process; and the state keeps only the documents the last
+// sync read.
+func TestStateIsLockedAndPruned(t *testing.T) {
+	src := newFakeSource(t)
+	src.skeleton(map[string]string{rs.CapResourceList: "resourcelist.xml", rs.CapChangeList: "changelist.xml"})
+	src.resources(t0, map[string]string{"a.txt": "a"})
+	src.doc("changelist.xml", rs.URLSet, rs.MD{Capability: rs.CapChangeList, From: t0})
+	dir := filepath.Join(t.TempDir(), "mirror")
+	o := src.options(dir)
+	lock, err := snapshot.AcquireLock(context.Background(), destination.DefaultState(dir), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, o); err == nil || !strings.Contains(err.Error(), "another rsgen sync is running on the state") {
+		t.Errorf("a sync on a locked state: %v", err)
+	}
+	lock.Release()
+	mustSync(t, o) // a baseline: the Source Description, the Capability List, the Resource List
+	mustSync(t, o) // the changes: the Resource List is no longer read
+	docs, _ := filepath.Glob(filepath.Join(destination.DefaultState(dir), "documents", "*.xml"))
+	if len(docs) != 3 {
+		t.Errorf("%d documents kept, want the 3 the last sync read", len(docs))
+	}
 }

@@ -170,6 +170,9 @@ func (s *syncer) run(ctx context.Context) error {
 		return err
 	}
 	os.Remove(filepath.Join(s.o.State, packagesFile))
+	if err := s.docs.prune(); err != nil {
+		s.rep.warning(fmt.Sprintf("prune the documents of %s: %v", s.o.State, err))
+	}
 	if s.sum.Refused > 0 {
 		return fmt.Errorf("%w: %d resources cannot be mirrored as files of %s", ErrIncomplete, s.sum.Refused, s.o.Dir)
 	}
