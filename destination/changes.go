@@ -55,8 +55,15 @@ func (s *syncer) incremental(ctx context.Context, since time.Time) (time.Time, e
 			return time.Time{}, err
 		}
 	}
+	sortRefs(refs) // by the from each list gave itself
 	if err := checkCoverage(refs, since); err != nil {
 		return time.Time{}, err
+	}
+	for _, ref := range refs {
+		if ref.from.IsZero() {
+			s.rep.info(fmt.Sprintf("the Change List %s gives no from: nothing tells whether it holds every change since the last sync", ref.url))
+			break
+		}
 	}
 	all := sortedWants(wants)
 	n, err := s.count(all(), false)
@@ -174,10 +181,15 @@ func (s *syncer) refs(ctx context.Context, capability, archive string) ([]*listR
 	for _, r := range byURL {
 		refs = append(refs, r)
 	}
+	sortRefs(refs)
+	return refs, nil
+}
+
+// sortRefs sorts lists by their from, then URL.
+func sortRefs(refs []*listRef) {
 	slices.SortFunc(refs, func(a, b *listRef) int {
 		return cmp.Or(a.from.Compare(b.from), cmp.Compare(a.url, b.url))
 	})
-	return refs, nil
 }
 
 // indexEntries adds the lists an index names.

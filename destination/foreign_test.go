@@ -48,9 +48,15 @@ func TestForeignSources(t *testing.T) {
 				sameTree(t, treeOf(t, dir), prefixed(treeOf(t, filepath.Join(foreignDir, source, "v1", "files")), "files/"))
 
 				srv.set(foreignStage(t, source, "v2"))
-				sum = mustSync(t, o)
+				sum, events, err := run(t, o)
+				if err != nil {
+					t.Fatalf("second sync: %v%s", err, describe(events))
+				}
 				if sum.Mode != "incremental" {
 					t.Errorf("second sync: mode %q, want incremental", sum.Mode)
+				}
+				if !hasEvent(events, destination.EventInfo, "changelist.xml gives no from") {
+					t.Errorf("no word that the Change List gives no from:%s", describe(events))
 				}
 				if sum.Fetched != 3 || sum.Deleted != 2 {
 					t.Errorf("second sync: %d fetched, %d deleted; want the 3 updates and creates and the 2 deletes", sum.Fetched, sum.Deleted)

@@ -207,7 +207,7 @@ func (s *syncer) follow(ctx context.Context, st *syncState) (time.Time, error) {
 		default:
 			return until, err
 		}
-	} else if st.Baseline {
+	} else if st.Baseline && st.SyncedUntil.IsZero() {
 		s.rep.info("the last Resource List gave no time to follow changes from; taking a new baseline")
 	}
 	s.sum.Mode = "baseline"
