@@ -65,7 +65,8 @@ type Options struct {
 	// state.
 	DryRun bool
 
-	// Jobs bounds the fetches in flight, per host.
+	// Jobs bounds the fetches in flight, in all and so per host; it is also
+	// the most connections kept to a host.
 	Jobs int
 	// Rate bounds the requests per second, in all; 0 is no bound.
 	Rate float64

@@ -85,7 +85,7 @@ func newSyncFlags() *syncFlags {
 	fs.BoolVar(&f.opts.NoRebaseline, "no-rebaseline", false, "fail, rather than take a new baseline, when the Change Lists no\nlonger reach back to the last sync")
 	fs.BoolVar(&f.opts.KeepDeleted, "keep-deleted", false, "leave the files of deleted resources in DIR")
 	fs.BoolVar(&f.opts.OtherHosts, "other-hosts", false, "mirror resources on other hosts under DIR/HOST/, and follow\nredirects to other hosts")
-	fs.IntVar(&f.opts.Jobs, "jobs", destination.DefaultJobs, "fetch at most `N` resources at once from each host")
+	fs.IntVar(&f.opts.Jobs, "jobs", destination.DefaultJobs, "fetch at most `N` resources at once (and so at most N from any host)")
 	fs.Float64Var(&f.opts.Rate, "rate", 0, "send at most `N` requests a second (0: no limit)")
 	fs.Var(&f.maps, "map", "fetch URLs that start with FROM from TO instead (`FROM=TO`); paths\nin DIR stay those of the listed URLs; may be repeated")
 	fs.BoolVar(&f.audit, "audit", false, "compare DIR with the Source's Resource List and report missing,\nextra and differing files; change nothing")
