@@ -1,6 +1,7 @@
 package destination
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -16,7 +17,8 @@ import (
 type sortedFile struct {
 	f    *os.File
 	size int64
-	buf  []byte
+	buf  []byte        // for the probes
+	r    *bufio.Reader // for the scan
 }
 
 // openSorted opens the sorted file name; one that is not there is empty.
@@ -75,11 +77,28 @@ func (s *sortedFile) find(path string) ([]byte, error) {
 			hi = start
 		}
 	}
-	for lo < s.size {
-		line, err := s.lineAt(lo)
-		if err != nil {
-			return nil, err
+	return s.scan(lo, path)
+}
+
+// scan reads the lines from offset lo on, up to the first whose path is
+// path or sorts after it.
+func (s *sortedFile) scan(lo int64, path string) ([]byte, error) {
+	if s.r == nil {
+		s.r = bufio.NewReaderSize(nil, 16<<10)
+	}
+	s.r.Reset(io.NewSectionReader(s.f, lo, s.size-lo))
+	for {
+		line, err := s.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			line, err = readLong(s.r, line)
 		}
+		if err != nil { // the end, or a torn last line
+			if errors.Is(err, io.EOF) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("read %s: %w", s.f.Name(), err)
+		}
+		line = line[:len(line)-1]
 		p, err := linePath(line)
 		if err != nil {
 			return nil, err
@@ -90,9 +109,7 @@ func (s *sortedFile) find(path string) ([]byte, error) {
 		case c > 0:
 			return nil, nil
 		}
-		lo += int64(len(line)) + 1
 	}
-	return nil, nil
 }
 
 // lineAfter returns the first line that starts after offset off, and
@@ -110,14 +127,16 @@ func (s *sortedFile) lineAfter(off int64) (int64, []byte, error) {
 	return start, line, err
 }
 
-// lineAt returns the bytes from off to the next newline, without it.
+// lineAt returns the bytes from off to the next newline, without it: a
+// page first, more only for a longer line.
 func (s *sortedFile) lineAt(off int64) ([]byte, error) {
+	const page = 4 << 10
 	if s.buf == nil {
-		s.buf = make([]byte, 4<<10)
+		s.buf = make([]byte, page)
 	}
-	n := 0
+	n, want := 0, page
 	for {
-		k, err := s.f.ReadAt(s.buf[n:], off+int64(n))
+		k, err := s.f.ReadAt(s.buf[n:want], off+int64(n))
 		if i := bytes.IndexByte(s.buf[n:n+k], '\n'); i >= 0 {
 			return s.buf[:n+i], nil
 		}
@@ -127,8 +146,9 @@ func (s *sortedFile) lineAt(off int64) ([]byte, error) {
 			return nil, nil // a torn last line: not a line
 		case err != nil:
 			return nil, fmt.Errorf("read %s: %w", s.f.Name(), err)
-		case n == len(s.buf):
-			s.buf = append(s.buf, make([]byte, len(s.buf))...)
+		}
+		if want *= 2; want > len(s.buf) {
+			s.buf = append(s.buf, make([]byte, want-len(s.buf))...)
 		}
 	}
 }
