@@ -126,34 +126,21 @@ func syncTree(t *tree, bin string, rsgen *launcher, jobs int, logf func(string, 
 		return nil, err
 	}
 	defer stop()
+	m := &syncMeasure{t: t, rsgen: rsgen, base: base, jobs: jobs, logf: logf, floor: filepath.Join(work, "floor"),
+		args: []string{"sync", base, filepath.Join(work, "mirror"), "--jobs", fmt.Sprint(jobs), "--dumps", "never", "--quiet"}}
 	build := func(k int) error {
 		logf("tree %s: rsgen build for %s", t.spec.Name, base)
 		_, err := rsgen.run("build", "--source", t.src, "--out", out, "--state", state, "--base-url", base,
 			"--now", buildEpoch.Add(time.Duration(k)*time.Hour).Format(time.RFC3339), "--quiet")
 		return err
 	}
+	r := &syncResult{Tree: t.spec.Name, Jobs: jobs}
 	if err := build(0); err != nil {
 		return nil, err
 	}
-	r := &syncResult{Tree: t.spec.Name, Jobs: jobs}
-	all := func(yield func(int) bool) {
-		for i := range t.spec.Files {
-			if !yield(i) {
-				return
-			}
-		}
-	}
-	logf("tree %s: floor: GET of %d files, %d at once", t.spec.Name, t.spec.Files, jobs)
-	if r.FloorBaseline, err = getFloor(base, t, all, filepath.Join(work, "floor"), jobs); err != nil {
+	if r.FloorBaseline, r.SyncBaseline, err = m.step("every file", t.spec.Files, func(k int) int { return k }); err != nil {
 		return nil, err
 	}
-	mirror := filepath.Join(work, "mirror")
-	syncArgs := []string{"sync", base, mirror, "--jobs", fmt.Sprint(jobs), "--dumps", "never", "--quiet"}
-	logf("tree %s: rsgen sync, baseline", t.spec.Name)
-	if r.SyncBaseline, err = timeSync(rsgen, syncArgs, r.FloorBaseline); err != nil {
-		return nil, err
-	}
-
 	if err := t.apply(changeFiles, 0); err != nil {
 		return nil, err
 	}
@@ -161,22 +148,40 @@ func syncTree(t *tree, bin string, rsgen *launcher, jobs int, logf func(string, 
 		return nil, err
 	}
 	n, index := t.editSet(changeFiles, 0)
-	changed := func(yield func(int) bool) {
+	if r.FloorChanged, r.SyncChanged, err = m.step("the changed files", n, index); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// syncMeasure measures the floor and rsgen sync on one served tree.
+type syncMeasure struct {
+	t     *tree
+	rsgen *launcher
+	base  string
+	jobs  int
+	floor string   // the floor's copy
+	args  []string // of rsgen sync
+	logf  func(string, ...any)
+}
+
+// step measures the floor's GET of the n files index gives, then rsgen
+// sync.
+func (m *syncMeasure) step(what string, n int, index func(int) int) (floor, mirror syncStep, err error) {
+	indexes := func(yield func(int) bool) {
 		for k := range n {
 			if !yield(index(k)) {
 				return
 			}
 		}
 	}
-	logf("tree %s: floor: GET of the %d changed files", t.spec.Name, n)
-	if r.FloorChanged, err = getFloor(base, t, changed, filepath.Join(work, "floor"), jobs); err != nil {
-		return nil, err
+	m.logf("tree %s: floor: GET of %s (%d), %d at once", m.t.spec.Name, what, n, m.jobs)
+	if floor, err = getFloor(m.base, m.t, indexes, m.floor, m.jobs); err != nil {
+		return floor, mirror, err
 	}
-	logf("tree %s: rsgen sync, after 1%% changed", t.spec.Name)
-	if r.SyncChanged, err = timeSync(rsgen, syncArgs, r.FloorChanged); err != nil {
-		return nil, err
-	}
-	return r, nil
+	m.logf("tree %s: rsgen sync", m.t.spec.Name)
+	mirror, err = timeSync(m.rsgen, m.args, floor)
+	return floor, mirror, err
 }
 
 // startServe starts rsgen serve on a free loopback port and returns the
