@@ -1,8 +1,6 @@
 package destination
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,9 +10,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrSymlink is returned for a path of DIR that goes through a symbolic
@@ -28,6 +23,8 @@ var ErrSymlink = errors.New("a symbolic link is in the way (rsgen sync follows n
 type mirrorDir struct {
 	path string
 	root *os.Root
+
+	unnamed bool // files are written unnamed (O_TMPFILE) and linked into place
 
 	mu      sync.Mutex
 	folders map[string]bool // folders known to be real folders, a bounded cache
@@ -47,7 +44,9 @@ func openMirror(dir string, create bool) (*mirrorDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mirrorDir{path: dir, root: root, folders: map[string]bool{}}, nil
+	d := &mirrorDir{path: dir, root: root, folders: map[string]bool{}}
+	d.unnamed = create && d.canLinkUnnamed()
+	return d, nil
 }
 
 func (d *mirrorDir) Close() error { return d.root.Close() }
@@ -109,81 +108,6 @@ func (d *mirrorDir) forget(rel string) {
 }
 
 func (d *mirrorDir) join(rel string) string { return d.path + string(os.PathSeparator) + rel }
-
-// tempFile is a file being written beside its place in DIR, under a
-// temporary name, so that it lands by a rename within its folder.
-type tempFile struct {
-	*os.File
-	dir  *os.File // its folder
-	name string   // in its folder
-}
-
-// createTemp creates a temporary file in the folder of rel, making the
-// folder first. The folder is opened through the root, after folder has
-// checked that no link is on the way, and the file created in it with
-// openat, so that it costs no walk from DIR.
-func (d *mirrorDir) createTemp(rel string) (*tempFile, error) {
-	parent := path.Dir(rel)
-	if err := d.folder(parent); err != nil {
-		return nil, err
-	}
-	dir, err := d.root.OpenFile(parent, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	var b [8]byte
-	rand.Read(b[:])
-	name := tempPrefix + hex.EncodeToString(b[:])
-	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		dir.Close()
-		return nil, &fs.PathError{Op: "create", Path: d.join(path.Join(parent, name)), Err: err}
-	}
-	return &tempFile{File: os.NewFile(uintptr(fd), d.join(path.Join(parent, name))), dir: dir, name: name}, nil
-}
-
-// setMtime sets the file's modification time.
-func (t *tempFile) setMtime(mtime time.Time) error {
-	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
-	if err := unix.UtimesNanoAt(int(t.Fd()), "", ts, unix.AT_EMPTY_PATH); err != nil {
-		return &fs.PathError{Op: "utimensat", Path: t.Name(), Err: err}
-	}
-	return nil
-}
-
-// discard closes and removes the temporary file.
-func (d *mirrorDir) discard(t *tempFile) {
-	t.Close()
-	unix.Unlinkat(int(t.dir.Fd()), t.name, 0)
-	t.dir.Close()
-}
-
-// place renames the temporary file t to rel, in the same folder, closes
-// it and returns its stamp, taken after the rename (which changes its
-// ctime). A link at rel is replaced, never followed; a folder there is an
-// error.
-func (d *mirrorDir) place(t *tempFile, rel string) (stamp, error) {
-	err := unix.Renameat(int(t.dir.Fd()), t.name, int(t.dir.Fd()), path.Base(rel))
-	switch {
-	case errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST):
-		err = &fs.PathError{Op: "write", Path: d.join(rel), Err: errors.New("a folder is there (another resource's path goes through it)")}
-	case err != nil:
-		err = &fs.PathError{Op: "rename", Path: d.join(rel), Err: err}
-	}
-	if err != nil {
-		d.discard(t)
-		return stamp{}, err
-	}
-	t.dir.Close()
-	info, err := t.Stat()
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return stamp{}, err
-	}
-	return stampOf(info), nil
-}
 
 // stat returns the stamp of the regular file rel; false when there is
 // none (not there, or something else than a regular file).

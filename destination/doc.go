@@ -65,9 +65,10 @@
 //
 // # The state
 //
-// DIR holds the mirrored resources and nothing else, but, while a sync
-// runs, the temporary files (.rsgen-tmp-sync-*) each fetch writes beside
-// its place, to rename within the folder. Everything else lives in the
+// DIR holds the mirrored resources and nothing else: a fetch writes its
+// file unnamed in its folder and links it into place, or, where it
+// replaces a file or the file system cannot, under a temporary name
+// (.rsgen-tmp-sync-*) it renames (tempfile.go). Everything else lives in the
 // state folder, by default .rsgen-sync/NAME beside DIR (DefaultState): the
 // sync point (sync.json), the documents last fetched with their ETag and
 // Last-Modified (the next request for each is conditional), and the
@@ -90,7 +91,7 @@
 // write(2), after its rename. A sync killed at any point (kill -9) leaves
 // DIR holding verified files only, and a journal that says which. The next
 // sync finds the journal, merges it into the inventory, removes the
-// temporary files from DIR, and starts again from the Source's documents,
+// temporary names a kill left in DIR, and starts again from the Source's documents,
 // skipping every file the inventory vouches for; a file that landed just before the kill,
 // before its journal line, is found by its digests and kept. It ends with
 // the DIR an uninterrupted sync would have left.

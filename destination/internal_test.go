@@ -347,3 +347,48 @@ func TestSmallChangesGoToTheDelta(t *testing.T) {
 		t.Errorf("the delta is left after a large change: %v", err)
 	}
 }
+
+// TestPlaceNewAndReplacedFiles places a new file and one over an old
+// file, a link and a folder, written unnamed and linked where the file
+// system can, and under a temporary name where it cannot: the same files,
+// and no temporary name left.
+func TestPlaceNewAndReplacedFiles(t *testing.T) {
+	for _, unnamed := range []bool{true, false} {
+		root := t.TempDir()
+		d, err := openMirror(root, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unnamed && !d.unnamed {
+			t.Log("this file system cannot link unnamed files: only the named way is tested")
+		}
+		d.unnamed = d.unnamed && unnamed
+		os.MkdirAll(filepath.Join(root, "sub/folder"), 0o755)
+		os.WriteFile(filepath.Join(root, "sub/old.txt"), []byte("old"), 0o644)
+		os.Symlink("/etc/passwd", filepath.Join(root, "sub/link.txt"))
+		for rel, wantErr := range map[string]bool{"sub/new.txt": false, "sub/old.txt": false, "sub/link.txt": false, "sub/folder": true} {
+			f, err := d.createTemp(rel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("new " + rel)
+			if _, err := d.place(f, rel); (err != nil) != wantErr {
+				t.Errorf("unnamed %v: place %s: %v", unnamed, rel, err)
+			}
+		}
+		d.Close()
+		entries, _ := os.ReadDir(filepath.Join(root, "sub"))
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if !slices.Equal(names, []string{"folder", "link.txt", "new.txt", "old.txt"}) {
+			t.Errorf("unnamed %v: sub holds %q", unnamed, names)
+		}
+		for _, rel := range []string{"sub/new.txt", "sub/old.txt", "sub/link.txt"} {
+			if data, err := os.ReadFile(filepath.Join(root, rel)); err != nil || string(data) != "new "+rel {
+				t.Errorf("unnamed %v: %s holds %q, %v", unnamed, rel, data, err)
+			}
+		}
+	}
+}
