@@ -184,6 +184,7 @@ func newSyncView(cio cliIO, f *syncFlags) *syncView {
 	v.last = v.start
 	if f.jsonOut {
 		v.json = newJSONEvents(cio.stdout)
+		v.json.dryRun = f.opts.DryRun
 	}
 	return v
 }
@@ -306,6 +307,7 @@ func syncSummaryLine(s *destination.Summary, dryRun bool, took time.Duration) st
 // the counts follow at the end.
 type jsonEvents struct {
 	w      io.Writer
+	dryRun bool // the events are what a sync would do
 	n      int
 	errors []string
 	err    error
@@ -363,6 +365,7 @@ func (j *jsonEvents) finish(s *destination.Summary, err error) error {
 	}
 	rest := struct {
 		OK             bool             `json:"ok"`
+		DryRun         bool             `json:"dry_run,omitempty"`
 		Mode           string           `json:"mode,omitempty"`
 		Set            string           `json:"set,omitempty"`
 		CapabilityList string           `json:"capability_list,omitempty"`
@@ -372,7 +375,7 @@ func (j *jsonEvents) finish(s *destination.Summary, err error) error {
 		Requests       int64            `json:"requests"`
 		Errors         []string         `json:"errors"`
 	}{
-		OK: err == nil, Mode: s.Mode, Set: s.Set, CapabilityList: s.CapabilityList,
+		OK: err == nil, DryRun: j.dryRun, Mode: s.Mode, Set: s.Set, CapabilityList: s.CapabilityList,
 		Counts: map[string]int64{"fetched": s.Fetched, "from_dumps": s.FromDumps, "deleted": s.Deleted,
 			"unchanged": s.Unchanged, "other_hosts": s.OtherHosts, "refused": s.Refused, "failed": s.Failed,
 			"missing": s.Missing, "extra": s.Extra, "differing": s.Differing},
