@@ -109,7 +109,7 @@ func (s *syncer) pass(ctx context.Context, wants iter.Seq2[want, error], list, d
 			return fmt.Errorf("stat %s: %w", s.dir.join(path), err)
 		}
 		trusted := r != nil && present && st == r.stamp
-		s.act(p, decide(w, r, trusted, present, list, s.o.KeepDeleted), w, r)
+		s.act(p, decide(w, r, trusted, present, list, s.o.KeepDeleted), w, r, present)
 		return nil
 	}
 	var err error
@@ -159,7 +159,8 @@ func pathOf(w *want, r *record) string {
 }
 
 // act carries out one decision; fetches go to the pool's workers.
-func (s *syncer) act(p *pool, a action, w *want, r *record) {
+// present says whether a file is at the path.
+func (s *syncer) act(p *pool, a action, w *want, r *record, present bool) {
 	if s.o.DryRun {
 		s.dryRun(a, w, r)
 		return
@@ -190,7 +191,7 @@ func (s *syncer) act(p *pool, a action, w *want, r *record) {
 	case actFetch, actCheck:
 		w := *w
 		check := a == actCheck
-		p.run(func(ctx context.Context) error { return s.land(ctx, &w, check) })
+		p.run(func(ctx context.Context) error { return s.land(ctx, &w, check, present) })
 	}
 }
 
@@ -212,14 +213,14 @@ func (s *syncer) dryRun(a action, w *want, r *record) {
 // its bytes match w's digests; else it is fetched. A resource that cannot
 // be fetched and verified is reported, and the sync goes on; only an
 // error of the state stops it.
-func (s *syncer) land(ctx context.Context, w *want, check bool) error {
+func (s *syncer) land(ctx context.Context, w *want, check, replace bool) error {
 	if check {
 		if rec, ok := s.adopt(w); ok {
 			s.rep.count(&s.sum.Unchanged)
 			return s.inv.put(&rec)
 		}
 	}
-	rec, err := s.fetch(ctx, w)
+	rec, err := s.fetch(ctx, w, replace)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -264,7 +265,7 @@ func (s *syncer) recordOf(w *want, v *verifier, st stamp) record {
 
 // fetch fetches w's resource, verifies it and places it, trying again as
 // the client allows.
-func (s *syncer) fetch(ctx context.Context, w *want) (record, error) {
+func (s *syncer) fetch(ctx context.Context, w *want, replace bool) (record, error) {
 	var rec record
 	err := s.c.retry(ctx, func() error {
 		resp, err := s.c.get(ctx, w.loc, nil)
@@ -279,7 +280,7 @@ func (s *syncer) fetch(ctx context.Context, w *want) (record, error) {
 			}
 			body = io.LimitReader(body, w.fix.length+1) // one byte more tells a longer body
 		}
-		rec, err = s.place(w, body)
+		rec, err = s.place(w, body, replace)
 		return err
 	})
 	return rec, err
@@ -291,8 +292,8 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return
 // place copies body into a temporary file of DIR, through a verifier of
 // w's fixity, and renames it into place only when it matches: bad bytes
 // never reach w's path.
-func (s *syncer) place(w *want, body io.Reader) (record, error) {
-	f, err := s.dir.createTemp(w.path)
+func (s *syncer) place(w *want, body io.Reader, replace bool) (record, error) {
+	f, err := s.dir.createTemp(w.path, replace)
 	if err != nil {
 		return record{}, fmt.Errorf("write %s: %w", s.dir.join(w.path), err)
 	}

@@ -239,6 +239,7 @@ func (s *syncer) placeEntry(e *rs.Entry, files map[string]*zip.File, pkg string,
 			return nil // the Resource List decides about files there
 		}
 	}
+	replace := change // a change is mostly to a file that is there
 	zf := files[strings.TrimPrefix(e.MD.Path, "/")]
 	if zf == nil {
 		s.rep.warning(fmt.Sprintf("package %s: manifest entry %s names %q, which the package lacks", pkg, e.Loc, e.MD.Path))
@@ -256,7 +257,7 @@ func (s *syncer) placeEntry(e *rs.Entry, files map[string]*zip.File, pkg string,
 	if err != nil {
 		return fmt.Errorf("open %s in the package: %w", zf.Name, err)
 	}
-	rec, err := s.place(&w, io.LimitReader(zr, int64(zf.UncompressedSize64)+1))
+	rec, err := s.place(&w, io.LimitReader(zr, int64(zf.UncompressedSize64)+1), replace)
 	zr.Close()
 	if err != nil {
 		s.rep.warning(fmt.Sprintf("package %s: %s: %v", pkg, zf.Name, err))

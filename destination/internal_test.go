@@ -367,7 +367,7 @@ func TestPlaceNewAndReplacedFiles(t *testing.T) {
 		os.WriteFile(filepath.Join(root, "sub/old.txt"), []byte("old"), 0o644)
 		os.Symlink("/etc/passwd", filepath.Join(root, "sub/link.txt"))
 		for rel, wantErr := range map[string]bool{"sub/new.txt": false, "sub/old.txt": false, "sub/link.txt": false, "sub/folder": true} {
-			f, err := d.createTemp(rel)
+			f, err := d.createTemp(rel, false) // unnamed: a file there is found by the link
 			if err != nil {
 				t.Fatal(err)
 			}

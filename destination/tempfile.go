@@ -32,10 +32,11 @@ type tempFile struct {
 }
 
 // createTemp creates the file to write rel with, making rel's folder
-// first. The folder is opened through the root, after folder has checked
-// that no link is on the way, and the file created in it with openat, so
-// that it costs no walk from DIR.
-func (d *mirrorDir) createTemp(rel string) (*tempFile, error) {
+// first: unnamed, unless it is to replace a file there. The folder is
+// opened through the root, after folder has checked that no link is on
+// the way, and the file created in it with openat, so that it costs no
+// walk from DIR.
+func (d *mirrorDir) createTemp(rel string, replace bool) (*tempFile, error) {
 	parent := path.Dir(rel)
 	if err := d.folder(parent); err != nil {
 		return nil, err
@@ -46,7 +47,7 @@ func (d *mirrorDir) createTemp(rel string) (*tempFile, error) {
 	}
 	t := &tempFile{dir: dir}
 	var fd int
-	if d.unnamed {
+	if d.unnamed && !replace {
 		fd, err = unix.Openat(int(dir.Fd()), ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
 	} else {
 		t.name = tempName()
