@@ -9,7 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrSymlink is returned for a path of DIR that goes through a symbolic
@@ -24,7 +27,10 @@ type mirrorDir struct {
 	path string
 	root *os.Root
 
+	fd      int  // DIR, for openat2
 	unnamed bool // files are written unnamed (O_TMPFILE) and linked into place
+
+	noOpenat2 atomic.Bool // the kernel has no openat2
 
 	mu      sync.Mutex
 	folders map[string]bool // folders known to be real folders, a bounded cache
@@ -44,12 +50,60 @@ func openMirror(dir string, create bool) (*mirrorDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &mirrorDir{path: dir, root: root, folders: map[string]bool{}}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		root.Close()
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	d := &mirrorDir{path: dir, root: root, fd: fd, folders: map[string]bool{}}
 	d.unnamed = create && d.canLinkUnnamed()
 	return d, nil
 }
 
-func (d *mirrorDir) Close() error { return d.root.Close() }
+func (d *mirrorDir) Close() error {
+	unix.Close(d.fd)
+	return d.root.Close()
+}
+
+// openat2 opens rel below DIR in one system call, through no symbolic
+// link (openat2 with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS: the
+// kernel's guarantee). ok is false on kernels without openat2 (before
+// Linux 5.6), where the callers go through the root and check the folders
+// themselves.
+func (d *mirrorDir) openat2(rel string, flags int) (fd int, err error, ok bool) {
+	if d.noOpenat2.Load() {
+		return -1, nil, false
+	}
+	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	for {
+		fd, err = unix.Openat2(d.fd, rel, &how)
+		if !errors.Is(err, syscall.EINTR) && !errors.Is(err, syscall.EAGAIN) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSYS):
+		d.noOpenat2.Store(true)
+		return -1, nil, false
+	case errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EXDEV):
+		err = ErrSymlink
+	}
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: d.join(rel), Err: err}, true
+	}
+	return fd, nil, true
+}
+
+// openFolder opens the folder rel for reading, through no link.
+func (d *mirrorDir) openFolder(rel string) (*os.File, error) {
+	if fd, err, ok := d.openat2(rel, unix.O_RDONLY|unix.O_DIRECTORY); ok {
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(fd), d.join(rel)), nil
+	}
+	return d.root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+}
 
 // folder makes sure the folder rel exists as a real folder, creating what
 // is missing, and refusing links and files on the way.
@@ -110,8 +164,26 @@ func (d *mirrorDir) forget(rel string) {
 func (d *mirrorDir) join(rel string) string { return d.path + string(os.PathSeparator) + rel }
 
 // stat returns the stamp of the regular file rel; false when there is
-// none (not there, or something else than a regular file).
+// none (not there, behind or as a link, or something else than a regular
+// file).
 func (d *mirrorDir) stat(rel string) (stamp, bool, error) {
+	if fd, err, ok := d.openat2(rel, unix.O_PATH|unix.O_NOFOLLOW); ok {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, ErrSymlink) {
+				return stamp{}, false, nil
+			}
+			return stamp{}, false, err
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return stamp{}, false, &fs.PathError{Op: "stat", Path: d.join(rel), Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return stamp{}, false, nil
+		}
+		return stamp{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}, true, nil
+	}
 	if err := d.realParents(rel); err != nil {
 		return stamp{}, false, nil
 	}
@@ -160,6 +232,12 @@ func (d *mirrorDir) realParents(rel string) error {
 
 // open opens the regular file rel for reading, through no link.
 func (d *mirrorDir) open(rel string) (*os.File, error) {
+	if fd, err, ok := d.openat2(rel, unix.O_RDONLY|unix.O_NOFOLLOW); ok {
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(fd), d.join(rel)), nil
+	}
 	if err := d.realParents(rel); err != nil {
 		return nil, err
 	}

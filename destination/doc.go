@@ -102,6 +102,11 @@
 // differing files, each hashed again; it trusts no state and writes
 // nothing.
 //
+// Every path of DIR is opened with openat2 and RESOLVE_BENEATH and
+// RESOLVE_NO_SYMLINKS, one system call that the kernel keeps below DIR and
+// off links; on kernels before Linux 5.6, through an os.Root, the folders
+// on the way checked one by one.
+//
 // # Caveats
 //
 // Files are not synced to the disk before their rename: a kill cannot

@@ -353,12 +353,14 @@ func TestSmallChangesGoToTheDelta(t *testing.T) {
 // system can, and under a temporary name where it cannot: the same files,
 // and no temporary name left.
 func TestPlaceNewAndReplacedFiles(t *testing.T) {
-	for _, unnamed := range []bool{true, false} {
+	for _, mode := range []struct{ unnamed, openat2 bool }{{true, true}, {false, true}, {true, false}} {
+		unnamed := mode.unnamed
 		root := t.TempDir()
 		d, err := openMirror(root, true)
 		if err != nil {
 			t.Fatal(err)
 		}
+		d.noOpenat2.Store(!mode.openat2) // as on a kernel before Linux 5.6
 		if unnamed && !d.unnamed {
 			t.Log("this file system cannot link unnamed files: only the named way is tested")
 		}
@@ -376,6 +378,17 @@ func TestPlaceNewAndReplacedFiles(t *testing.T) {
 				t.Errorf("unnamed %v: place %s: %v", unnamed, rel, err)
 			}
 		}
+		os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "via"))
+		for rel, want := range map[string]bool{"sub/new.txt": true, "sub/folder": false, "via/new.txt": false, "sub/none": false} {
+			if _, present, err := d.stat(rel); err != nil || present != want {
+				t.Errorf("openat2 %v: stat %s: %v, %v; want %v", mode.openat2, rel, present, err, want)
+			}
+		}
+		if f, err := d.open("via/new.txt"); err == nil {
+			f.Close()
+			t.Errorf("openat2 %v: a file opened through a link", mode.openat2)
+		}
+		os.Remove(filepath.Join(root, "via"))
 		d.Close()
 		entries, _ := os.ReadDir(filepath.Join(root, "sub"))
 		var names []string

@@ -33,15 +33,14 @@ type tempFile struct {
 
 // createTemp creates the file to write rel with, making rel's folder
 // first: unnamed, unless it is to replace a file there. The folder is
-// opened through the root, after folder has checked that no link is on
-// the way, and the file created in it with openat, so that it costs no
-// walk from DIR.
+// opened through no link (openFolder), and the file created in it with
+// openat, so that it costs no walk from DIR.
 func (d *mirrorDir) createTemp(rel string, replace bool) (*tempFile, error) {
 	parent := path.Dir(rel)
 	if err := d.folder(parent); err != nil {
 		return nil, err
 	}
-	dir, err := d.root.OpenFile(parent, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	dir, err := d.openFolder(parent)
 	if err != nil {
 		return nil, err
 	}
