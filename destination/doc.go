@@ -68,8 +68,8 @@
 // DIR holds the mirrored resources and nothing else: a fetch writes its
 // file unnamed in its folder and links it into place, or, where it
 // replaces a file or the file system cannot, under a temporary name
-// (.rsgen-tmp-sync-*) it renames (tempfile.go). Everything else lives in the
-// state folder, by default .rsgen-sync/NAME beside DIR (DefaultState): the
+// (.rsgen-tmp-sync-*) it renames (tempfile.go). Everything else lives in
+// the state folder, by default .rsgen-sync/NAME beside DIR (DefaultState): the
 // sync point (sync.json), the documents last fetched with their ETag and
 // Last-Modified (the next request for each is conditional), and the
 // inventory, one record per mirrored file, sorted by path: its length and
@@ -79,6 +79,11 @@
 // base and a delta of what changed since it (inventory.go), and change
 // events find their records by bisecting both (lookup.go): a sync of a
 // few changes to a large mirror reads and writes a few lines.
+//
+// Every path of DIR is opened with openat2 and RESOLVE_BENEATH and
+// RESOLVE_NO_SYMLINKS, one system call that the kernel keeps below DIR and
+// off links; on kernels before Linux 5.6, through an os.Root, the folders
+// on the way checked one by one.
 //
 // Nothing scales with the number of resources in memory: lists are read
 // as streams, their entries sorted on disk in runs of a few megabytes
@@ -91,21 +96,17 @@
 // write(2), after its rename. A sync killed at any point (kill -9) leaves
 // DIR holding verified files only, and a journal that says which. The next
 // sync finds the journal, merges it into the inventory, removes the
-// temporary names a kill left in DIR, and starts again from the Source's documents,
-// skipping every file the inventory vouches for; a file that landed just before the kill,
-// before its journal line, is found by its digests and kept. It ends with
-// the DIR an uninterrupted sync would have left.
+// temporary names a kill left in DIR, and starts again from the Source's
+// documents, skipping every file the inventory vouches for; a file that
+// landed just before the kill, before its journal line, is found by its
+// digests and kept. It ends with the DIR an uninterrupted sync would have
+// left.
 //
 // # Audit
 //
 // Audit compares DIR with the current Resource List: missing, extra and
 // differing files, each hashed again; it trusts no state and writes
 // nothing.
-//
-// Every path of DIR is opened with openat2 and RESOLVE_BENEATH and
-// RESOLVE_NO_SYMLINKS, one system call that the kernel keeps below DIR and
-// off links; on kernels before Linux 5.6, through an os.Root, the folders
-// on the way checked one by one.
 //
 // # Caveats
 //
