@@ -93,6 +93,10 @@ flags:
                  module's (an older commit's, say, for a before and after on
                  one machine, against the same floors and trees)
   --json FILE    also write the results as JSON into FILE
+  --sync         measure rsgen sync instead (see sync.go): each tree built,
+                 served by rsgen serve and mirrored by a plain parallel GET
+                 and by rsgen sync, then again after 1%% changed
+  --sync-jobs N  the fetches in flight of --sync, for both (default 8)
 `
 
 // run is the harness: it parses args, measures, and reports. It returns
@@ -105,7 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprintf(stderr, usage, defaultDir, defaultProcs) }
 	var o options
 	var trees, procs string
-	var tiny bool
+	var tiny, syncBench bool
+	syncJobs := 8
 	cFiles := treeC.Files
 	fs.StringVar(&o.dir, "dir", defaultDir, "")
 	fs.StringVar(&trees, "trees", "a,b", "")
@@ -117,6 +122,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.copied, "copied-out", "", "")
 	fs.StringVar(&o.json, "json", "", "")
 	fs.StringVar(&o.rsgen, "rsgen", "", "")
+	fs.BoolVar(&syncBench, "sync", false, "")
+	fs.IntVar(&syncJobs, "sync-jobs", syncJobs, "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -164,6 +171,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", args...) }
+	if syncBench {
+		return runSync(o, syncJobs, stdout, stderr, logf)
+	}
 	rep, err := measure(o, logf)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)

@@ -56,7 +56,7 @@ type cliIO struct {
 func commands() map[string]*command {
 	cmds := map[string]*command{}
 	for _, c := range []*command{buildCommand, statusCommand, initCommand, checkCommand, versionCommand,
-		helpCommand, watchCommand, serveCommand, completionCommand, deployCommand, notifyCommand} {
+		helpCommand, watchCommand, serveCommand, completionCommand, deployCommand, notifyCommand, syncCommand} {
 		cmds[c.name] = c
 	}
 	return cmds

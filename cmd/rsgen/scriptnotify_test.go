@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -118,7 +120,7 @@ func cmdSubscribe(ts *testscript.TestScript, neg bool, args []string) {
 // serveOn serves h on 127.0.0.1:port until the script ends (or hub stop),
 // then calls done.
 func serveOn(ts *testscript.TestScript, key serverKey, port string, h http.Handler, done func()) {
-	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	ln, err := listenAgain("127.0.0.1:" + port)
 	ts.Check(err)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	scriptServers.Store(key, srv)
@@ -128,4 +130,19 @@ func serveOn(ts *testscript.TestScript, key serverKey, port string, h http.Handl
 		scriptServers.Delete(key)
 		done()
 	})
+}
+
+// listenAgain listens on addr, trying again for a few seconds while the
+// address is in use: a hub started again on its port (hub stop, then hub
+// start) can meet another test process's freeport probe, which binds a
+// random port for an instant to see whether it is free.
+func listenAgain(addr string) (net.Listener, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

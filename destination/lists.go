@@ -1,0 +1,148 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/rsgen/rsgen/rs"
+)
+
+// readList reads the list at u, of the capability given: its entries, or
+// those of its parts when it is an index (a <sitemapindex>). head is
+// called with the head of the list and of each part. A part that is an
+// index itself, that is the index again, or that comes twice is an error:
+// a Source cannot lead a sync round in circles.
+func (s *syncer) readList(ctx context.Context, u, capability string, head func(*rs.Head), entry func(*rs.Entry) error) error {
+	r, f, err := s.docs.read(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h, err := r.Head()
+	if err == nil && h.MD.Capability != capability {
+		err = fmt.Errorf("its capability is %q, not %q", h.MD.Capability, capability)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", u, err)
+	}
+	head(h)
+	if h.Root == rs.URLSet {
+		if err := r.Entries(entry); err != nil {
+			return fmt.Errorf("read %s: %w", u, err)
+		}
+		return nil
+	}
+	var parts []string
+	seen := map[string]bool{u: true}
+	err = r.Entries(func(e *rs.Entry) error {
+		if seen[e.Loc] {
+			return fmt.Errorf("the index lists %s twice, or itself", e.Loc)
+		}
+		seen[e.Loc] = true
+		parts = append(parts, e.Loc)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read the index %s: %w", u, err)
+	}
+	for _, p := range parts {
+		if err := s.readPart(ctx, p, u, capability, head, entry); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPart reads a part of the index at index.
+func (s *syncer) readPart(ctx context.Context, u, index, capability string, head func(*rs.Head), entry func(*rs.Entry) error) error {
+	r, f, err := s.docs.read(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h, err := r.Head()
+	switch {
+	case err != nil:
+	case h.Root != rs.URLSet:
+		err = errors.New("a part of an index must be a <urlset>, not an index itself")
+	case h.MD.Capability != capability:
+		err = fmt.Errorf("its capability is %q, not %q", h.MD.Capability, capability)
+	}
+	if err == nil {
+		head(h)
+		err = r.Entries(entry)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s, a part of %s: %w", u, index, err)
+	}
+	return nil
+}
+
+// wantOf returns what the entry e of a list asks, or false when the sync
+// leaves it out: a resource on another host (counted), or one that cannot
+// be mirrored (reported).
+func (s *syncer) wantOf(e *rs.Entry, change string, at time.Time) (want, bool) {
+	path, err := s.m.path(e.Loc)
+	if errors.Is(err, errOtherHost) {
+		s.rep.count(&s.sum.OtherHosts)
+		return want{}, false
+	}
+	var fix fixity
+	if err == nil {
+		fix, err = fixityOf(&e.MD, e.Lastmod)
+		if err != nil {
+			err = &RefusedError{Loc: e.Loc, Reason: err.Error()}
+		}
+	}
+	if err != nil {
+		s.rep.event(Event{Kind: EventFailed, URL: e.Loc, Err: err})
+		return want{}, false
+	}
+	s.seq++
+	return want{path: path, loc: e.Loc, fix: fix, change: change, at: at, seq: s.seq}, true
+}
+
+// sortedWants sorts the wants of a list into one per path: the last read
+// of a Resource List's, the newest of change events.
+func sortedWants(wants *sorter[want]) func() iter.Seq2[want, error] {
+	return func() iter.Seq2[want, error] { return lastOfEach(wants.All(), wantPath) }
+}
+
+// baseline brings DIR to the Source's Resource List, and returns the
+// time from which changes are to be followed: the list's at (the
+// earliest of its parts').
+func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
+	lists := s.src.caps[rs.CapResourceList]
+	if len(lists) == 0 {
+		return time.Time{}, fmt.Errorf("the Capability List %s names no Resource List", s.src.capList)
+	}
+	wants := newSorter(s.work, wantCodec)
+	defer wants.Close()
+	var at time.Time
+	err := s.readList(ctx, lists[0], rs.CapResourceList, func(h *rs.Head) {
+		if t := h.MD.At; !t.IsZero() && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}, func(e *rs.Entry) error {
+		if w, ok := s.wantOf(e, "", time.Time{}); ok {
+			return wants.Add(w)
+		}
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("baseline: %w", err)
+	}
+	all := sortedWants(wants)
+	n, err := s.count(all(), true)
+	if err != nil {
+		return time.Time{}, err
+	}
+	s.rep.event(Event{Kind: EventPlanned, Files: n.fetch, Bytes: n.bytes})
+	if err := s.resourceDump(ctx, n); err != nil {
+		return time.Time{}, err
+	}
+	return at, s.apply(ctx, all, true, n)
+}

@@ -1,0 +1,260 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rsgen/rsgen/snapshot"
+)
+
+// syncer is one run of a sync: what it fetches with, where it writes,
+// and what it has learnt.
+type syncer struct {
+	o    Options
+	c    *client
+	docs *docs
+	dir  *mirrorDir
+	inv  *inventory // nil in a dry run
+	m    *mapper
+	rep  *reporter
+	sum  *Summary
+	src  *source
+	work string // sorted runs and packages
+	seq  int64  // wants read so far
+}
+
+// Sync mirrors the set of the Source at o.Source into o.Dir, or brings
+// the mirror up to date: a baseline from the Resource List the first
+// time, and after a gap in the Change Lists; the changes since the last
+// sync otherwise. It returns what it did; an error when it could not
+// finish, ErrIncomplete (wrapped) when some resources could not be
+// mirrored, each reported by an EventFailed.
+func Sync(ctx context.Context, o Options) (*Summary, error) {
+	o = o.Defaults()
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	o.Dir = abs
+	s := &syncer{o: o, c: newClient(&o), sum: &Summary{}}
+	s.rep = &reporter{notify: o.Notify, sum: s.sum}
+	defer func() { s.sum.Requests, s.sum.Bytes = s.c.requests.Load(), s.c.bytes.Load() }()
+	if o.DryRun {
+		return s.sum, s.dryRunSync(ctx)
+	}
+	made := firstMissing(o.State) // the folder the state's creation makes, if any
+	lock, err := snapshot.AcquireLock(ctx, o.State, false, nil)
+	if err != nil {
+		var le *snapshot.LockError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("another rsgen sync is running on the state %s (process %d)", o.State, le.PID)
+		}
+		return nil, err
+	}
+	err = s.run(ctx)
+	s.close()
+	lock.Release()
+	if err != nil && made != "" && s.inv == nil {
+		// A first sync that failed before it opened DIR leaves nothing.
+		os.RemoveAll(made)
+	}
+	return s.sum, err
+}
+
+// firstMissing returns the outermost folder on the way to dir that is
+// not there, or "" when dir is.
+func firstMissing(dir string) string {
+	missing := ""
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			return missing
+		}
+		missing = d
+		if filepath.Dir(d) == d {
+			return missing
+		}
+	}
+}
+
+// openState prepares the state folder: a fresh work folder, the cache.
+func (s *syncer) openState() error {
+	s.work = filepath.Join(s.o.State, workDir)
+	if err := os.RemoveAll(s.work); err != nil {
+		return fmt.Errorf("clear %s: %w", s.work, err)
+	}
+	for _, d := range []string{s.work, filepath.Join(s.o.State, documentsDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	s.docs = newDocs(s.c, filepath.Join(s.o.State, documentsDir), true)
+	return nil
+}
+
+// openDir opens DIR, creating it, and the inventory, tidying what a
+// killed sync left: its journal, and its temporary files.
+func (s *syncer) openDir() error {
+	dir, err := openMirror(s.o.Dir, true)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", s.o.Dir, err)
+	}
+	s.dir = dir
+	inv, killed, err := openInventory(s.o.State, s.work)
+	if err != nil {
+		return fmt.Errorf("state %s: %w", s.o.State, err)
+	}
+	s.inv = inv
+	if killed {
+		if err := dir.removeTemps(); err != nil {
+			return fmt.Errorf("remove the temporary files of the last sync from %s: %w", s.o.Dir, err)
+		}
+	}
+	return nil
+}
+
+// close ends the run: the journal merged into the inventory, the work
+// folder removed.
+func (s *syncer) close() {
+	if s.inv != nil {
+		if err := s.inv.close(s.work); err != nil {
+			s.rep.warning(err.Error())
+		}
+	}
+	if s.dir != nil {
+		s.dir.Close()
+	}
+	os.RemoveAll(s.work)
+}
+
+// run discovers the set, then takes a baseline or applies the changes.
+func (s *syncer) run(ctx context.Context) error {
+	if err := s.openState(); err != nil {
+		return err
+	}
+	st, err := loadState(s.o.State)
+	if err != nil {
+		return err
+	}
+	if err := s.discover(ctx); err != nil {
+		return err
+	}
+	if err := st.belongs(s.o.State, s.o.Dir, s.src); err != nil {
+		return err
+	}
+	if err := s.openDir(); err != nil {
+		return err
+	}
+	st.Dir, st.CapabilityList, st.Base = s.o.Dir, s.src.capList, s.src.base
+	until, err := s.follow(ctx, st)
+	s.warnOtherHosts()
+	// The files a dump placed were found unchanged by the lists after.
+	s.sum.Unchanged = max(0, s.sum.Unchanged-s.sum.FromDumps)
+	if err != nil {
+		return err
+	}
+	if s.sum.Failed > 0 {
+		return fmt.Errorf("%w: %d resources could not be mirrored; the next sync tries them again", ErrIncomplete, s.sum.Failed)
+	}
+	// Complete: DIR holds the Source up to until.
+	if err := s.inv.close(s.work); err != nil {
+		return err
+	}
+	st.Baseline, st.SyncedUntil = true, until
+	s.sum.SyncedUntil = until
+	if err := st.save(s.o.State); err != nil {
+		return err
+	}
+	os.Remove(filepath.Join(s.o.State, packagesFile))
+	if err := s.docs.prune(); err != nil {
+		s.rep.warning(fmt.Sprintf("prune the documents of %s: %v", s.o.State, err))
+	}
+	if s.sum.Refused > 0 {
+		return fmt.Errorf("%w: %d resources cannot be mirrored as files of %s", ErrIncomplete, s.sum.Refused, s.o.Dir)
+	}
+	return nil
+}
+
+// discover finds the set and makes its mapper.
+func (s *syncer) discover(ctx context.Context) error {
+	src, err := discover(ctx, s.docs, s.o.Source, s.o.Set)
+	if err != nil {
+		return err
+	}
+	s.src, s.sum.Set, s.sum.CapabilityList = src, src.set, src.capList
+	s.m, err = newMapper(src.base, s.o.OtherHosts)
+	return err
+}
+
+// follow takes the baseline or the changes, as the state calls for, and
+// returns the time up to which DIR then holds the Source.
+func (s *syncer) follow(ctx context.Context, st *syncState) (time.Time, error) {
+	if st.Baseline && !st.SyncedUntil.IsZero() && !s.o.Baseline {
+		s.sum.Mode = "incremental"
+		until, err := s.incremental(ctx, st.SyncedUntil)
+		var gap *GapError
+		switch {
+		case errors.As(err, &gap) && s.o.NoRebaseline:
+			return time.Time{}, fmt.Errorf("%w; run without --no-rebaseline to take a new baseline", err)
+		case errors.As(err, &gap):
+			s.rep.info(err.Error() + "; taking a new baseline from the Resource List")
+		case errors.Is(err, errNoChangeLists):
+			s.rep.info("the Source publishes no Change List; taking a new baseline from the Resource List (only what changed is fetched)")
+		default:
+			return until, err
+		}
+	} else if st.Baseline && st.SyncedUntil.IsZero() {
+		s.rep.info("the last Resource List gave no time to follow changes from; taking a new baseline")
+	}
+	s.sum.Mode = "baseline"
+	return s.baseline(ctx)
+}
+
+// warnOtherHosts says, once, how many resources on other hosts were
+// skipped.
+func (s *syncer) warnOtherHosts() {
+	if n := s.sum.OtherHosts; n > 0 {
+		s.rep.warning(fmt.Sprintf("%d resources on other hosts than %s were skipped (--other-hosts mirrors them under %s/HOST/)", n, s.src.base, s.o.Dir))
+	}
+}
+
+// dryRunSync plans the sync and reports what it would do, writing
+// nothing: documents and sorts go to a temporary folder, and the journal
+// of a killed sync is not taken into account.
+func (s *syncer) dryRunSync(ctx context.Context) error {
+	tmp, err := os.MkdirTemp("", "rsgen-sync-dry-run-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	s.work = tmp
+	s.docs = newDocs(s.c, tmp, false)
+	dirPath := s.o.Dir
+	if _, err := os.Stat(dirPath); os.IsNotExist(err) {
+		dirPath = filepath.Join(tmp, "empty") // stands for a DIR not made yet
+		if err := os.Mkdir(dirPath, 0o755); err != nil {
+			return err
+		}
+	}
+	if s.dir, err = openMirror(dirPath, false); err != nil {
+		return fmt.Errorf("open %s: %w", s.o.Dir, err)
+	}
+	defer s.dir.Close()
+	st, err := loadState(s.o.State)
+	if err != nil {
+		return err
+	}
+	if err := s.discover(ctx); err != nil {
+		return err
+	}
+	if err := st.belongs(s.o.State, s.o.Dir, s.src); err != nil {
+		return err
+	}
+	_, err = s.follow(ctx, st)
+	s.warnOtherHosts()
+	return err
+}
