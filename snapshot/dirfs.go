@@ -40,6 +40,8 @@ type resolver interface {
 	open(name string) (fs.File, error)
 	readDir(name string) ([]fs.DirEntry, error)
 	lstat(dir, base string) (fs.FileInfo, error)
+	// list reads the folder name, unsorted, as Tree.list says.
+	list(name string, stat bool) ([]folderEntry, error)
 	close() error
 }
 
@@ -102,6 +104,74 @@ func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
 		entries[i] = &inTree[i]
 	}
 	return entries, nil
+}
+
+// folderEntry is one entry of a folder, as Tree.list reads it.
+type folderEntry struct {
+	path string      // the entry's name in the Tree: its folder's, a slash, its own
+	mode fs.FileMode // the entry's type bits, as the folder's listing gives them
+	// stat is a regular file's, taken when the listing stats, unless
+	// statErr says why not (fs.ErrNotExist: removed since the listing).
+	stat    Stat
+	statErr error
+	statted bool
+}
+
+// name returns the entry's name in its folder.
+func (e *folderEntry) name() string { return e.path[strings.LastIndexByte(e.path, '/')+1:] }
+
+// list reads the folder name, sorted by name, as ReadDir does, and, with
+// stat, lstats each regular file in it: relative to the folder it read
+// (never its path again, which a folder swapped for a link since would
+// take elsewhere), with one open of the folder for the listing and every
+// stat. The scan's folder readers list a tree's folders so, several at
+// once (see folderReaders).
+func (t *Tree) list(name string, stat bool) ([]folderEntry, error) {
+	if !validPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	entries, err := t.names.list(name, stat)
+	if err != nil {
+		return nil, err
+	}
+	sortEntries(entries)
+	return entries, nil
+}
+
+// listFS lists the folder dir of any fs.FS as Tree.list lists a Tree's,
+// through fs.ReadDir and each entry's Info; the entries read before an
+// error are returned with it, as fs.ReadDir returns them.
+func listFS(fsys fs.FS, dir string, stat bool) ([]folderEntry, error) {
+	read, err := fs.ReadDir(fsys, dir)
+	entries := make([]folderEntry, 0, len(read))
+	for _, d := range read {
+		e := folderEntry{path: inFolder(dir, d.Name()), mode: d.Type()}
+		if stat && e.mode.IsRegular() {
+			e.statted = true
+			if info, serr := d.Info(); serr != nil {
+				e.statErr = serr
+			} else {
+				e.stat = StatOf(info)
+			}
+		}
+		entries = append(entries, e)
+	}
+	sortEntries(entries)
+	return entries, err
+}
+
+// sortEntries sorts a folder's entries by name, as fs.ReadDir does: the
+// walk's order.
+func sortEntries(entries []folderEntry) {
+	slices.SortFunc(entries, func(a, b folderEntry) int { return strings.Compare(a.path, b.path) })
+}
+
+// inFolder returns the name in a Tree of the entry base of the folder dir.
+func inFolder(dir, base string) string {
+	if dir == "." {
+		return base
+	}
+	return dir + "/" + base
 }
 
 // treeEntry is an entry of a folder of a Tree.

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -105,6 +106,127 @@ func (b *beneath) readDir(name string) ([]fs.DirEntry, error) {
 	return f.ReadDir(-1)
 }
 
+// list reads the folder name with getdents and, where asked, fstatats
+// its entries relative to the descriptor it read: one resolution of the
+// folder's name beneath the Tree for the listing and every stat, and no
+// allocation per entry beyond its share of one buffer of paths.
+func (b *beneath) list(name string, stat bool) ([]folderEntry, error) {
+	fd, err := b.openat(name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	entries, unknown, err := readDirents(fd, name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdirent", Path: b.t.join(name), Err: err}
+	}
+	kept := entries[:0]
+	for i := range entries {
+		e := entries[i]
+		if !unknown[i] && !(stat && e.mode.IsRegular()) {
+			kept = append(kept, e)
+			continue
+		}
+		var st unix.Stat_t
+		err := ignoringEINTR(func() error { return unix.Fstatat(fd, e.name(), &st, unix.AT_SYMLINK_NOFOLLOW) })
+		if unknown[i] {
+			// A file system that does not say the type in the listing
+			// (as os.ReadDir, drop what is gone, fail on the rest).
+			switch {
+			case errors.Is(err, syscall.ENOENT):
+				continue
+			case err != nil:
+				return nil, &fs.PathError{Op: "lstat", Path: b.t.join(e.path), Err: err}
+			}
+			e.mode = (&fileInfo{st: *(*syscall.Stat_t)(unsafe.Pointer(&st))}).Mode().Type()
+		}
+		if stat && e.mode.IsRegular() {
+			e.statted = true
+			if err != nil {
+				e.statErr = &fs.PathError{Op: "lstat", Path: b.t.join(e.path), Err: err}
+			} else {
+				e.stat = Stat{Size: st.Size, ModTime: st.Mtim.Nano(), Inode: st.Ino}
+			}
+		}
+		kept = append(kept, e)
+	}
+	return kept, nil
+}
+
+// direntBuffers hold the getdents buffers of the folders being listed.
+var direntBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// readDirents reads the entries of the open folder fd, whose name in the
+// Tree is dir, but "." and "..", with their types as getdents gives them;
+// unknown[i] says that entry i's type is not given (DT_UNKNOWN).
+func readDirents(fd int, dir string) (entries []folderEntry, unknown []bool, err error) {
+	bufp := direntBuffers.Get().(*[]byte)
+	defer direntBuffers.Put(bufp)
+	buf := *bufp
+	var paths []byte // every entry's path, end to end: one string in the end
+	var ends []int
+	for {
+		var n int
+		err := ignoringEINTR(func() (err error) {
+			n, err = unix.Getdents(fd, buf)
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if n <= 0 {
+			break
+		}
+		for off := 0; off < n; {
+			d := (*unix.Dirent)(unsafe.Pointer(&buf[off]))
+			rec := buf[off : off+int(d.Reclen)]
+			off += int(d.Reclen)
+			name := rec[unsafe.Offsetof(unix.Dirent{}.Name):]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if d.Ino == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			if dir != "." {
+				paths = append(append(paths, dir...), '/')
+			}
+			paths = append(paths, name...)
+			ends = append(ends, len(paths))
+			mode, known := direntMode(d.Type)
+			entries = append(entries, folderEntry{mode: mode})
+			unknown = append(unknown, !known)
+		}
+	}
+	all, start := string(paths), 0
+	for i := range entries {
+		entries[i].path, start = all[start:ends[i]], ends[i]
+	}
+	return entries, unknown, nil
+}
+
+// direntMode returns the type bits of an entry of getdents' type t, and
+// false for DT_UNKNOWN.
+func direntMode(t uint8) (fs.FileMode, bool) {
+	switch t {
+	case unix.DT_REG:
+		return 0, true
+	case unix.DT_DIR:
+		return fs.ModeDir, true
+	case unix.DT_LNK:
+		return fs.ModeSymlink, true
+	case unix.DT_FIFO:
+		return fs.ModeNamedPipe, true
+	case unix.DT_SOCK:
+		return fs.ModeSocket, true
+	case unix.DT_CHR:
+		return fs.ModeDevice | fs.ModeCharDevice, true
+	case unix.DT_BLK:
+		return fs.ModeDevice, true
+	}
+	return 0, false
+}
+
 // lstat stats the entry base of the folder dir without following a final
 // link, as os.Lstat does, relative to the folder's descriptor: a rebuild
 // stats every file, and resolving one name costs less than resolving the
@@ -140,10 +262,16 @@ func (b *beneath) openBeneath(dir int, rel, name string, flags int) (int, error)
 		how.Resolve |= unix.RESOLVE_NO_SYMLINKS
 	}
 	var fd int
-	err := ignoringEINTR(func() (err error) {
-		fd, err = unix.Openat2(dir, rel, &how)
-		return err
-	})
+	var err error
+	// EAGAIN: a name through ".." (a followed link's) met a rename
+	// anywhere on the system, and the kernel could not tell that it stayed
+	// beneath; it asks to try again, which on a busy machine is needed.
+	for tries := 0; tries == 0 || errors.Is(err, syscall.EAGAIN) && tries < maxBeneathTries; tries++ {
+		err = ignoringEINTR(func() (err error) {
+			fd, err = unix.Openat2(dir, rel, &how)
+			return err
+		})
+	}
 	switch {
 	case errors.Is(err, syscall.ENOSYS):
 		return -1, err
@@ -154,6 +282,10 @@ func (b *beneath) openBeneath(dir int, rel, name string, flags int) (int, error)
 	}
 	return fd, nil
 }
+
+// maxBeneathTries bounds the tries of an openat2 the kernel asks to try
+// again (EAGAIN).
+const maxBeneathTries = 64
 
 // rawFile is an open file read with plain system calls.
 type rawFile struct {

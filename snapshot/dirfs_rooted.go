@@ -96,6 +96,42 @@ func (r *rooted) readDir(name string) ([]fs.DirEntry, error) {
 	return entries, nil
 }
 
+// list opens the folder name as openFolder does, not through the folders
+// kept open for the reads (a folder is listed once), and lstats its
+// entries beneath it.
+func (r *rooted) list(name string, stat bool) ([]folderEntry, error) {
+	folder, err := r.openFolder(name)
+	if err != nil {
+		return nil, err
+	}
+	if folder != r.root {
+		defer folder.Close()
+	}
+	d, err := folder.Open(".")
+	if err != nil {
+		return nil, r.pathError("open", name, err)
+	}
+	defer d.Close()
+	read, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, r.pathError("readdirent", name, err)
+	}
+	entries := make([]folderEntry, 0, len(read))
+	for _, de := range read {
+		e := folderEntry{path: inFolder(name, de.Name()), mode: de.Type()}
+		if stat && e.mode.IsRegular() {
+			e.statted = true
+			if info, err := folder.Lstat(de.Name()); err != nil {
+				e.statErr = r.pathError("lstat", e.path, err)
+			} else {
+				e.stat = StatOf(info)
+			}
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
 func (r *rooted) lstat(dir, base string) (fs.FileInfo, error) {
 	folder, err := r.folders.acquire(dir)
 	if err != nil {

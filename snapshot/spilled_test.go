@@ -126,12 +126,13 @@ func eventStrings(events []Event) []string {
 // not read; the last chunk moves once the walk has ended.
 func TestScanKeepsSettledChunksInOrder(t *testing.T) {
 	s := &scan{}
+	var jobs []hashJob
 	for i := range 2*chunked.Size + 3 {
-		s.place(&Record{Path: fmt.Sprintf("f%05d", i)})
+		jobs = append(jobs, s.pending(&Record{Path: fmt.Sprintf("f%05d", i)}, nil))
 	}
 	fill := func(from, to int) {
 		for i := from; i < to; i++ {
-			s.filled(i)
+			filled(&jobs[i])
 		}
 	}
 	fill(chunked.Size, 2*chunked.Size) // the second chunk, not the first
@@ -236,8 +237,7 @@ func TestBaselineScanMakesNoCreationEvents(t *testing.T) {
 	for _, spill := range []string{"", t.TempDir()} {
 		s := &scan{opts: ScanOptions{Baseline: true, SpillDir: spill, SpillAfter: 1}}
 		for i := range chunked.Size + 10 {
-			s.place(&Record{Path: fmt.Sprintf("f%05d", i), Change: Created})
-			s.filled(i)
+			s.place(&Record{Path: fmt.Sprintf("f%05d", i), Change: Created}, false)
 		}
 		s.keepSettled(true)
 		if s.out.disk != nil {
