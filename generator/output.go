@@ -83,17 +83,50 @@ func (o *placer) path(rel string) string { return filepath.Join(o.dir, filepath.
 //
 // A file new to the state is hard-linked as soon as it is read, so that
 // the links of a cold build cost no pass of their own after the scan; a
-// failed scan takes them back (discard).
-func (o *placer) tee() snapshot.Tee {
+// failed scan takes them back (discard). Each read job of the scan (the
+// files of one folder one worker reads) has a tee of its own, which lists
+// the resources it adds in a list of its own, added to the placer's once
+// the job is done: one lock per job, not per file.
+func (o *placer) tee() snapshot.Tees {
 	if !o.enabled {
 		return nil
 	}
+	return func() (snapshot.Tee, func()) {
+		job := &addedByJob{o: o}
+		return o.jobTee(job.add), job.keep
+	}
+}
+
+// addedByJob lists the resources one read job placed where nothing was
+// published, until keep adds them to the placer's list.
+type addedByJob struct {
+	o     *placer
+	added []string
+}
+
+func (j *addedByJob) add(rel string) {
+	j.o.placed.Add(1)
+	j.added = append(j.added, rel)
+}
+
+func (j *addedByJob) keep() {
+	j.o.mu.Lock()
+	defer j.o.mu.Unlock()
+	for _, rel := range j.added {
+		j.o.added.Append(rel)
+	}
+	j.added = nil
+}
+
+// jobTee is the tee of one read job, whose resources placed where nothing
+// was published are listed by added.
+func (o *placer) jobTee(added func(rel string)) snapshot.Tee {
 	return func(r *snapshot.Record, isNew bool, src fs.File) (io.Writer, func(bool) error, error) {
 		rewritten := o.rewrites(r.Path)
 		if !rewritten && o.link {
 			return nil, func(ok bool) error {
 				if l, linkable := src.(snapshot.Linker); ok && isNew && linkable {
-					r.Placed = o.linkFresh(r, l, o.path(r.Path))
+					r.Placed = o.linkFresh(r, l, o.path(r.Path), added)
 				}
 				return nil
 			}, nil
@@ -103,7 +136,7 @@ func (o *placer) tee() snapshot.Tee {
 			return nil, nil, err // ENOTDIR: a type change, the copy waits above (sink.TempName)
 		}
 		if !rewritten {
-			if done, cloned, err := o.cloneTee(r, isNew, src, dst); err != nil || cloned {
+			if done, cloned, err := o.cloneTee(r, isNew, src, dst, added); err != nil || cloned {
 				return nil, done, err
 			}
 		}
@@ -137,7 +170,7 @@ func (o *placer) tee() snapshot.Tee {
 				os.Remove(tmp)
 				return err
 			}
-			if r.Placed = isNew && o.placeFresh(r, tmp, dst); r.Placed {
+			if r.Placed = isNew && o.placeFresh(r, tmp, dst, added); r.Placed {
 				return nil
 			}
 			o.pending.Store(r.Path, tmp)
@@ -154,7 +187,7 @@ func (o *placer) tee() snapshot.Tee {
 // clone waits, as a copy does (see tee), unless the copy at dst already
 // holds r. cloned is false where the file system does not clone: the tee
 // copies instead.
-func (o *placer) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst string) (done func(bool) error, cloned bool, err error) {
+func (o *placer) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst string, added func(rel string)) (done func(bool) error, cloned bool, err error) {
 	tmp, cloned, err := o.cloneTemp(src, dst, r)
 	if err != nil || !cloned {
 		return nil, false, err
@@ -165,7 +198,7 @@ func (o *placer) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst strin
 			r.Placed = ok
 			return nil
 		}
-		if r.Placed = isNew && o.placeFresh(r, tmp, dst); r.Placed {
+		if r.Placed = isNew && o.placeFresh(r, tmp, dst, added); r.Placed {
 			return nil
 		}
 		o.pending.Store(r.Path, tmp)
@@ -391,16 +424,17 @@ func (o *placer) count(rel string, added bool) {
 }
 
 // linkFresh tries to hard-link the open source file src of a resource at
-// dst, where nothing should be. It reports false, leaving the work to the
-// general path, when anything is there or linking is refused.
-func (o *placer) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) bool {
+// dst, where nothing should be, and lists it with added. It reports false,
+// leaving the work to the general path, when anything is there or linking
+// is refused.
+func (o *placer) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string, added func(rel string)) bool {
 	if o.mkdirs(filepath.Dir(dst)) != nil {
 		return false
 	}
 	if src.LinkTo(dst) != nil {
 		return false
 	}
-	o.placedNew(r.Path)
+	added(r.Path)
 	return true
 }
 
@@ -410,11 +444,11 @@ func (o *placer) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) 
 // does not hold a pending copy per resource until placeAll. It reports
 // false, leaving the copy pending, when anything is there or the file
 // system cannot rename without replacing.
-func (o *placer) placeFresh(r *snapshot.Record, tmp, dst string) bool {
+func (o *placer) placeFresh(r *snapshot.Record, tmp, dst string, added func(rel string)) bool {
 	if sysfile.RenameNoReplace(tmp, dst) != nil {
 		return false
 	}
-	o.placedNew(r.Path)
+	added(r.Path)
 	return true
 }
 
@@ -426,7 +460,7 @@ func (o *placer) linkFreshSource(r *snapshot.Record, dst string) bool {
 	}
 	defer src.Close()
 	l, ok := src.(snapshot.Linker)
-	return ok && o.linkFresh(r, l, dst)
+	return ok && o.linkFresh(r, l, dst, o.placedNew)
 }
 
 // errNoLink stands for "copy instead" when linking is not tried.

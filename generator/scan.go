@@ -38,9 +38,10 @@ type scanned struct {
 func (sc *scanned) close() { sc.files.Close() }
 
 // scan walks the source src of site s and diffs it against the previous
-// state. tee receives the bytes of each file read (see output.tee), and rw
+// state. tee makes the tee of each read job, which receives the bytes of
+// each file the job reads (see placer.tee), and rw
 // says which of them html_link rewrites. The counts go into sum.
-func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee snapshot.Tee, rw *rewriter, sum *Summary) (*scanned, error) {
+func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee snapshot.Tees, rw *rewriter, sum *Summary) (*scanned, error) {
 	start := time.Now().UnixNano() // wall clock: only for the racy-file check
 	sum.Sets = make([]SetSummary, len(s.sets))
 	sc := &scanned{start: start, members: map[*set]*memberList{}, pathBytes: map[*set]int64{}}

@@ -42,6 +42,8 @@ type resolver interface {
 	lstat(dir, base string) (fs.FileInfo, error)
 	// list reads the folder name, unsorted, as Tree.list says.
 	list(name string, stat bool) ([]folderEntry, error)
+	// openDir opens the folder dir for the reads of one job (openDir).
+	openDir(dir string) (dirFiles, error)
 	close() error
 }
 
@@ -173,6 +175,42 @@ func inFolder(dir, base string) string {
 	}
 	return dir + "/" + base
 }
+
+// dirFiles opens the files of one folder of a Tree, which it opened once
+// for them all.
+type dirFiles interface {
+	open(name string) (fs.File, error) // name: in the Tree, in the folder
+	close()
+}
+
+// openDir opens the folder dir for the files of one read job of a scan:
+// the files of one folder that one worker reads, one after the other.
+// It opens them as Open does, beneath the folder, opened once for them
+// all rather than looked up among the folders kept open (openFolders),
+// whose lock every worker would take for every file.
+func (t *Tree) openDir(dir string) (*treeDir, error) {
+	if !validPath(dir) {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: fs.ErrInvalid}
+	}
+	files, err := t.names.openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &treeDir{files: files}, nil
+}
+
+// treeDir is a folder of a Tree opened by openDir: an fs.FS of the names
+// in the Tree of the files in that folder. Close releases the folder.
+type treeDir struct{ files dirFiles }
+
+func (d *treeDir) Open(name string) (fs.File, error) {
+	if !validPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return d.files.open(name)
+}
+
+func (d *treeDir) Close() { d.files.close() }
 
 // treeEntry is an entry of a folder of a Tree.
 type treeEntry struct {

@@ -75,6 +75,21 @@ func (b *beneath) close() error {
 // costs less than resolving the whole path. A followed link may lead
 // anywhere in the Tree, so then the whole name is resolved beneath it.
 func (b *beneath) open(name string) (fs.File, error) {
+	if b.t.follow || name == "." {
+		return b.openIn(b.root, name)
+	}
+	folder, err := b.folders.acquire(path.Dir(name))
+	if err != nil {
+		return nil, err
+	}
+	defer b.folders.release(folder)
+	return b.openIn(folder.h, name)
+}
+
+// openIn opens the file name in the open folder dir, by its base name, or
+// by its whole name beneath the Tree when links are followed (or name is
+// the Tree's folder).
+func (b *beneath) openIn(dir int, name string) (fs.File, error) {
 	// O_NONBLOCK: a file replaced by a FIFO after the walk saw a regular
 	// file must not block the scan; regular files ignore the flag.
 	const flags = syscall.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
@@ -83,17 +98,40 @@ func (b *beneath) open(name string) (fs.File, error) {
 	if b.t.follow || name == "." {
 		fd, err = b.openat(name, flags)
 	} else {
-		var folder *openFolder[int]
-		if folder, err = b.folders.acquire(path.Dir(name)); err != nil {
-			return nil, err
-		}
-		fd, err = b.openBeneath(folder.h, path.Base(name), name, flags)
-		b.folders.release(folder)
+		fd, err = b.openBeneath(dir, path.Base(name), name, flags)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &rawFile{fd: fd, tree: b.t, rel: name}, nil
+}
+
+// openDir opens the folder dir for the files of one read job (see
+// Tree.openDir); when links are followed every name is resolved whole,
+// and no folder is opened.
+func (b *beneath) openDir(dir string) (dirFiles, error) {
+	if b.t.follow {
+		return beneathDir{b: b, fd: -1}, nil
+	}
+	fd, err := b.openat(dir, unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	return beneathDir{b: b, fd: fd}, nil
+}
+
+// beneathDir is a folder opened by openDir.
+type beneathDir struct {
+	b  *beneath
+	fd int
+}
+
+func (d beneathDir) open(name string) (fs.File, error) { return d.b.openIn(d.fd, name) }
+
+func (d beneathDir) close() {
+	if d.fd >= 0 {
+		syscall.Close(d.fd)
+	}
 }
 
 func (b *beneath) readDir(name string) ([]fs.DirEntry, error) {

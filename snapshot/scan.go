@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"path"
 	"runtime"
 	"slices"
 	"strings"
@@ -41,8 +42,9 @@ type ScanOptions struct {
 	Reread func(old *Record) bool
 	// Workers is how many files are read at once; 0 means GOMAXPROCS.
 	Workers int
-	// Tee, when set, receives the bytes of every file that is read.
-	Tee Tee
+	// Tee, when set, makes the Tee of each read job, which receives the
+	// bytes of every file the job reads.
+	Tee Tees
 	// Notify, when set, receives what the scan does, as it does it.
 	Notify func(Note)
 	// FollowSymlinks follows symbolic links whose targets lie inside the
@@ -160,6 +162,9 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Ev
 	walkErr := s.walk(jobCtx)
 	s.readers.stop()
 	if walkErr == nil {
+		s.flush(jobCtx)
+	}
+	if walkErr == nil {
 		walkErr = s.prev.rest()
 	}
 	if walkErr == nil && opts.Notify != nil {
@@ -193,11 +198,15 @@ type scan struct {
 	paths   pathArena
 	readers *folderReaders
 
-	// work runs the jobs, at most Workers at once, each reading one file.
+	// work runs the read jobs, at most Workers at once: each reads a run
+	// of files of one folder (batch, while the walk gathers it), so that
+	// one worker reads, and links into the output (Tee), a folder's files,
+	// and no two workers contend for one folder's lock in the kernel.
 	// hashers holds the hashers of the jobs that ended, one per job
 	// running at most, each reused for every file it reads.
 	work    *errgroup.Group
 	hashers chan *hasher
+	batch   readJob
 
 	// The walk appends to places, in walk order: the record of a file
 	// trusted by its stat, or a place kept for a worker to put the record
@@ -236,6 +245,28 @@ func (c *scanCounts) stats(files int) ScanStats {
 		Skipped: int(c.skipped.Load()), Trusted: c.trusted}
 }
 
+// readJob is a run of files of one folder, in walk order, that one worker
+// reads one after the other; first is the index in places of the first.
+type readJob struct {
+	dir   string
+	files []hashJob
+	first int
+}
+
+// A read job holds at most maxBatchFiles files, and none whose place is
+// more than maxBatchSpan places after its first's: a job's places stay
+// open until it runs, and the walk settles the places in order, so a
+// rebuild that finds one file to read among a million trusted ones must
+// not keep it waiting for the folder's end. A job that has read
+// handOffBytes hands its other files to an idle worker, if there is one:
+// a folder of large files is read on every core.
+const (
+	maxBatchFiles = 256
+	maxBatchSpan  = 4 * chunked.Size
+)
+
+var handOffBytes int64 = 8 << 20 // a variable for the tests' small files
+
 // hashJob is a file to read, and where its record goes.
 type hashJob struct {
 	place *Record // the file's place in places
@@ -260,7 +291,7 @@ func (s *scan) addFile(ctx context.Context, e *folderEntry) error {
 		s.found(p, -1, true)
 		rec := Record{Path: s.paths.join(p, nil)}
 		rec.SetType(layout.TypeByName(p))
-		s.submit(ctx, s.pending(&rec, nil))
+		s.queue(ctx, s.pending(&rec, nil))
 	case errors.Is(e.statErr, fs.ErrNotExist):
 		s.prev.gone(old) // removed since its folder was read
 	case e.statErr != nil:
@@ -278,9 +309,36 @@ func (s *scan) addFile(ctx context.Context, e *folderEntry) error {
 		s.found(p, size, true)
 		rec := Record{Path: old.Path}
 		rec.SetType(layout.TypeByName(p))
-		s.submit(ctx, s.pending(&rec, old))
+		s.queue(ctx, s.pending(&rec, old))
+	}
+	if len(s.batch.files) > 0 && s.places.Len()-s.batch.first >= maxBatchSpan {
+		s.flush(ctx)
 	}
 	return s.keepSettled(false)
+}
+
+// queue adds a file to read to the batch of its folder, which the walk
+// hands to a worker (flush) when it leaves the folder, or when the batch
+// is full.
+func (s *scan) queue(ctx context.Context, job hashJob) {
+	if len(s.batch.files) == 0 {
+		s.batch = readJob{dir: path.Dir(job.rec.Path), files: make([]hashJob, 0, 8), first: s.places.Len() - 1}
+	}
+	s.batch.files = append(s.batch.files, job)
+	if len(s.batch.files) == maxBatchFiles {
+		s.flush(ctx)
+	}
+}
+
+// flush hands the batch to a worker, once fewer than Workers run. The
+// first error of a job cancels ctx, and so the walk.
+func (s *scan) flush(ctx context.Context) {
+	if len(s.batch.files) == 0 {
+		return
+	}
+	job := s.batch
+	s.batch = readJob{}
+	s.work.Go(func() error { return s.readAll(ctx, job) })
 }
 
 // place keeps the next place in the results for a file, holding r; a
@@ -455,29 +513,58 @@ func (s *scan) trusted(old *Record, cur Stat) bool {
 		old.Stat().Describes(cur, s.prevScanStart) && old.Digests.HasAll(s.opts.Algorithms)
 }
 
-// submit runs a job once fewer than Workers run. The first error cancels
-// ctx, and so the walk.
-func (s *scan) submit(ctx context.Context, job hashJob) {
-	s.work.Go(func() error {
-		var h *hasher
-		select {
-		case h = <-s.hashers:
-		default:
-			h = newHasher(s.opts.Algorithms)
+// readAll reads the files of a job, through the folder opened once for
+// them when the tree is a Tree, and hands the rest to an idle worker
+// every handOffBytes.
+func (s *scan) readAll(ctx context.Context, job readJob) error {
+	var h *hasher
+	select {
+	case h = <-s.hashers:
+	default:
+		h = newHasher(s.opts.Algorithms)
+	}
+	defer func() { s.hashers <- h }()
+	fsys := s.opts.FS
+	if t, ok := fsys.(*Tree); ok {
+		// A folder that cannot be opened fails each file's open as it
+		// fails, through the Tree.
+		if dir, err := t.openDir(job.dir); err == nil {
+			defer dir.Close()
+			fsys = dir
 		}
-		defer func() { s.hashers <- h }()
+	}
+	var tee Tee
+	if s.opts.Tee != nil {
+		var end func()
+		tee, end = s.opts.Tee()
+		defer end()
+	}
+	var read int64
+	for i := range job.files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return s.read(ctx, h, &job)
-	})
+		if read >= handOffBytes {
+			rest := readJob{dir: job.dir, files: job.files[i:]}
+			if s.work.TryGo(func() error { return s.readAll(ctx, rest) }) {
+				return nil
+			}
+			read = 0
+		}
+		if err := s.read(ctx, h, fsys, tee, &job.files[i]); err != nil {
+			return err
+		}
+		read += job.files[i].rec.Size
+	}
+	return nil
 }
 
-// read reads a file and puts its record in its place.
-func (s *scan) read(ctx context.Context, h *hasher, job *hashJob) error {
-	err := h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
+// read reads a file, through fsys and tee, and puts its record in its
+// place.
+func (s *scan) read(ctx context.Context, h *hasher, fsys fs.FS, tee Tee, job *hashJob) error {
+	err := h.hashFile(ctx, fsys, &job.rec, job.old == nil, tee)
 	for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
-		err = h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
+		err = h.hashFile(ctx, fsys, &job.rec, job.old == nil, tee)
 	}
 	if errors.Is(err, ErrChangedWhileReading) {
 		err = fmt.Errorf("%w (read %d times)", err, MaxReads)

@@ -180,6 +180,7 @@ func (s *scan) walk(ctx context.Context) error {
 		}
 		f := stack[len(stack)-1]
 		if f.next == len(f.entries) {
+			s.flush(ctx) // the folder's files to read
 			stack[len(stack)-1] = nil
 			stack = stack[:len(stack)-1]
 			continue
@@ -193,11 +194,14 @@ func (s *scan) walk(ctx context.Context) error {
 		case e.mode.IsDir():
 			read := f.subs[f.nextSub]
 			f.nextSub++
+			s.flush(ctx) // the folder's files to read so far
 			sub, err = s.enter(read)
 		case e.mode.IsRegular():
 			err = s.addFile(ctx, e)
 		case e.mode&fs.ModeSymlink != 0 && s.opts.FollowSymlinks:
-			sub, err = s.follow(ctx, e.path)
+			if sub, err = s.follow(ctx, e.path); sub != nil {
+				s.flush(ctx)
+			}
 		default:
 			s.skip(e.path, skipCode(e.mode), skipReason(e.mode))
 		}

@@ -3,9 +3,11 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -251,4 +253,88 @@ func firstDifference(got, want []string) string {
 		}
 	}
 	return fmt.Sprintf("lengths %d and %d", len(got), len(want))
+}
+
+// TestReadJobsTakeAFolderEach: the files to read of one folder are read by
+// one job, one after the other (and so linked into the output by one
+// worker, with the job's tee), a job reads the files of one folder only,
+// and only a folder of more than maxBatchFiles files to read is split;
+// a job that has read handOffBytes hands the rest of its folder to an
+// idle worker.
+func TestReadJobsTakeAFolderEach(t *testing.T) {
+	dir := t.TempDir()
+	want := map[string]int{}
+	for i := range 12 {
+		n := 1 + i*7
+		if i == 11 {
+			n = maxBatchFiles + 10
+		}
+		for j := range n {
+			p := fmt.Sprintf("d%02d/f%03d", i, j)
+			if i == 5 && j == 3 {
+				p = fmt.Sprintf("d%02d/f003.d/f", i) // a subfolder between the folder's files
+			}
+			os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, p), []byte(p), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want[path.Dir(p)]++
+		}
+	}
+	var mu sync.Mutex
+	var jobs [][]string // the files each job's tee saw, in order
+	tees := func() (Tee, func()) {
+		var seen []string
+		tee := func(r *Record, _ bool, _ fs.File) (io.Writer, func(bool) error, error) {
+			seen = append(seen, r.Path) // the job's worker alone
+			return nil, func(bool) error { return nil }, nil
+		}
+		return tee, func() {
+			mu.Lock()
+			jobs = append(jobs, seen)
+			mu.Unlock()
+		}
+	}
+	if _, _, _, err := scanRecords(context.Background(), &State{}, ScanOptions{FS: openTree(t, dir), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Workers: 4, Tee: tees}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]int{} // per folder, the sizes of its jobs
+	for _, job := range jobs {
+		if len(job) == 0 {
+			continue
+		}
+		folder := path.Dir(job[0])
+		for _, p := range job {
+			if path.Dir(p) != folder {
+				t.Fatalf("one job read %s and %s", job[0], p)
+			}
+		}
+		if !slices.IsSortedFunc(job, comparePaths) {
+			t.Errorf("a job read %q out of walk order", job)
+		}
+		got[folder] = append(got[folder], len(job))
+	}
+	for folder, n := range want {
+		jobs := got[folder]
+		slices.Sort(jobs)
+		switch {
+		case folder == "d11" && !slices.Equal(jobs, []int{10, maxBatchFiles}):
+			t.Errorf("%s: jobs of %v files, want %d files split at %d", folder, jobs, n, maxBatchFiles)
+		case folder == "d05" && !slices.Equal(jobs, []int{3, n - 3}):
+			t.Errorf("%s: jobs of %v files, want those before its subfolder and those after", folder, jobs)
+		case folder != "d11" && folder != "d05" && !slices.Equal(jobs, []int{n}):
+			t.Errorf("%s: jobs of %v files, want one of %d", folder, jobs, n)
+		}
+	}
+
+	// A folder of files of handOffBytes is read on more than one worker.
+	defer func(saved int64) { handOffBytes = saved }(handOffBytes)
+	handOffBytes = int64(len("d03/f000"))
+	jobs = nil
+	if _, _, _, err := scanRecords(context.Background(), &State{}, ScanOptions{FS: openTree(t, filepath.Join(dir, "d03")), Algorithms: []rs.HashAlgorithm{rs.SHA256}, Workers: 4, Tee: tees}); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) < 2 {
+		t.Errorf("a folder of large files was read by %d job", len(jobs))
+	}
 }
