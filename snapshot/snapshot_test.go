@@ -99,6 +99,7 @@ func normalized(st *State) State {
 	}
 	n.versions, n.storedVersions = RecordsOf(vs...), nil
 	n.Outputs, n.Packages, n.Shared = nilIfEmpty(n.Outputs), nilIfEmpty(n.Packages), nilIfEmpty(n.Shared)
+	n.OutputStats, n.loadedFrom = nilIfEmpty(n.OutputStats), fileID{}
 	n.Archived = nil
 	for _, a := range st.Archived {
 		a.Packages, a.Docs = nilIfEmpty(a.Packages), nilIfEmpty(a.Docs)
