@@ -34,6 +34,7 @@ type scanned struct {
 	// Resource Dump and their archives all need them.
 	members   map[*set]*memberList
 	pathBytes map[*set]int64
+	maxPath   map[*set]int // the length of its members' longest path
 	places    placements
 }
 
@@ -47,10 +48,7 @@ func (sc *scanned) close() { sc.files.Close() }
 func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee snapshot.Tees, rw *rewriter, sum *Summary) (*scanned, error) {
 	start := time.Now().UnixNano() // wall clock: only for the racy-file check
 	sum.Sets = make([]SetSummary, len(s.sets))
-	sc := &scanned{start: start, members: map[*set]*memberList{}, pathBytes: map[*set]int64{}}
-	for _, st := range s.sets {
-		sc.members[st] = &memberList{}
-	}
+	sc := newScanned(s, start)
 	sc.places.checkAll = s.opts.Verify || prev.recovered != nil
 	reserved := &reservedPaths{source: s.cfg.Source, hostFiles: hosting.Files(&s.cfg.Publish)}
 	visit := func(i int, r *snapshot.Record) error {
@@ -114,12 +112,23 @@ func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee sn
 	return sc, nil
 }
 
+// newScanned returns what a scan of site s that started at start fills
+// in: each set's members, none yet.
+func newScanned(s *site, start int64) *scanned {
+	sc := &scanned{start: start, members: map[*set]*memberList{}, pathBytes: map[*set]int64{}, maxPath: map[*set]int{}}
+	for _, st := range s.sets {
+		sc.members[st] = &memberList{}
+	}
+	return sc
+}
+
 // addMember adds record i to the members of each set it is in.
 func (sc *scanned) addMember(s *site, i int, r *snapshot.Record) {
 	for _, st := range s.sets {
 		if st.Contains(r.Path) {
 			sc.members[st].add(i)
 			sc.pathBytes[st] += int64(len(r.Path))
+			sc.maxPath[st] = max(sc.maxPath[st], len(r.Path))
 		}
 	}
 }

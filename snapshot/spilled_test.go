@@ -12,6 +12,7 @@ import (
 
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/rs"
+	"golang.org/x/sync/errgroup"
 )
 
 // spillTree writes a tree of n files over several folders, whose names
@@ -270,5 +271,49 @@ func TestSpillThatCannotBeWrittenFailsTheScan(t *testing.T) {
 	s.add([]Record{{Path: "a"}, {Path: "b"}})
 	if err := s.finish(); err == nil {
 		t.Error("a spill whose writes failed finished without an error")
+	}
+}
+
+// TestRecordReadersReadAtOnce: readers of spilled records, one per
+// goroutine, each read the records of a range of their own, and of the
+// others', as At does, at once and in any order.
+func TestRecordReadersReadAtOnce(t *testing.T) {
+	const n = 4*chunked.Size + 10
+	src := spillTree(t, n)
+	recs, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(src), Algorithms: []rs.HashAlgorithm{rs.SHA256},
+		SpillDir: t.TempDir(), SpillAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recs.Close()
+	if recs.disk == nil {
+		t.Fatal("the records are not spilled")
+	}
+	var want []string
+	for r, err := range recs.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r.Path)
+	}
+	var g errgroup.Group
+	for w := range 4 {
+		g.Go(func() error {
+			rd := recs.Reader()
+			for j := range n {
+				i := (w*n/4 + j*7) % n // its own range first, then the others', out of order
+				r, err := rd.At(i)
+				if err != nil {
+					return err
+				}
+				if r.Path != want[i] {
+					return fmt.Errorf("reader %d: record %d is %s, want %s", w, i, r.Path, want[i])
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }
