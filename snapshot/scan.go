@@ -138,10 +138,13 @@ func (e *PathError) Unwrap() error { return e.Err }
 // merge-join: both are in walk order), so that they need not be held in
 // memory with the new ones.
 func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Event, _ ScanStats, err error) {
-	next, stop := iter.Pull2(prev.Records())
+	next, stop := decodeAhead(prev.Records())
 	defer stop()
 	s := &scan{opts: opts, prev: prevRecords{next: next}, prevScanStart: prev.ScanStart}
 	defer func() {
+		if serr := s.finishSettling(); err == nil {
+			err = serr // the settler stopped by an error of the walk's
+		}
 		if err != nil {
 			s.out.Close() // a spill's file
 		}
@@ -224,8 +227,9 @@ type scan struct {
 	counts scanCounts
 
 	// Only the walk's goroutine, and Scan once the workers are done, use
-	// these.
-	settled int     // the chunks of places moved into out
+	// these; the settler, out and what keep fills in.
+	settled int // the chunks of places handed to the settler
+	settler *settler
 	out     Records // the result
 	// changed holds copies of the records of out that make events, with
 	// their paths, when out is spilled: the events point at them.
@@ -368,15 +372,19 @@ func (s *scan) pending(rec, old *Record) hashJob {
 func filled(job *hashJob) { atomic.AddInt32(job.open, -1) }
 
 // keepSettled moves the chunks of places that are all filled, in order,
-// into the results; with all, every chunk, the last too: the walk and the
-// workers are done. It returns the error of Visit.
+// into the results, through the settler; with all, every chunk, the last
+// too, and waits for the settler: the walk and the workers are done. It
+// returns the error of Visit.
 func (s *scan) keepSettled(all bool) error {
 	for ; s.settled < s.open.Len() && atomic.LoadInt32(s.open.At(s.settled)) == 0 && (all || s.settled < s.open.Len()-1); s.settled++ {
 		recs := s.places.Chunk(s.settled)
 		s.places.Release(s.settled)
-		if err := s.keep(slices.DeleteFunc(recs, func(r Record) bool { return r.Path == "" })); err != nil {
+		if err := s.handOver(slices.DeleteFunc(recs, func(r Record) bool { return r.Path == "" })); err != nil {
 			return err
 		}
+	}
+	if all {
+		return s.finishSettling()
 	}
 	return nil
 }

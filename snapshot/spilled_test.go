@@ -136,14 +136,18 @@ func TestScanKeepsSettledChunksInOrder(t *testing.T) {
 			filled(&jobs[i])
 		}
 	}
+	settle := func(all bool) {
+		s.keepSettled(all)
+		s.finishSettling() // for the results to be seen
+	}
 	fill(chunked.Size, 2*chunked.Size) // the second chunk, not the first
-	s.keepSettled(false)
+	settle(false)
 	if s.out.Len() != 0 {
 		t.Fatalf("%d records kept before the first chunk settled", s.out.Len())
 	}
 	s.places.At(7).Path = "" // a file that could not be read
 	fill(0, chunked.Size)
-	s.keepSettled(false)
+	settle(false)
 	if s.out.Len() != 2*chunked.Size-1 || s.settled != 2 {
 		t.Fatalf("%d records kept from %d chunks, want %d from 2", s.out.Len(), s.settled, 2*chunked.Size-1)
 	}
@@ -151,7 +155,7 @@ func TestScanKeepsSettledChunksInOrder(t *testing.T) {
 		t.Error("the chunks kept are still held in the places")
 	}
 	fill(2*chunked.Size, 2*chunked.Size+3)
-	s.keepSettled(false)
+	settle(false)
 	if s.out.Len() != 2*chunked.Size-1 {
 		t.Fatal("the last chunk was kept while the walk could still add to it")
 	}
