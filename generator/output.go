@@ -84,32 +84,42 @@ func (o *placer) path(rel string) string { return filepath.Join(o.dir, filepath.
 // A file new to the state is hard-linked as soon as it is read, so that
 // the links of a cold build cost no pass of their own after the scan; a
 // failed scan takes them back (discard). Each read job of the scan (the
-// files of one folder one worker reads) has a tee of its own, which lists
-// the resources it adds in a list of its own, added to the placer's once
-// the job is done: one lock per job, not per file.
+// files of one folder one worker reads) has a tee of its own (jobPlacer).
 func (o *placer) tee() snapshot.Tees {
 	if !o.enabled {
 		return nil
 	}
 	return func() (snapshot.Tee, func()) {
-		job := &addedByJob{o: o}
-		return o.jobTee(job.add), job.keep
+		job := &jobPlacer{o: o}
+		return o.jobTee(job), job.end
 	}
 }
 
-// addedByJob lists the resources one read job placed where nothing was
-// published, until keep adds them to the placer's list.
-type addedByJob struct {
-	o     *placer
-	added []string
+// jobPlacer is what one read job of the scan places in the output: it
+// lists the resources the job placed where nothing was published, added
+// to the placer's list once the job is done (one lock per job, not per
+// file), and links the job's new files into their output folder opened
+// once (snapshot.FolderLinker), where linking each by its path would look
+// up every folder on the way again.
+type jobPlacer struct {
+	o       *placer
+	added   []string
+	dirPath string   // the output folder of the files linked last
+	dir     *os.File // it, opened
+	dirErr  error    // why it could not be opened
 }
 
-func (j *addedByJob) add(rel string) {
+func (j *jobPlacer) add(rel string) {
 	j.o.placed.Add(1)
 	j.added = append(j.added, rel)
 }
 
-func (j *addedByJob) keep() {
+// end adds the resources the job placed to the placer's list, and closes
+// the folder it linked into.
+func (j *jobPlacer) end() {
+	if j.dir != nil {
+		j.dir.Close()
+	}
 	j.o.mu.Lock()
 	defer j.o.mu.Unlock()
 	for _, rel := range j.added {
@@ -118,15 +128,46 @@ func (j *addedByJob) keep() {
 	j.added = nil
 }
 
-// jobTee is the tee of one read job, whose resources placed where nothing
-// was published are listed by added.
-func (o *placer) jobTee(added func(rel string)) snapshot.Tee {
+// linkFresh is the placer's linkFresh for the file the job read, through
+// the job's output folder when the file can be linked into one.
+func (j *jobPlacer) linkFresh(r *snapshot.Record, src snapshot.Linker) bool {
+	dst := j.o.path(r.Path)
+	l, ok := src.(snapshot.FolderLinker)
+	if !ok {
+		return j.o.linkFresh(r, src, dst, j.add)
+	}
+	dir, err := j.folder(filepath.Dir(dst))
+	if err != nil || l.LinkInto(dir, filepath.Base(dst)) != nil {
+		return false
+	}
+	j.add(r.Path)
+	return true
+}
+
+// folder returns the output folder dir, created if need be and opened
+// once for the job.
+func (j *jobPlacer) folder(dir string) (*os.File, error) {
+	if dir == j.dirPath {
+		return j.dir, j.dirErr
+	}
+	if j.dir != nil {
+		j.dir.Close()
+	}
+	j.dirPath, j.dir = dir, nil
+	if j.dirErr = j.o.mkdirs(dir); j.dirErr == nil {
+		j.dir, j.dirErr = os.Open(dir)
+	}
+	return j.dir, j.dirErr
+}
+
+// jobTee is the tee of one read job, job.
+func (o *placer) jobTee(job *jobPlacer) snapshot.Tee {
 	return func(r *snapshot.Record, isNew bool, src fs.File) (io.Writer, func(bool) error, error) {
 		rewritten := o.rewrites(r.Path)
 		if !rewritten && o.link {
 			return nil, func(ok bool) error {
 				if l, linkable := src.(snapshot.Linker); ok && isNew && linkable {
-					r.Placed = o.linkFresh(r, l, o.path(r.Path), added)
+					r.Placed = job.linkFresh(r, l)
 				}
 				return nil
 			}, nil
@@ -136,7 +177,7 @@ func (o *placer) jobTee(added func(rel string)) snapshot.Tee {
 			return nil, nil, err // ENOTDIR: a type change, the copy waits above (sink.TempName)
 		}
 		if !rewritten {
-			if done, cloned, err := o.cloneTee(r, isNew, src, dst, added); err != nil || cloned {
+			if done, cloned, err := o.cloneTee(r, isNew, src, dst, job.add); err != nil || cloned {
 				return nil, done, err
 			}
 		}
@@ -170,7 +211,7 @@ func (o *placer) jobTee(added func(rel string)) snapshot.Tee {
 				os.Remove(tmp)
 				return err
 			}
-			if r.Placed = isNew && o.placeFresh(r, tmp, dst, added); r.Placed {
+			if r.Placed = isNew && o.placeFresh(r, tmp, dst, job.add); r.Placed {
 				return nil
 			}
 			o.pending.Store(r.Path, tmp)

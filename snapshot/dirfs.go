@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -331,4 +332,15 @@ func validPath(name string) bool {
 // again, links exactly the file that was read.
 type Linker interface {
 	LinkTo(dst string) error
+}
+
+// A FolderLinker is a Linker that links into an open folder: a build
+// links the new files of one folder into one folder of the output, which
+// it opens once, rather than have every link look up the whole path of
+// its new name again.
+type FolderLinker interface {
+	Linker
+	// LinkInto hard-links the open file at name, in the folder dir, where
+	// nothing must be.
+	LinkInto(dir *os.File, name string) error
 }

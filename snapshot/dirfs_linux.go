@@ -2,11 +2,13 @@ package snapshot
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -369,17 +371,37 @@ func (f *rawFile) Fd() uintptr { return uintptr(f.fd) }
 
 func (f *rawFile) LinkTo(dst string) error { return linkDescriptor(f.fd, f.name(), dst) }
 
+// LinkInto hard-links the open file at name in the open folder dir, which
+// must not hold it, through /proc's name of the descriptor.
+func (f *rawFile) LinkInto(dir *os.File, name string) error {
+	conn, err := dir.SyscallConn()
+	if err == nil {
+		cerr := conn.Control(func(d uintptr) { err = linkDescriptorAt(f.fd, int(d), name) })
+		err = cmp.Or(cerr, err)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "link", Old: f.name(), New: filepath.Join(dir.Name(), name), Err: err}
+	}
+	return nil
+}
+
 // linkDescriptor hard-links the open file fd, whose path is name, at dst,
 // which must not exist, through /proc's name of the descriptor.
 func linkDescriptor(fd int, name, dst string) error {
-	fds, err := procFDs()
-	if err == nil {
-		err = unix.Linkat(fds, strconv.Itoa(fd), unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
-	}
-	if err != nil {
+	if err := linkDescriptorAt(fd, unix.AT_FDCWD, dst); err != nil {
 		return &os.LinkError{Op: "link", Old: name, New: dst, Err: err}
 	}
 	return nil
+}
+
+// linkDescriptorAt hard-links the open file fd at dst, relative to the
+// open folder dir (or the working folder, AT_FDCWD).
+func linkDescriptorAt(fd, dir int, dst string) error {
+	fds, err := procFDs()
+	if err != nil {
+		return err
+	}
+	return unix.Linkat(fds, strconv.Itoa(fd), dir, dst, unix.AT_SYMLINK_FOLLOW)
 }
 
 // procFDs is /proc/self/fd, opened once: naming a descriptor relative to
