@@ -213,10 +213,11 @@ type scan struct {
 
 	// The walk appends to places, in walk order: the record of a file
 	// trusted by its stat, or a place kept for a worker to put the record
-	// of the file it reads in (a job lives only while its file is read,
-	// so that a cold scan holds each record once, not once more per
-	// queued file). A file that could not be read leaves its place empty
-	// (Path ""). open counts, per chunk of places, those not yet filled,
+	// of the file it reads in (a job holds its files' records only while
+	// it waits and runs, so that a cold scan holds each record about once,
+	// not once more per queued file). A file that could not be read
+	// leaves its place empty (Path ""). open counts, per chunk of places,
+	// those not yet filled,
 	// with atomic operations: a job holds a pointer to its place and to
 	// its chunk's count, and neither the places nor the counts move when
 	// the walk appends (chunked.List), so workers take no lock to fill a

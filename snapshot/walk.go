@@ -35,12 +35,11 @@ const (
 
 // folderRead is the reading of one folder, by a reader or by the walk.
 type folderRead struct {
-	dir      string
-	started  bool          // a reader or the walk took it (folderReaders.mu)
-	byReader bool          // a reader took it, and closes done once it is read
-	done     chan struct{} // closed once a reader read it
-	entries  []folderEntry
-	err      error
+	dir     string
+	started bool          // a reader or the walk took it (folderReaders.mu)
+	done    chan struct{} // closed once a reader read it
+	entries []folderEntry
+	err     error
 }
 
 // folderReaders read folders, several at once, for the walk: schedule
@@ -102,7 +101,7 @@ func (fr *folderReaders) next() *folderRead {
 		if len(fr.todo) > 0 && fr.held < fr.limit && fr.heldEntries < maxHeldEntries {
 			f := fr.todo[len(fr.todo)-1]
 			fr.todo = fr.todo[:len(fr.todo)-1]
-			f.started, f.byReader = true, true
+			f.started = true
 			fr.held++
 			return f
 		}
