@@ -40,8 +40,13 @@ import (
 //     checks resource by resource).
 //
 // The Summary then counts the last build's outputs as unchanged, as the
-// full path would. A state of a format before 6 has no digest, so the
-// first build after an upgrade takes the full path, and saves one.
+// full path would; the warnings of the write stage (the hosting files'
+// size, robots.txt under a path) were given by the build that wrote them,
+// and are not repeated. A state of a format before 6 has no digest, so the
+// first build after an upgrade takes the full path, and saves one. An
+// output edited in place, to the same size, with its mtime put back, keeps
+// its stat, and is not repaired until a full build: as a source file so
+// edited is not read again (snapshot.RaceWindow).
 
 // OutputFormat is the version of the bytes rsgen writes for a given
 // source, configuration and clock. Bump it with any change of what a
