@@ -3,6 +3,7 @@ package generator_test
 import (
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -258,7 +259,9 @@ func editOutput(t *testing.T, s *site, rel string, edit func([]byte) []byte) fun
 // outputs are the same, byte for byte: a build that takes the fast path
 // publishes what a full build would, and so does every build after it
 // (the run record gives the state the time of the build that made it).
+// The history is random, from a seed it logs; longer with RSGEN_STRESS=1.
 func TestUnchangedBuildsPublishWhatFullBuildsPublish(t *testing.T) {
+	t.Parallel() // among the longer tests of the package: they overlap
 	tweak := func(c *config.Config) {
 		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
 		c.Dumps.ResourceDump, c.Dumps.ChangeDump = true, true
@@ -267,33 +270,56 @@ func TestUnchangedBuildsPublishWhatFullBuildsPublish(t *testing.T) {
 		c.Publish.Stylesheet, c.Publish.HTMLLink = true, true
 		c.Lastmod = config.LastmodMtime
 	}
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 37))
+	steps := 16
+	if stress() {
+		steps = 200
+	}
 	fast, full := newSite(t, testBaseURL, tweak), newSite(t, testBaseURL, tweak)
 	mtime := time.Now().Add(-24 * time.Hour)
+	now := t0
 	fastBuilds := 0
 	var state uint64
-	for step := range 24 {
-		if step%4 == 0 || step%7 == 0 {
+	for step := range steps {
+		if step == 0 || rng.IntN(3) == 0 {
+			mtime = mtime.Add(time.Minute)
 			for _, s := range []*site{fast, full} {
-				s.write(fmt.Sprintf("f%d.txt", step%5), fmt.Sprintf("version %d", step))
-				s.write(fmt.Sprintf("page%d.html", step%3), fmt.Sprintf("<html><head></head><p>%d</p></html>", step))
-				if step == 14 {
-					s.remove("f4.txt")
-				}
-				s.setMtimes(mtime.Add(time.Duration(step) * time.Minute))
+				changeSome(s, rand.New(rand.NewPCG(uint64(seed), uint64(step))), step) // the same changes in both
+				s.setMtimes(mtime)
 			}
 		}
-		now := t0.Add(time.Duration(step) * 25 * time.Minute)
+		now = now.Add(time.Duration(5+rng.IntN(60)) * time.Minute)
 		fast.build(now)
 		full.buildWith(generator.Options{Now: now, Verify: true})
 		if diffs := diffBytes(readTree(t, full.Out), readTree(t, fast.Out)); len(diffs) > 0 {
-			t.Fatalf("step %d: the outputs differ:\n%s", step, diffs)
+			t.Fatalf("step %d (seed %d): the outputs differ:\n%s", step, seed, diffs)
 		}
 		var saved bool
 		if saved, state = fast.stateSaved(state); !saved && step > 0 {
 			fastBuilds++
 		}
 	}
-	if fastBuilds < 5 {
-		t.Errorf("%d builds took the fast path; the history does not test it", fastBuilds)
+	if fastBuilds < steps/5 {
+		t.Errorf("%d of %d builds took the fast path; the history does not test it", fastBuilds, steps)
+	}
+}
+
+// changeSome writes, rewrites or removes a few of the site's source files,
+// as rng says.
+func changeSome(s *site, rng *rand.Rand, step int) {
+	for range 1 + rng.IntN(3) {
+		k := rng.IntN(8)
+		switch rng.IntN(4) {
+		case 0:
+			if _, err := os.Stat(s.src(fmt.Sprintf("f%d.txt", k))); err == nil {
+				s.remove(fmt.Sprintf("f%d.txt", k))
+			}
+		case 1:
+			s.write(fmt.Sprintf("pages/page%d.html", k), fmt.Sprintf("<html><head></head><p>%d</p></html>", step))
+		default:
+			s.write(fmt.Sprintf("f%d.txt", k), fmt.Sprintf("version %d", step))
+		}
 	}
 }
