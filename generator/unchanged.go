@@ -55,7 +55,7 @@ import (
 // record the format they were made with, and the generator's tests fail
 // when they change while it stays the same (see TestMain). The document
 // browser and the stylesheet enter the digest by their bytes.
-const OutputFormat = 1
+const OutputFormat = 2
 
 // outputDigest returns the digest of everything besides the source and the
 // clock that shapes the bytes a build of cfg with opts publishes: the
