@@ -28,7 +28,7 @@ func archiveSnapshot(d docWriter, st *set, dump bool, l listing, now int64, pack
 		a.Docs = append(a.Docs, k)
 		return err
 	}
-	if err := writeSplit(d.s, st, archivedPath(&a), l, nil, write); err != nil {
+	if err := writeSplit(d.s, st, archivedPath(&a), l, nil, write, nil); err != nil {
 		return a, err
 	}
 	for _, p := range packages {
@@ -107,7 +107,7 @@ func writeSnapshotArchive(d docWriter, st *set, dump bool, archived []snapshot.A
 			*e = rs.Entry{Loc: d.s.docURL(archivedPath(a)), MD: rs.MD{At: unixTime(a.At), Completed: unixTime(a.Completed)}}
 			return nil
 		}}
-	return writeSplit(d.s, st, layout.Archive(st.Name, capability), l, nil, d.writeDoc)
+	return writeSplit(d.s, st, layout.Archive(st.Name, capability), l, nil, d.writeDoc, nil)
 }
 
 // writeSegmentArchive writes set st's archive of closed Change Lists (or
@@ -125,5 +125,5 @@ func writeSegmentArchive(d docWriter, st *set, kind segmentKind, journal []snaps
 			*e = rs.Entry{Loc: d.s.docURL(segmentPath(kind, st.Name, seg)), MD: rs.MD{From: unixTime(seg.From), Until: unixTime(seg.Until)}}
 			return nil
 		}}
-	return writeSplit(d.s, st, layout.Archive(st.Name, kind.capability), l, nil, d.writeDoc)
+	return writeSplit(d.s, st, layout.Archive(st.Name, kind.capability), l, nil, d.writeDoc, nil)
 }

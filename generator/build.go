@@ -71,12 +71,14 @@ func buildOnce(ctx context.Context, cfg *config.Config, opts Options, interrupte
 	if prev.kept, err = survey(s, prev.state); err != nil {
 		return nil, err
 	}
-	return runStages(ctx, s, src, prev)
+	return runStages(ctx, s, src, prev, interrupted)
 }
 
 // runStages runs the stages of a build after the load: scan, plan, write,
-// commit.
-func runStages(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded) (_ *Summary, err error) {
+// commit; or, after a scan that shows the build unchanged (unchanged.go),
+// none but the record that it ran. interrupted says that the last build
+// may not have finished.
+func runStages(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, interrupted bool) (_ *Summary, err error) {
 	sum := &Summary{Now: time.Unix(prev.now, 0).UTC()}
 	w := sink.New(s.cfg.Out, func(rel string) { s.notify(Note{Kind: NoteWritten, Path: rel}) })
 	rw := &rewriter{s: s}
@@ -95,6 +97,12 @@ func runStages(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded) (
 		return nil, err
 	}
 	defer sc.close()
+	if unchanged(s, prev, sc, interrupted) {
+		if err := publishedAsIs(s, prev, sc, sum); err != nil {
+			return nil, err
+		}
+		return sum, nil
+	}
 	p, err := plan(s, prev, sc)
 	if err != nil {
 		return nil, err

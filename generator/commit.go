@@ -37,6 +37,7 @@ func commit(s *site, prev *loaded, events []snapshot.Event, w *sink.Sink, k *kee
 	}
 	next := wr.next
 	next.Outputs = w.Outputs()
+	next.OutputStats = outputStats(s, next.Outputs)
 	prune = append(append(append(prune, wr.versions.pruned...), o.pruned...), unkeptPackages(prev.state, next)...)
 	if err := snapshot.Save(s.cfg.State, next); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
 	"time"
 
 	"github.com/rsgen/rsgen/config"
@@ -12,6 +14,7 @@ import (
 	"github.com/rsgen/rsgen/rs"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
+	"golang.org/x/sync/errgroup"
 )
 
 // docWriter writes the ResourceSync documents of site s through the sink w:
@@ -32,20 +35,59 @@ type putDoc func(rel string, root rs.Root, md rs.MD, links []rs.Link, fill func(
 // bytes change; fill writes the entries. It reports whether the file
 // changed.
 func (d docWriter) writeXML(path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) (bool, error) {
-	return d.w.WriteFile(path, func(f io.Writer) error {
-		w := rs.NewWriter(f, root)
-		w.SetLimits(d.s.opts.limits.entries, d.s.opts.limits.bytes)
-		w.SetStylesheet(stylesheetHref(d.s.cfg, path))
-		if err := w.Start(md, links...); err != nil {
+	return d.w.WriteFile(path, func(f io.Writer) error { return d.render(f, path, root, md, links, fill) })
+}
+
+// render writes the document that will be at path into f; fill writes the
+// entries.
+func (d docWriter) render(f io.Writer, path string, root rs.Root, md rs.MD, links []rs.Link, fill func(*rs.Writer) error) error {
+	w := rs.NewWriter(f, root)
+	w.SetLimits(d.s.opts.limits.entries, d.s.opts.limits.bytes)
+	w.SetStylesheet(stylesheetHref(d.s.cfg, path))
+	if err := w.Start(md, links...); err != nil {
+		return err
+	}
+	if fill != nil {
+		if err := fill(w); err != nil {
 			return err
 		}
-		if fill != nil {
-			if err := fill(w); err != nil {
-				return err
+	}
+	return w.Close()
+}
+
+// putParts writes the documents at output paths rels, the parts of one
+// list, the k-th filled by fill(k, w), and records them, in order.
+type putParts func(rels []string, root rs.Root, md rs.MD, links []rs.Link, fill func(k int, w *rs.Writer) error) error
+
+// writeParts writes the parts of a list into the output on every core,
+// each compared with the file there as it streams, and stages and records
+// them in order, so that the order of publication does not depend on which
+// finished first. Nothing is staged when one fails.
+func (d docWriter) writeParts(rels []string, root rs.Root, md rs.MD, links []rs.Link, fill func(k int, w *rs.Writer) error) error {
+	tmps := make([]string, len(rels))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k, rel := range rels {
+		g.Go(func() error {
+			var err error
+			tmps[k], err = d.w.WriteLazy(rel, func(f io.Writer) error {
+				return d.render(f, d.w.Path(rel), root, md, links, func(w *rs.Writer) error { return fill(k, w) })
+			})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		for _, tmp := range tmps {
+			if tmp != "" {
+				os.Remove(tmp)
 			}
 		}
-		return w.Close()
-	})
+		return err
+	}
+	for k, rel := range rels {
+		d.w.StageLazy(rel, tmps[k])
+	}
+	return nil
 }
 
 // writeDoc writes a document at output path rel and records it as written
@@ -80,19 +122,26 @@ func (d docWriter) keepDoc(what, rel string, write func(path string) error) (sna
 // listing is what a list document lists: its metadata, its n entries,
 // filled by entry, and a bound of their bytes (see writeSplit). The live
 // Resource List and Resource Dump and their archived copies share one.
+// When entryBound bounds the bytes of any one entry, newEntry makes an
+// entry function of its own for each goroutine that renders a part of a
+// split list (see writeSplit).
 type listing struct {
-	md    rs.MD
-	n     int
-	size  int64
-	entry func(i int, e *rs.Entry) error
+	md         rs.MD
+	n          int
+	size       int64
+	entry      func(i int, e *rs.Entry) error
+	newEntry   func() func(i int, e *rs.Entry) error
+	entryBound int64
 }
 
 // writeSplit writes the list document of set st at doc, with put: one
 // document while it fits the limits of one, otherwise parts of at most
 // rs.MaxEntries entries and rs.MaxBytes bytes, grouped by an index at doc
 // with the same capability (§10.2, §11.1). Every document links up, and
-// to extra.
-func writeSplit(s *site, st *set, doc string, l listing, extra []rs.Link, put putDoc) error {
+// to extra. When the parts' boundaries are known before they are written
+// (knownParts), and parts can write them (not nil), they are written in
+// parallel; otherwise one after the other, each until it is full.
+func writeSplit(s *site, st *set, doc string, l listing, extra []rs.Link, put putDoc, parts putParts) error {
 	entries := func(w *rs.Writer, from int) (int, error) {
 		var e rs.Entry
 		for i := from; i < l.n; i++ {
@@ -113,9 +162,32 @@ func writeSplit(s *site, st *set, doc string, l listing, extra []rs.Link, put pu
 		})
 	}
 	links := append([]rs.Link{s.upLink(st), {Rel: rs.RelIndex, Href: s.docURL(doc)}}, extra...)
-	var parts []string
+	if rels, ok := knownParts(s, doc, l); ok && parts != nil {
+		err := parts(rels, rs.URLSet, l.md, links, func(k int, w *rs.Writer) error {
+			entry := l.newEntry()
+			var e rs.Entry
+			for i := k * s.opts.limits.entries; i < min(l.n, (k+1)*s.opts.limits.entries); i++ {
+				if err := entry(i, &e); err != nil {
+					return err
+				}
+				if err := w.Entry(&e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			return writeIndex(s, doc, l, up, rels, put)
+		}
+		if !errors.Is(err, rs.ErrDocumentFull) {
+			return err
+		}
+		// The bound was wrong: a part filled before its last entry. The
+		// parts are written again, each until it is full.
+	}
+	var rels []string
 	for next := 0; next < l.n; {
-		rel := layout.Part(doc, len(parts)+1)
+		rel := layout.Part(doc, len(rels)+1)
 		start := next
 		err := put(rel, rs.URLSet, l.md, links, func(w *rs.Writer) error {
 			var err error
@@ -131,10 +203,32 @@ func writeSplit(s *site, st *set, doc string, l listing, extra []rs.Link, put pu
 		if next == start {
 			return fmt.Errorf("%s: an entry does not fit in an empty document", rel)
 		}
-		parts = append(parts, rel)
+		rels = append(rels, rel)
 	}
+	return writeIndex(s, doc, l, up, rels, put)
+}
+
+// knownParts returns the parts of the split list l at doc when each holds
+// as many entries as a document may, every entry's bytes being bounded so
+// that so many fit: a part then ends where the one before it would have
+// filled, known before either is written.
+func knownParts(s *site, doc string, l listing) ([]string, bool) {
+	per := s.opts.limits.entries
+	if l.newEntry == nil || l.entryBound <= 0 || int64(per)*l.entryBound > s.opts.limits.bytes-4096 {
+		return nil, false
+	}
+	rels := make([]string, (l.n+per-1)/per)
+	for k := range rels {
+		rels[k] = layout.Part(doc, k+1)
+	}
+	return rels, true
+}
+
+// writeIndex writes, with put, the index at doc of the list l's parts,
+// rels.
+func writeIndex(s *site, doc string, l listing, up []rs.Link, rels []string, put putDoc) error {
 	return put(doc, rs.SitemapIndex, l.md, up, func(w *rs.Writer) error {
-		for _, p := range parts {
+		for _, p := range rels {
 			e := rs.Entry{Loc: s.docURL(p), MD: rs.MD{At: l.md.At, From: l.md.From}}
 			if err := w.Entry(&e); err != nil {
 				return err

@@ -260,5 +260,5 @@ func resourceDumpListing(s *site, st *set, pkgs []snapshot.Package, at int64) li
 // writeResourceDump writes set st's Resource Dump, l; archived says
 // whether its archive is published.
 func writeResourceDump(d docWriter, st *set, l listing, archived bool) error {
-	return writeSplit(d.s, st, layout.ResourceDump(st.Name), l, d.s.archivesLink(st, rs.CapResourceDump, archived), d.writeDoc)
+	return writeSplit(d.s, st, layout.ResourceDump(st.Name), l, d.s.archivesLink(st, rs.CapResourceDump, archived), d.writeDoc, nil)
 }

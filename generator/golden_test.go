@@ -2,7 +2,11 @@ package generator
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +21,99 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// goldenFormatFile records the output format the golden files were made
+// with, and their digest (see TestGoldenFilesRecordTheOutputFormat).
+const goldenFormatFile = "testdata/golden/FORMAT"
+
+// TestMain records, after a run with -update that passed, the output
+// format and the digest of the golden files it wrote; it fails when they
+// changed and OutputFormat did not.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if code == 0 && *update {
+		if err := recordGoldenFormat(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// TestGoldenFilesRecordTheOutputFormat: the golden files are those made
+// with this OutputFormat. A change that changes their bytes must bump it,
+// so that a build whose state was written by an rsgen of another format
+// writes every document again, rather than trust what the older rsgen
+// published (see unchanged.go).
+func TestGoldenFilesRecordTheOutputFormat(t *testing.T) {
+	if *update {
+		t.Skip("a run with -update records the format once the golden tests have written their files (TestMain)")
+	}
+	format, digest, err := readGoldenFormat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := goldenDigest(t); got != digest || format != OutputFormat {
+		t.Errorf("%s records output format %d and digest %s; the golden files have digest %s and OutputFormat is %d: "+
+			"a change of the documents' bytes bumps OutputFormat (generator/unchanged.go) and runs go test ./generator -run Golden -update",
+			goldenFormatFile, format, digest, got, OutputFormat)
+	}
+}
+
+// readGoldenFormat reads goldenFormatFile.
+func readGoldenFormat() (format int, digest string, err error) {
+	data, err := os.ReadFile(goldenFormatFile)
+	if err != nil {
+		return 0, "", err
+	}
+	if _, err := fmt.Sscanf(string(data), "output format %d\nsha256 %s\n", &format, &digest); err != nil {
+		return 0, "", fmt.Errorf("%s: %w", goldenFormatFile, err)
+	}
+	return format, digest, nil
+}
+
+// recordGoldenFormat writes goldenFormatFile after the golden files were
+// written again, and refuses files that changed under the same format.
+func recordGoldenFormat() error {
+	format, digest, err := readGoldenFormat()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	got := goldenDigest(nil)
+	switch {
+	case got == digest && format == OutputFormat:
+		return nil
+	case got != digest && format == OutputFormat:
+		return fmt.Errorf("the golden files changed, and OutputFormat is still %d: bump it (generator/unchanged.go) and run -update again", format)
+	}
+	return os.WriteFile(goldenFormatFile, fmt.Appendf(nil, "output format %d\nsha256 %s\n", OutputFormat, got), 0o644)
+}
+
+// goldenDigest returns the SHA-256 of the golden files, their paths and
+// bytes, in walk order.
+func goldenDigest(t *testing.T) string {
+	h := sha256.New()
+	err := filepath.WalkDir("testdata/golden", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || p == filepath.FromSlash(goldenFormatFile) {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(p), len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		if t != nil {
+			t.Fatal(err)
+		}
+		return "unreadable: " + err.Error()
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
 
 // goldenTree is a small source tree whose builds cover every document
 // shape rsgen writes.

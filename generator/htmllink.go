@@ -83,8 +83,8 @@ func (rw *rewriter) headlessRead(p string) bool {
 // it gives the resources html_link rewrites the length and digests of
 // their published bytes, as a build does, so that they are compared with
 // their records as a build compares them.
-func (rw *rewriter) measuringTee() snapshot.Tee {
-	return func(r *snapshot.Record, _ bool, _ fs.File) (io.Writer, func(bool) error, error) {
+func (rw *rewriter) measuringTee() snapshot.Tees {
+	tee := func(r *snapshot.Record, _ bool, _ fs.File) (io.Writer, func(bool) error, error) {
 		w, finish := rw.rewrite(r, io.Discard)
 		if w == nil {
 			return nil, func(bool) error { return nil }, nil
@@ -96,4 +96,5 @@ func (rw *rewriter) measuringTee() snapshot.Tee {
 			return finish()
 		}, nil
 	}
+	return func() (snapshot.Tee, func()) { return tee, func() {} }
 }

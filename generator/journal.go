@@ -127,9 +127,7 @@ func advanceJournal(s *site, now int64, segs []snapshot.Segment, events []snapsh
 	if snapshot.Open(segs) == nil {
 		segs = append(segs, opening(segs, now))
 	}
-	open := snapshot.Open(segs)
-	rotate := int64(s.cfg.ChangeList.Rotate.Seconds())
-	if force || rotate > 0 && now-open.From >= rotate && len(open.Events) > 0 {
+	if force || rotationDue(s, snapshot.Open(segs), now) {
 		closeOpen()
 	}
 	size := segmentBytes(s, snapshot.Open(segs).Events)
@@ -144,6 +142,13 @@ func advanceJournal(s *site, now int64, segs []snapshot.Segment, events []snapsh
 		size += add
 	}
 	return segs, closed
+}
+
+// rotationDue reports whether the open segment is closed at now for its
+// age: it is older than the rotation period, and holds events.
+func rotationDue(s *site, open *snapshot.Segment, now int64) bool {
+	rotate := int64(s.cfg.ChangeList.Rotate.Seconds())
+	return rotate > 0 && now-open.From >= rotate && len(open.Events) > 0
 }
 
 // opening returns the segment that opens after the closed ones of a

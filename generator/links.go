@@ -69,6 +69,14 @@ func stemOf(p string) (string, bool) {
 	return strings.TrimSuffix(p, ext), true
 }
 
+// linksEntries reports whether the entries of set s's lists may carry
+// links, whose bytes no bound of an entry's covers (see listing).
+func (s *set) linksEntries() bool {
+	rules := &s.SetLinks
+	return len(s.mirrors) > 0 || len(rules.Metadata) > 0 || rules.Alternates != config.AlternatesOff ||
+		len(rules.Collections) > 0 || s.via != "" || rules.KeepVersions
+}
+
 // links returns the links of set s's entry for the resource r: in a
 // Resource List (ev nil) or for a change event.
 func (l *linkIndex) links(s *set, r *snapshot.Record, ev *snapshot.Event) ([]rs.Link, error) {

@@ -21,34 +21,44 @@ const resourceEntryBound = 400
 func resourceListing(s *site, sc *scanned, st *set, links *linkIndex, at int64) listing {
 	members := sc.members[st]
 	fromMtime := s.cfg.Lastmod == config.LastmodMtime
-	// The URI and hash of each entry are rendered into buffers reused from
-	// entry to entry: the writer copies them at once, and a million-entry
-	// list then costs no allocation per entry beyond its links.
-	var loc, hash []byte
-	entry := func(i int, e *rs.Entry) error {
-		r, err := sc.files.At(members.At(i))
-		if err != nil {
-			return err
+	// Each goroutine that renders entries reads the records with a reader
+	// of its own, and renders the URI and hash of each entry into buffers
+	// reused from entry to entry: the writer copies them at once, and a
+	// million-entry list then costs no allocation per entry beyond its
+	// links.
+	newEntry := func() func(i int, e *rs.Entry) error {
+		files := sc.files.Reader()
+		var loc, hash []byte
+		return func(i int, e *rs.Entry) error {
+			r, err := files.At(members.At(i))
+			if err != nil {
+				return err
+			}
+			ls, err := links.links(st, r, nil)
+			if err != nil {
+				return err
+			}
+			loc = layout.AppendURL(loc[:0], s.resBase, r.Path)
+			hash = r.Digests.AppendHash(hash[:0], s.algs)
+			*e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(fromMtime), Links: ls}
+			describeContent(&e.MD, r)
+			e.MD.HashBytes = hash
+			return nil
 		}
-		ls, err := links.links(st, r, nil)
-		if err != nil {
-			return err
-		}
-		loc = layout.AppendURL(loc[:0], s.resBase, r.Path)
-		hash = r.Digests.AppendHash(hash[:0], s.algs)
-		*e = rs.Entry{LocBytes: loc, Lastmod: r.Lastmod(fromMtime), Links: ls}
-		describeContent(&e.MD, r)
-		e.MD.HashBytes = hash
-		return nil
 	}
-	return listing{md: rs.MD{Capability: rs.CapResourceList, At: unixTime(at)}, n: members.Len(),
-		size: int64(members.Len())*int64(len(s.resBase)+resourceEntryBound) + 3*sc.pathBytes[st], entry: entry}
+	l := listing{md: rs.MD{Capability: rs.CapResourceList, At: unixTime(at)}, n: members.Len(),
+		size: int64(members.Len())*int64(len(s.resBase)+resourceEntryBound) + 3*sc.pathBytes[st], entry: newEntry()}
+	if !st.linksEntries() {
+		// A URI is at most three times its path once percent-encoded.
+		l.newEntry, l.entryBound = newEntry, int64(len(s.resBase)+resourceEntryBound+3*sc.maxPath[st])
+	}
+	return l
 }
 
 // writeResourceList writes set st's Resource List, l; archived says
 // whether its archive is published.
 func writeResourceList(d docWriter, st *set, l listing, archived bool) error {
-	return writeSplit(d.s, st, layout.ResourceList(st.Name), l, d.s.archivesLink(st, rs.CapResourceList, archived), d.writeDoc)
+	return writeSplit(d.s, st, layout.ResourceList(st.Name), l, d.s.archivesLink(st, rs.CapResourceList, archived), d.writeDoc, d.writeParts)
 }
 
 // writeCapabilityList writes set st's Capability List (§9), listing the

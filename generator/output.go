@@ -83,17 +83,91 @@ func (o *placer) path(rel string) string { return filepath.Join(o.dir, filepath.
 //
 // A file new to the state is hard-linked as soon as it is read, so that
 // the links of a cold build cost no pass of their own after the scan; a
-// failed scan takes them back (discard).
-func (o *placer) tee() snapshot.Tee {
+// failed scan takes them back (discard). Each read job of the scan (the
+// files of one folder one worker reads) has a tee of its own (jobPlacer).
+func (o *placer) tee() snapshot.Tees {
 	if !o.enabled {
 		return nil
 	}
+	return func() (snapshot.Tee, func()) {
+		job := &jobPlacer{o: o}
+		return o.jobTee(job), job.end
+	}
+}
+
+// jobPlacer is what one read job of the scan places in the output: it
+// lists the resources the job placed where nothing was published, added
+// to the placer's list once the job is done (one lock per job, not per
+// file), and links the job's new files into their output folder opened
+// once (snapshot.FolderLinker), where linking each by its path would look
+// up every folder on the way again.
+type jobPlacer struct {
+	o       *placer
+	added   []string
+	dirPath string   // the output folder of the files linked last
+	dir     *os.File // it, opened
+	dirErr  error    // why it could not be opened
+}
+
+func (j *jobPlacer) add(rel string) {
+	j.o.placed.Add(1)
+	j.added = append(j.added, rel)
+}
+
+// end adds the resources the job placed to the placer's list, and closes
+// the folder it linked into.
+func (j *jobPlacer) end() {
+	if j.dir != nil {
+		j.dir.Close()
+	}
+	j.o.mu.Lock()
+	defer j.o.mu.Unlock()
+	for _, rel := range j.added {
+		j.o.added.Append(rel)
+	}
+	j.added = nil
+}
+
+// linkFresh is the placer's linkFresh for the file the job read, through
+// the job's output folder when the file can be linked into one.
+func (j *jobPlacer) linkFresh(r *snapshot.Record, src snapshot.Linker) bool {
+	dst := j.o.path(r.Path)
+	l, ok := src.(snapshot.FolderLinker)
+	if !ok {
+		return j.o.linkFresh(r, src, dst, j.add)
+	}
+	dir, err := j.folder(filepath.Dir(dst))
+	if err != nil || l.LinkInto(dir, filepath.Base(dst)) != nil {
+		return false
+	}
+	j.add(r.Path)
+	return true
+}
+
+// folder returns the output folder dir, created if need be and opened
+// once for the job.
+func (j *jobPlacer) folder(dir string) (*os.File, error) {
+	if dir == j.dirPath {
+		return j.dir, j.dirErr
+	}
+	if j.dir != nil {
+		j.dir.Close()
+	}
+	j.dirPath, j.dir = dir, nil
+	if j.dirErr = j.o.mkdirs(dir); j.dirErr == nil {
+		j.dir, j.dirErr = os.Open(dir)
+	}
+	return j.dir, j.dirErr
+}
+
+// jobTee is the tee of one read job, job.
+func (o *placer) jobTee(job *jobPlacer) snapshot.Tee {
 	return func(r *snapshot.Record, isNew bool, src fs.File) (io.Writer, func(bool) error, error) {
 		rewritten := o.rewrites(r.Path)
 		if !rewritten && o.link {
 			return nil, func(ok bool) error {
 				if l, linkable := src.(snapshot.Linker); ok && isNew && linkable {
-					r.Placed = o.linkFresh(r, l, o.path(r.Path))
+					r.Placed = job.linkFresh(r, l)
 				}
 				return nil
 			}, nil
@@ -103,7 +177,7 @@ func (o *placer) tee() snapshot.Tee {
 			return nil, nil, err // ENOTDIR: a type change, the copy waits above (sink.TempName)
 		}
 		if !rewritten {
-			if done, cloned, err := o.cloneTee(r, isNew, src, dst); err != nil || cloned {
+			if done, cloned, err := o.cloneTee(r, isNew, src, dst, job.add); err != nil || cloned {
 				return nil, done, err
 			}
 		}
@@ -137,7 +211,7 @@ func (o *placer) tee() snapshot.Tee {
 				os.Remove(tmp)
 				return err
 			}
-			if r.Placed = isNew && o.placeFresh(r, tmp, dst); r.Placed {
+			if r.Placed = isNew && o.placeFresh(r, tmp, dst, job.add); r.Placed {
 				return nil
 			}
 			o.pending.Store(r.Path, tmp)
@@ -154,7 +228,7 @@ func (o *placer) tee() snapshot.Tee {
 // clone waits, as a copy does (see tee), unless the copy at dst already
 // holds r. cloned is false where the file system does not clone: the tee
 // copies instead.
-func (o *placer) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst string) (done func(bool) error, cloned bool, err error) {
+func (o *placer) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst string, added func(rel string)) (done func(bool) error, cloned bool, err error) {
 	tmp, cloned, err := o.cloneTemp(src, dst, r)
 	if err != nil || !cloned {
 		return nil, false, err
@@ -165,7 +239,7 @@ func (o *placer) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst strin
 			r.Placed = ok
 			return nil
 		}
-		if r.Placed = isNew && o.placeFresh(r, tmp, dst); r.Placed {
+		if r.Placed = isNew && o.placeFresh(r, tmp, dst, added); r.Placed {
 			return nil
 		}
 		o.pending.Store(r.Path, tmp)
@@ -391,16 +465,17 @@ func (o *placer) count(rel string, added bool) {
 }
 
 // linkFresh tries to hard-link the open source file src of a resource at
-// dst, where nothing should be. It reports false, leaving the work to the
-// general path, when anything is there or linking is refused.
-func (o *placer) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) bool {
+// dst, where nothing should be, and lists it with added. It reports false,
+// leaving the work to the general path, when anything is there or linking
+// is refused.
+func (o *placer) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string, added func(rel string)) bool {
 	if o.mkdirs(filepath.Dir(dst)) != nil {
 		return false
 	}
 	if src.LinkTo(dst) != nil {
 		return false
 	}
-	o.placedNew(r.Path)
+	added(r.Path)
 	return true
 }
 
@@ -410,11 +485,11 @@ func (o *placer) linkFresh(r *snapshot.Record, src snapshot.Linker, dst string) 
 // does not hold a pending copy per resource until placeAll. It reports
 // false, leaving the copy pending, when anything is there or the file
 // system cannot rename without replacing.
-func (o *placer) placeFresh(r *snapshot.Record, tmp, dst string) bool {
+func (o *placer) placeFresh(r *snapshot.Record, tmp, dst string, added func(rel string)) bool {
 	if sysfile.RenameNoReplace(tmp, dst) != nil {
 		return false
 	}
-	o.placedNew(r.Path)
+	added(r.Path)
 	return true
 }
 
@@ -426,7 +501,7 @@ func (o *placer) linkFreshSource(r *snapshot.Record, dst string) bool {
 	}
 	defer src.Close()
 	l, ok := src.(snapshot.Linker)
-	return ok && o.linkFresh(r, l, dst)
+	return ok && o.linkFresh(r, l, dst, o.placedNew)
 }
 
 // errNoLink stands for "copy instead" when linking is not tried.

@@ -104,12 +104,18 @@ func (p *buildPlan) planSet(s *site, prev *loaded, sc *scanned, sp *setPlan, las
 			return err
 		}
 	}
-	// An archived document is never empty: a set without files has none.
-	changed, files := p.setChanged[st.Name], sc.members[st].Len() > 0
-	sp.snapshots = [2]bool{files && snapshotDue(s, st, false, p.archived, changed, p.now),
-		files && st.resourceDump && snapshotDue(s, st, true, p.archived, changed, p.now)}
+	sp.snapshots = snapshotsDue(s, st, p.archived, p.setChanged[st.Name], sc.members[st].Len() > 0, p.now)
 	sp.archived = publishArchived(prev, st, p.archived, &p.notes)
 	return nil
+}
+
+// snapshotsDue says whether a copy of set st's Resource List [0] and
+// Resource Dump [1] goes into their archives at now, given those archived,
+// the time the set last changed, and whether it has files: an archived
+// document is never empty, so a set without files has none.
+func snapshotsDue(s *site, st *set, archived []snapshot.Archived, changed int64, files bool, now int64) [2]bool {
+	return [2]bool{files && snapshotDue(s, st, false, archived, changed, now),
+		files && st.resourceDump && snapshotDue(s, st, true, archived, changed, now)}
 }
 
 // publishesSnapshots reports whether the set publishes its archive of

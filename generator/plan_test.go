@@ -40,10 +40,8 @@ func planSite(t *testing.T, change func(*config.Config)) *site {
 
 // planScan returns the scan of records, in walk order, with events.
 func planScan(s *site, records []snapshot.Record, events []snapshot.Event) *scanned {
-	sc := &scanned{files: snapshot.RecordsOf(records...), events: events, members: map[*set]*memberList{}, pathBytes: map[*set]int64{}}
-	for _, st := range s.sets {
-		sc.members[st] = &memberList{}
-	}
+	sc := newScanned(s, 0)
+	sc.files, sc.events = snapshot.RecordsOf(records...), events
 	for i := range records {
 		sc.addMember(s, i, &records[i])
 	}

@@ -26,11 +26,15 @@ type scanned struct {
 	files  snapshot.Records // in walk order
 	events []snapshot.Event // this build's changes, in walk order (a first build's creations left out)
 	start  int64            // when the scan started, wall clock in nanoseconds (State.ScanStart)
+	// unchanged says that the scan read no file, found no event, and
+	// trusted every record by its stat (see unchanged.go).
+	unchanged bool
 	// members are, per set, the indexes in files of its members, and
 	// pathBytes the sum of their paths' lengths: the Resource List, the
 	// Resource Dump and their archives all need them.
 	members   map[*set]*memberList
 	pathBytes map[*set]int64
+	maxPath   map[*set]int // the length of its members' longest path
 	places    placements
 }
 
@@ -38,15 +42,13 @@ type scanned struct {
 func (sc *scanned) close() { sc.files.Close() }
 
 // scan walks the source src of site s and diffs it against the previous
-// state. tee receives the bytes of each file read (see output.tee), and rw
+// state. tee makes the tee of each read job, which receives the bytes of
+// each file the job reads (see placer.tee), and rw
 // says which of them html_link rewrites. The counts go into sum.
-func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee snapshot.Tee, rw *rewriter, sum *Summary) (*scanned, error) {
+func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee snapshot.Tees, rw *rewriter, sum *Summary) (*scanned, error) {
 	start := time.Now().UnixNano() // wall clock: only for the racy-file check
 	sum.Sets = make([]SetSummary, len(s.sets))
-	sc := &scanned{start: start, members: map[*set]*memberList{}, pathBytes: map[*set]int64{}}
-	for _, st := range s.sets {
-		sc.members[st] = &memberList{}
-	}
+	sc := newScanned(s, start)
 	sc.places.checkAll = s.opts.Verify || prev.recovered != nil
 	reserved := &reservedPaths{source: s.cfg.Source, hostFiles: hosting.Files(&s.cfg.Publish)}
 	visit := func(i int, r *snapshot.Record) error {
@@ -102,11 +104,22 @@ func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee sn
 		return nil, err
 	}
 	sc.files, sc.events = files, events
+	sc.unchanged = len(events) == 0 && stats.Hashed == 0 && stats.Trusted == stats.Files
 	summarizeSets(s, events, sum)
 	sum.ScanTime = time.Duration(time.Now().UnixNano() - start)
 	sum.Files, sum.Hashed, sum.HashedBytes, sum.Skipped = stats.Files, stats.Hashed, stats.HashedBytes, stats.Skipped
 	sum.Events = events
 	return sc, nil
+}
+
+// newScanned returns what a scan of site s that started at start fills
+// in: each set's members, none yet.
+func newScanned(s *site, start int64) *scanned {
+	sc := &scanned{start: start, members: map[*set]*memberList{}, pathBytes: map[*set]int64{}, maxPath: map[*set]int{}}
+	for _, st := range s.sets {
+		sc.members[st] = &memberList{}
+	}
+	return sc
 }
 
 // addMember adds record i to the members of each set it is in.
@@ -115,6 +128,7 @@ func (sc *scanned) addMember(s *site, i int, r *snapshot.Record) {
 		if st.Contains(r.Path) {
 			sc.members[st].add(i)
 			sc.pathBytes[st] += int64(len(r.Path))
+			sc.maxPath[st] = max(sc.maxPath[st], len(r.Path))
 		}
 	}
 }

@@ -29,6 +29,9 @@ type site struct {
 	// tags identifies the tags html_link inserts into HTML pages (see
 	// tagsConfig); "" when it inserts none.
 	tags string
+	// digest identifies everything besides the source and the clock that
+	// shapes the output (outputDigest).
+	digest string
 }
 
 // resolve returns the site of a configuration that config.Validate
@@ -50,6 +53,7 @@ func resolve(cfg *config.Config, opts Options) (*site, error) {
 	}
 	s := &site{cfg: cfg, opts: opts, algs: cfg.Hashes, sets: newSets(cfg), base: base, baseURL: *u, resBase: resourceBase(cfg)}
 	s.tags = s.tagsConfig()
+	s.digest = outputDigest(cfg, opts)
 	return s, nil
 }
 

@@ -53,6 +53,12 @@ type versionPlan struct {
 	eventSeen map[string][]int64
 }
 
+// keepsVersions reports whether there are versions to keep or to drop: a
+// set of site s keeps them, or the previous state prev has some.
+func keepsVersions(s *site, prev *loaded) bool {
+	return prev.state.NumVersions() > 0 || slices.ContainsFunc(s.sets, func(st *set) bool { return st.KeepVersions })
+}
+
 // planVersions decides what becomes of the kept versions as a whole:
 // journals are the segments, open and closed by this build, whose events
 // this build's documents list.
@@ -65,7 +71,7 @@ func planVersions(s *site, prev *loaded, journals ...[]snapshot.Segment) version
 			}
 		}
 	}
-	vp.on = prev.state.NumVersions() > 0 || slices.ContainsFunc(s.sets, func(st *set) bool { return st.KeepVersions })
+	vp.on = keepsVersions(s, prev)
 	vp.recheck = s.opts.Verify || len(vp.watched) > 0 || prev.recovered != nil ||
 		prev.state.BaseURL != s.base || prev.state.ResourceBaseURL != s.resBase
 	vp.trusted = !vp.recheck && prev.intact && prev.kept.versionsPresent

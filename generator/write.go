@@ -48,7 +48,7 @@ func writeBuild(ctx context.Context, prev *loaded, sc *scanned, p *buildPlan, ou
 	if err != nil {
 		return nil, err
 	}
-	next := &snapshot.State{LastBuild: p.now, ScanStart: sc.start, BaseURL: s.base, ResourceBaseURL: s.resBase, HTMLLink: s.tags,
+	next := &snapshot.State{LastBuild: p.now, ScanStart: sc.start, BaseURL: s.base, ResourceBaseURL: s.resBase, HTMLLink: s.tags, OutputDigest: s.digest,
 		Files: sc.files, Journals: map[string][]snapshot.Segment{}, SetChanged: p.setChanged, Archived: slices.Clone(p.archived)}
 	if versions.file != nil {
 		next.UseVersions(versions.file)

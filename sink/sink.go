@@ -109,24 +109,60 @@ func (s *Sink) Write(rel string, write func(io.Writer) error) error {
 // state folder) is renamed into place at once. It reports whether the file
 // changes, and does not record it: see Record.
 func (s *Sink) WriteFile(path string, write func(io.Writer) error) (bool, error) {
-	s.watchOutput()
-	f, err := CreateLazy(path)
-	if err != nil {
-		return false, fmt.Errorf("write %s: %w", path, err)
-	}
-	defer f.Abort()
-	if err := write(f); err != nil {
-		return false, fmt.Errorf("write %s: %w", path, err)
-	}
 	if !s.InOutput(path) {
+		f, err := writeLazy(path, write)
+		if err != nil {
+			return false, err
+		}
+		defer f.Abort()
 		return f.Commit()
 	}
-	tmp, err := f.Finish(s.syncNow())
+	tmp, err := s.WriteLazy(s.Rel(path), write)
 	if err != nil || tmp == "" {
 		return false, err
 	}
 	s.Stage(tmp, path)
 	return true, nil
+}
+
+// WriteLazy streams the file at output path rel through write, comparing
+// it with the file there (see Lazy), and returns the temporary file that
+// holds its new bytes, or "" when they are the file's. It stages nothing:
+// see StageLazy. Unlike WriteFile, it is safe for concurrent use: the parts
+// of a long list are written in parallel, then staged in order, so that
+// the order of publication, and of the outputs the state records, does
+// not depend on which finished first.
+func (s *Sink) WriteLazy(rel string, write func(io.Writer) error) (string, error) {
+	s.watchOutput()
+	f, err := writeLazy(s.Path(rel), write)
+	if err != nil {
+		return "", err
+	}
+	defer f.Abort()
+	return f.Finish(s.syncNow())
+}
+
+// StageLazy stages tmp, which WriteLazy returned for output path rel (""
+// for a file unchanged: nothing to stage), and records rel.
+func (s *Sink) StageLazy(rel, tmp string) {
+	if tmp != "" {
+		s.Stage(tmp, s.Path(rel))
+	}
+	s.Record(rel, tmp != "")
+}
+
+// writeLazy streams a file into path through write, as a Lazy file that
+// the caller commits or finishes, and aborts.
+func writeLazy(path string, write func(io.Writer) error) (*Lazy, error) {
+	f, err := CreateLazy(path)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := write(f); err != nil {
+		f.Abort()
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // WriteNew writes the file at output path rel in full through write, as a

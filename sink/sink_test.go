@@ -512,3 +512,68 @@ func TestDisplace(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyWritesAtOnceStagedInOrder: files written at once by WriteLazy
+// and staged by StageLazy in an order of the caller's are recorded and
+// renamed into place in that order, whichever finished first; one whose
+// bytes are the file's stages nothing and leaves it alone.
+func TestLazyWritesAtOnceStagedInOrder(t *testing.T) {
+	out := t.TempDir()
+	rels := make([]string, 8)
+	for k := range rels {
+		rels[k] = fmt.Sprintf("resourcesync/s/resourcelist-%05d.xml", k+1)
+	}
+	s := New(out, nil)
+	if err := s.WriteBytes(rels[3], []byte("part 3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(s.Path(rels[3]))
+
+	s = New(out, nil)
+	tmps := make([]string, len(rels))
+	errs := make(chan error, len(rels))
+	for k := len(rels) - 1; k >= 0; k-- { // the last started first
+		go func() {
+			var err error
+			tmps[k], err = s.WriteLazy(rels[k], func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "part %d", k)
+				return err
+			})
+			errs <- err
+		}()
+	}
+	for range rels {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, rel := range rels {
+		s.StageLazy(rel, tmps[k])
+	}
+	if tmps[3] != "" {
+		t.Errorf("the unchanged part left %s", tmps[3])
+	}
+	if got := stagedPaths(t, s); !slices.Equal(got, slices.Delete(slices.Clone(rels), 3, 4)) {
+		t.Errorf("staged %v, want the changed parts in order", got)
+	}
+	if !slices.Equal(s.Outputs(), rels) {
+		t.Errorf("outputs %v, want %v", s.Outputs(), rels)
+	}
+	if c := s.Counts()[Document]; c.Written != 7 || c.Unchanged != 1 {
+		t.Errorf("counts %+v, want 7 written, 1 unchanged", c)
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for k, rel := range rels {
+		if got, _ := os.ReadFile(s.Path(rel)); string(got) != fmt.Sprintf("part %d", k) {
+			t.Errorf("%s holds %q", rel, got)
+		}
+	}
+	if after, _ := os.Stat(s.Path(rels[3])); !os.SameFile(before, after) {
+		t.Error("the unchanged part was replaced")
+	}
+}

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -40,6 +41,10 @@ type resolver interface {
 	open(name string) (fs.File, error)
 	readDir(name string) ([]fs.DirEntry, error)
 	lstat(dir, base string) (fs.FileInfo, error)
+	// list reads the folder name, unsorted, as Tree.list says.
+	list(name string, stat bool) ([]folderEntry, error)
+	// openDir opens the folder dir for the reads of one job (openDir).
+	openDir(dir string) (dirFiles, error)
 	close() error
 }
 
@@ -103,6 +108,110 @@ func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	return entries, nil
 }
+
+// folderEntry is one entry of a folder, as Tree.list reads it.
+type folderEntry struct {
+	path string      // the entry's name in the Tree: its folder's, a slash, its own
+	mode fs.FileMode // the entry's type bits, as the folder's listing gives them
+	// stat is a regular file's, taken when the listing stats, unless
+	// statErr says why not (fs.ErrNotExist: removed since the listing).
+	stat    Stat
+	statErr error
+	statted bool
+}
+
+// name returns the entry's name in its folder.
+func (e *folderEntry) name() string { return e.path[strings.LastIndexByte(e.path, '/')+1:] }
+
+// list reads the folder name, sorted by name, as ReadDir does, and, with
+// stat, lstats each regular file in it: relative to the folder it read
+// (never its path again, which a folder swapped for a link since would
+// take elsewhere), with one open of the folder for the listing and every
+// stat. The scan's folder readers list a tree's folders so, several at
+// once (see folderReaders).
+func (t *Tree) list(name string, stat bool) ([]folderEntry, error) {
+	if !validPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	entries, err := t.names.list(name, stat)
+	if err != nil {
+		return nil, err
+	}
+	sortEntries(entries)
+	return entries, nil
+}
+
+// listFS lists the folder dir of any fs.FS as Tree.list lists a Tree's,
+// through fs.ReadDir and each entry's Info; the entries read before an
+// error are returned with it, as fs.ReadDir returns them.
+func listFS(fsys fs.FS, dir string, stat bool) ([]folderEntry, error) {
+	read, err := fs.ReadDir(fsys, dir)
+	entries := make([]folderEntry, 0, len(read))
+	for _, d := range read {
+		e := folderEntry{path: inFolder(dir, d.Name()), mode: d.Type()}
+		if stat && e.mode.IsRegular() {
+			e.statted = true
+			if info, serr := d.Info(); serr != nil {
+				e.statErr = serr
+			} else {
+				e.stat = StatOf(info)
+			}
+		}
+		entries = append(entries, e)
+	}
+	sortEntries(entries)
+	return entries, err
+}
+
+// sortEntries sorts a folder's entries by name, as fs.ReadDir does: the
+// walk's order.
+func sortEntries(entries []folderEntry) {
+	slices.SortFunc(entries, func(a, b folderEntry) int { return strings.Compare(a.path, b.path) })
+}
+
+// inFolder returns the name in a Tree of the entry base of the folder dir.
+func inFolder(dir, base string) string {
+	if dir == "." {
+		return base
+	}
+	return dir + "/" + base
+}
+
+// dirFiles opens the files of one folder of a Tree, which it opened once
+// for them all.
+type dirFiles interface {
+	open(name string) (fs.File, error) // name: in the Tree, in the folder
+	close()
+}
+
+// openDir opens the folder dir for the files of one read job of a scan:
+// the files of one folder that one worker reads, one after the other.
+// It opens them as Open does, beneath the folder, opened once for them
+// all rather than looked up among the folders kept open (openFolders),
+// whose lock every worker would take for every file.
+func (t *Tree) openDir(dir string) (*treeDir, error) {
+	if !validPath(dir) {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: fs.ErrInvalid}
+	}
+	files, err := t.names.openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &treeDir{files: files}, nil
+}
+
+// treeDir is a folder of a Tree opened by openDir: an fs.FS of the names
+// in the Tree of the files in that folder. Close releases the folder.
+type treeDir struct{ files dirFiles }
+
+func (d *treeDir) Open(name string) (fs.File, error) {
+	if !validPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return d.files.open(name)
+}
+
+func (d *treeDir) Close() { d.files.close() }
 
 // treeEntry is an entry of a folder of a Tree.
 type treeEntry struct {
@@ -223,4 +332,15 @@ func validPath(name string) bool {
 // again, links exactly the file that was read.
 type Linker interface {
 	LinkTo(dst string) error
+}
+
+// A FolderLinker is a Linker that links into an open folder: a build
+// links the new files of one folder into one folder of the output, which
+// it opens once, rather than have every link look up the whole path of
+// its new name again.
+type FolderLinker interface {
+	Linker
+	// LinkInto hard-links the open file at name, in the folder dir, where
+	// nothing must be.
+	LinkInto(dir *os.File, name string) error
 }

@@ -53,21 +53,31 @@ const openFlags = os.O_RDONLY | syscall.O_NONBLOCK
 
 func (r *rooted) open(name string) (fs.File, error) {
 	if r.t.follow || name == "." {
-		f, err := r.root.OpenFile(name, openFlags, 0)
-		if err != nil {
-			return nil, r.pathError("open", name, err)
-		}
-		return rootedFile{f}, nil
+		return r.openIn(r.root, name)
 	}
 	folder, err := r.folders.acquire(path.Dir(name))
 	if err != nil {
 		return nil, err
 	}
 	defer r.folders.release(folder)
+	return r.openIn(folder.h, name)
+}
+
+// openIn opens the file name in the open folder, by its base name, checked
+// to be no link (isNamed), or by its whole name beneath the Tree when
+// links are followed (or name is the Tree's folder).
+func (r *rooted) openIn(folder *os.Root, name string) (fs.File, error) {
+	if r.t.follow || name == "." {
+		f, err := r.root.OpenFile(name, openFlags, 0)
+		if err != nil {
+			return nil, r.pathError("open", name, err)
+		}
+		return rootedFile{f}, nil
+	}
 	base := path.Base(name)
-	f, err := folder.h.OpenFile(base, openFlags, 0)
+	f, err := folder.OpenFile(base, openFlags, 0)
 	if err == nil {
-		err = isNamed(folder.h, base, f.Stat)
+		err = isNamed(folder, base, f.Stat)
 		if err != nil {
 			f.Close()
 		}
@@ -76,6 +86,34 @@ func (r *rooted) open(name string) (fs.File, error) {
 		return nil, r.pathError("open", name, err)
 	}
 	return rootedFile{f}, nil
+}
+
+// openDir opens the folder dir for the files of one read job (see
+// Tree.openDir), as openFolder opens it; when links are followed every
+// name is resolved whole, beneath the root.
+func (r *rooted) openDir(dir string) (dirFiles, error) {
+	if r.t.follow {
+		return rootedDir{r: r, folder: r.root}, nil
+	}
+	folder, err := r.openFolder(dir)
+	if err != nil {
+		return nil, err
+	}
+	return rootedDir{r: r, folder: folder}, nil
+}
+
+// rootedDir is a folder opened by openDir.
+type rootedDir struct {
+	r      *rooted
+	folder *os.Root
+}
+
+func (d rootedDir) open(name string) (fs.File, error) { return d.r.openIn(d.folder, name) }
+
+func (d rootedDir) close() {
+	if d.folder != d.r.root {
+		d.folder.Close()
+	}
 }
 
 func (r *rooted) readDir(name string) ([]fs.DirEntry, error) {
@@ -92,6 +130,42 @@ func (r *rooted) readDir(name string) ([]fs.DirEntry, error) {
 	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, r.pathError("readdirent", name, err)
+	}
+	return entries, nil
+}
+
+// list opens the folder name as openFolder does, not through the folders
+// kept open for the reads (a folder is listed once), and lstats its
+// entries beneath it.
+func (r *rooted) list(name string, stat bool) ([]folderEntry, error) {
+	folder, err := r.openFolder(name)
+	if err != nil {
+		return nil, err
+	}
+	if folder != r.root {
+		defer folder.Close()
+	}
+	d, err := folder.Open(".")
+	if err != nil {
+		return nil, r.pathError("open", name, err)
+	}
+	defer d.Close()
+	read, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, r.pathError("readdirent", name, err)
+	}
+	entries := make([]folderEntry, 0, len(read))
+	for _, de := range read {
+		e := folderEntry{path: inFolder(name, de.Name()), mode: de.Type()}
+		if stat && e.mode.IsRegular() {
+			e.statted = true
+			if info, err := folder.Lstat(de.Name()); err != nil {
+				e.statErr = r.pathError("lstat", e.path, err)
+			} else {
+				e.stat = StatOf(info)
+			}
+		}
+		entries = append(entries, e)
 	}
 	return entries, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/rsgen/rsgen/internal/sysfile"
@@ -314,4 +315,79 @@ func openDescriptors(t *testing.T) int {
 		t.Skipf("no /proc/self/fd: %v", err)
 	}
 	return len(fds)
+}
+
+// TestListStatsEntriesBeneathTheFolder: a Tree lists a folder sorted by
+// name, with each entry's type, and stats its regular files (and only
+// those: not a link's target) as os.Lstat does; a folder reached through
+// a link is refused, as Open refuses it, unless links are followed.
+func TestListStatsEntriesBeneathTheFolder(t *testing.T) {
+	forEachResolver(t, testListStatsEntriesBeneathTheFolder)
+}
+
+func testListStatsEntriesBeneathTheFolder(t *testing.T, newTree func(string, bool) *Tree) {
+	dir := t.TempDir()
+	names := []string{"z.txt", "a b.txt", "été.txt", "sub"}
+	if runtime.GOOS == "linux" {
+		names = append(names, "bad\xffname")
+	}
+	for _, name := range names {
+		p := filepath.Join(dir, "docs", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if name == "sub" {
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	symlink(t, "z.txt", filepath.Join(dir, "docs", "link"))
+	symlink(t, "docs", filepath.Join(dir, "through"))
+	fsys := newTree(dir, false)
+	for _, stat := range []bool{false, true} {
+		entries, err := fsys.list("docs", stat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := fs.ReadDir(os.DirFS(dir), "docs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != len(want) {
+			t.Fatalf("stat %v: %d entries, want %d", stat, len(entries), len(want))
+		}
+		for i, e := range entries {
+			w := want[i]
+			if e.path != "docs/"+w.Name() || e.name() != w.Name() || e.mode != w.Type() {
+				t.Errorf("stat %v: entry %d is %q (%v), want docs/%s (%v)", stat, i, e.path, e.mode, w.Name(), w.Type())
+			}
+			if e.statted != (stat && w.Type().IsRegular()) {
+				t.Errorf("stat %v: %s stat'ed %v", stat, e.path, e.statted)
+			}
+			if !e.statted {
+				continue
+			}
+			info, _ := os.Lstat(filepath.Join(dir, "docs", w.Name()))
+			if e.statErr != nil || e.stat != StatOf(info) {
+				t.Errorf("%s: stat %+v, %v; want %+v", e.path, e.stat, e.statErr, StatOf(info))
+			}
+		}
+	}
+	if entries, err := fsys.list(".", true); err != nil || len(entries) != 2 || entries[0].path != "docs" || entries[1].path != "through" {
+		t.Errorf("list .: %v, %v; want docs and through", entries, err)
+	}
+	if _, err := fsys.list("through", true); !errors.Is(err, ErrOutside) {
+		t.Errorf("list through a link: %v, want ErrOutside", err)
+	}
+	if entries, err := newTree(dir, true).list("through", true); err != nil || len(entries) != len(names)+1 {
+		t.Errorf("list through a link followed: %d entries, %v; want %d", len(entries), err, len(names)+1)
+	}
+	if _, err := fsys.list("docs/z.txt", false); err == nil {
+		t.Error("a file listed as a folder")
+	}
 }

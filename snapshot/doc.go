@@ -32,7 +32,9 @@
 // the length of their records, and are left in the file too, for the
 // generator to merge with the scan (State.Versions). The file is
 // replaced atomically (temporary file, fsync, rename), so a killed build
-// leaves the previous snapshot in place. A truncated or altered file fails
+// leaves the previous snapshot in place. A build that changes nothing
+// leaves it as it is, and records beside it only the time it ran (see
+// SaveRun). A truncated or altered file fails
 // its checksum and Load says so with ErrCorrupt; a file written by a newer
 // rsgen fails with ErrNewerVersion.
 //

@@ -11,6 +11,9 @@ import "path/filepath"
 const (
 	// FileName is the state file: the snapshot of the last build.
 	FileName = "state"
+	// RunFile records that a build ran without saving the state, and
+	// when (see SaveRun).
+	RunFile = "run"
 	// LockFile is held by the build that runs on the folder, and names its
 	// process (see generator's lock).
 	LockFile = "lock"

@@ -28,42 +28,44 @@ import (
 // outside fails the open), and hashFile stats the file it opened, so the
 // record describes the bytes read.
 
-// follow handles the symbolic link at p.
-func (s *scan) follow(ctx context.Context, p string) error {
+// follow handles the symbolic link at p: it adds the file a link to a
+// file leads to, and returns the folder a link to a folder leads to, for
+// the walk to enter.
+func (s *scan) follow(ctx context.Context, p string) (*walkFolder, error) {
 	tree, ok := s.opts.FS.(*Tree)
 	if !ok || !tree.follow {
 		s.skip(p, SkipSymlink, "symbolic link not followed (the source is not a folder opened to follow links)")
-		return nil
+		return nil, nil
 	}
 	root := tree.dir
 	rootReal, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return &PathError{Path: ".", Err: err}
+		return nil, &PathError{Path: ".", Err: err}
 	}
 	target, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(p)))
 	switch {
 	case errors.Is(err, syscall.ELOOP) || err != nil && strings.Contains(err.Error(), "too many links"):
 		s.skip(p, SkipSymlinkRefused, "symbolic link loop: not followed")
-		return nil
+		return nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		s.skip(p, SkipSymlinkRefused, "broken symbolic link: not followed")
-		return nil
+		return nil, nil
 	case err != nil:
 		s.skip(p, SkipSymlinkRefused, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
-		return nil
+		return nil, nil
 	}
 	if !layout.Within(target, rootReal) {
 		s.skip(p, SkipSymlinkRefused, fmt.Sprintf("symbolic link points outside the source folder (to %s): not followed", target))
-		return nil
+		return nil, nil
 	}
 	info, err := os.Stat(target)
 	if err != nil {
 		s.skip(p, SkipSymlinkRefused, "symbolic link cannot be resolved: "+unwrapPathError(err).Error())
-		return nil
+		return nil, nil
 	}
 	switch {
 	case info.Mode().IsRegular():
-		return s.addFile(ctx, p, func() (fs.FileInfo, error) { return info, nil })
+		return nil, s.addFile(ctx, &folderEntry{path: p, stat: StatOf(info), statted: true})
 	case info.IsDir():
 		// A loop: the target holds the folder the link is in, or any
 		// folder on the way there, through however many links.
@@ -71,19 +73,14 @@ func (s *scan) follow(ctx context.Context, p string) error {
 			real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(dir)))
 			if err == nil && layout.Within(real, target) {
 				s.skip(p, SkipSymlinkRefused, fmt.Sprintf("symbolic link loop (to %s, which holds the link): not followed", target))
-				return nil
+				return nil, nil
 			}
 			if dir == "." {
 				break
 			}
 		}
-		return fs.WalkDir(s.opts.FS, p, func(q string, d fs.DirEntry, err error) error {
-			if q == p && err == nil {
-				return nil
-			}
-			return s.visit(ctx, q, d, err)
-		})
+		return s.enter(&folderRead{dir: p})
 	}
 	s.skip(p, SkipSpecial, skipReason(info.Mode().Type())+" (through a symbolic link)")
-	return nil
+	return nil, nil
 }

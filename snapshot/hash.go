@@ -50,6 +50,11 @@ const MaxReads = 3
 // Linker when it comes from a Tree: what done links is what was read).
 type Tee func(r *Record, isNew bool, f fs.File) (w io.Writer, done func(ok bool) error, err error)
 
+// Tees makes the Tee of each read job of a scan: the files of one folder
+// that one worker reads, one after the other. The job calls end once it is
+// done with its files, whether or not it read them all.
+type Tees func() (tee Tee, end func())
+
 // TeeError is how the scan fails when a Tee failed on the file at source
 // path Path: the error is the Tee's (of the output it writes, a full disk
 // say), not the file's, so the scan neither takes it for a file removed or

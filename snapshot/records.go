@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"iter"
 	"sort"
 
@@ -42,6 +43,38 @@ func (rs *Records) At(i int) (*Record, error) {
 		return &recs[i-rs.disk.chunks[k].start], nil
 	}
 	return rs.List.At(i), nil
+}
+
+// Reader returns a reader of the records at any index, for one goroutine:
+// several goroutines that each read a range of the records (the parts of
+// a long list, written in parallel) each decode the spilled chunks of
+// their own range, where At's few shared chunks, behind one lock, would
+// make every goroutine decode the chunks of the others again.
+func (rs *Records) Reader() *RecordReader { return &RecordReader{rs: rs, k: -1} }
+
+// RecordReader reads records by index, holding the spilled chunk it
+// decoded last (see Records.Reader).
+type RecordReader struct {
+	rs   *Records
+	k    int // the chunk in recs, -1 for none
+	recs []Record
+}
+
+// At returns the i-th record, valid until the reader reads another chunk.
+func (r *RecordReader) At(i int) (*Record, error) {
+	d := r.rs.disk
+	if d == nil {
+		return r.rs.List.At(i), nil
+	}
+	if r.k < 0 || i < d.chunks[r.k].start || i-d.chunks[r.k].start >= len(r.recs) {
+		k := d.chunkOf(i)
+		recs, err := d.decode(k)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: read the spilled file records from %s: %w", d.file.Name(), err)
+		}
+		r.k, r.recs = k, recs
+	}
+	return &r.recs[i-d.chunks[r.k].start], nil
 }
 
 // All yields the records in walk order; when spilled records cannot be

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"path"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rsgen/rsgen/internal/chunked"
@@ -40,8 +42,9 @@ type ScanOptions struct {
 	Reread func(old *Record) bool
 	// Workers is how many files are read at once; 0 means GOMAXPROCS.
 	Workers int
-	// Tee, when set, receives the bytes of every file that is read.
-	Tee Tee
+	// Tee, when set, makes the Tee of each read job, which receives the
+	// bytes of every file the job reads.
+	Tee Tees
 	// Notify, when set, receives what the scan does, as it does it.
 	Notify func(Note)
 	// FollowSymlinks follows symbolic links whose targets lie inside the
@@ -112,6 +115,9 @@ type ScanStats struct {
 	Hashed      int   // files read
 	HashedBytes int64 // bytes read
 	Skipped     int   // files left out with a warning
+	// Trusted counts the files whose previous record the scan took,
+	// trusted by their stat, without reading them.
+	Trusted int
 }
 
 // PathError is a scan failure that names the file or folder at fault.
@@ -127,15 +133,18 @@ func (e *PathError) Unwrap() error { return e.Err }
 // change events between prev and them, in walk order, stamped with
 // opts.Now. Files whose stat matches a trusted record of prev (see the
 // package comment) are taken from prev; every other file is read once, in
-// parallel. prev's records are read as the walk reaches their paths (a
+// parallel. The folders are read in parallel too, ahead of the walk (see
+// walk.go). prev's records are read as the walk reaches their paths (a
 // merge-join: both are in walk order), so that they need not be held in
 // memory with the new ones.
 func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Event, _ ScanStats, err error) {
-	next, stop := iter.Pull2(prev.Records())
+	next, stop := decodeAhead(prev.Records())
 	defer stop()
 	s := &scan{opts: opts, prev: prevRecords{next: next}, prevScanStart: prev.ScanStart}
-	s.walk.notify = opts.Notify
 	defer func() {
+		if serr := s.finishSettling(); err == nil {
+			err = serr // the settler stopped by an error of the walk's
+		}
 		if err != nil {
 			s.out.Close() // a spill's file
 		}
@@ -149,18 +158,20 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Ev
 	g, jobCtx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	s.work, s.hashers = g, make(chan *hasher, workers)
-	walkErr := fs.WalkDir(opts.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if ctxErr := jobCtx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		return s.visit(jobCtx, p, d, err)
-	})
+	// A scan without previous records trusts no stat: its reads stat the
+	// files they open.
+	statFiles := prev.NumFiles() > 0
+	s.readers = startFolderReaders(workers, func(dir string) ([]folderEntry, error) { return s.list(dir, statFiles) })
+	walkErr := s.walk(jobCtx)
+	s.readers.stop()
+	if walkErr == nil {
+		s.flush(jobCtx)
+	}
 	if walkErr == nil {
 		walkErr = s.prev.rest()
 	}
-	s.flushStats(jobCtx)
-	if walkErr == nil {
-		s.walk.ended()
+	if walkErr == nil && opts.Notify != nil {
+		opts.Notify(Note{Kind: NoteWalked})
 	}
 	if err = g.Wait(); err != nil {
 		return Records{}, nil, ScanStats{}, err
@@ -179,8 +190,7 @@ func Scan(ctx context.Context, prev *State, opts ScanOptions) (_ Records, _ []Ev
 			return Records{}, nil, ScanStats{}, err
 		}
 	}
-	s.stats.Files = s.out.Len()
-	return s.out, s.events(), s.stats, nil
+	return s.out, s.events(), s.counts.stats(s.out.Len()), nil
 }
 
 type scan struct {
@@ -188,34 +198,39 @@ type scan struct {
 	prev          prevRecords // prev's records, read as the walk reaches their paths
 	prevScanStart int64
 	// paths holds the paths of new files, which the walk alone adds.
-	paths pathArena
+	paths   pathArena
+	readers *folderReaders
 
-	// work runs the jobs, at most Workers at once: one file to read, or a
-	// batch of files with a previous record to stat (batch, while the
-	// walk fills it), most of which a rebuild finds unchanged. Stat'ing in
-	// the jobs spreads a rebuild's system calls over every core. hashers
-	// holds the hashers of the jobs that ended, one per job running at
-	// most, each reused for every file it reads.
+	// work runs the read jobs, at most Workers at once: each reads a run
+	// of files of one folder (batch, while the walk gathers it), so that
+	// one worker reads, and links into the output (Tee), a folder's files,
+	// and no two workers contend for one folder's lock in the kernel.
+	// hashers holds the hashers of the jobs that ended, one per job
+	// running at most, each reused for every file it reads.
 	work    *errgroup.Group
 	hashers chan *hasher
-	batch   []hashJob
-	walk    walkProgress
+	batch   readJob
 
-	// The walk appends to places, in walk order, and workers put the
-	// records of the files they read in the places kept for them: a job
-	// lives only while its file is read, so that a cold scan holds each
-	// record once, not once more per queued file. A file that could not be
-	// read leaves its place empty (Path ""). open counts, per chunk of
-	// places, those not yet filled: the walk moves the chunks whose places
-	// are all filled, in order, into out (keepSettled).
-	mu     sync.Mutex
+	// The walk appends to places, in walk order: the record of a file
+	// trusted by its stat, or a place kept for a worker to put the record
+	// of the file it reads in (a job holds its files' records only while
+	// it waits and runs, so that a cold scan holds each record about once,
+	// not once more per queued file). A file that could not be read
+	// leaves its place empty (Path ""). open counts, per chunk of places,
+	// those not yet filled,
+	// with atomic operations: a job holds a pointer to its place and to
+	// its chunk's count, and neither the places nor the counts move when
+	// the walk appends (chunked.List), so workers take no lock to fill a
+	// place. The walk moves the chunks whose places are all filled, in
+	// order, into out (keepSettled).
 	places chunked.List[Record]
-	open   []int32
-	stats  ScanStats
+	open   chunked.List[int32]
+	counts scanCounts
 
 	// Only the walk's goroutine, and Scan once the workers are done, use
-	// these.
-	settled int     // the chunks of places moved into out
+	// these; the settler, out and what keep fills in.
+	settled int // the chunks of places handed to the settler
+	settler *settler
 	out     Records // the result
 	// changed holds copies of the records of out that make events, with
 	// their paths, when out is spilled: the events point at them.
@@ -224,119 +239,153 @@ type scan struct {
 	folds        caseFolds // the names of the folders on the way (FoldCase)
 }
 
+// scanCounts counts what the walk and the workers did.
+type scanCounts struct {
+	hashed, hashedBytes, skipped atomic.Int64
+	trusted                      int // the walk's alone
+}
+
+func (c *scanCounts) stats(files int) ScanStats {
+	return ScanStats{Files: files, Hashed: int(c.hashed.Load()), HashedBytes: c.hashedBytes.Load(),
+		Skipped: int(c.skipped.Load()), Trusted: c.trusted}
+}
+
+// readJob is a run of files of one folder, in walk order, that one worker
+// reads one after the other; first is the index in places of the first.
+type readJob struct {
+	dir   string
+	files []hashJob
+	first int
+}
+
+// A read job holds at most maxBatchFiles files, and none whose place is
+// more than maxBatchSpan places after its first's: a job's places stay
+// open until it runs, and the walk settles the places in order, so a
+// rebuild that finds one file to read among a million trusted ones must
+// not keep it waiting for the folder's end. A job that has read
+// handOffBytes hands its other files to an idle worker, if there is one:
+// a folder of large files is read on every core.
+const (
+	maxBatchFiles = 256
+	maxBatchSpan  = 4 * chunked.Size
+)
+
+var handOffBytes int64 = 8 << 20 // a variable for the tests' small files
+
+// hashJob is a file to read, and where its record goes.
 type hashJob struct {
-	index int // the record's place in files
+	place *Record // the file's place in places
+	open  *int32  // the count of open places of place's chunk
 	rec   Record
 	old   *Record // the file's previous record; nil for a new path
-	// stat, when set, stats the file, which is read only when old cannot
-	// be trusted.
-	stat func() (fs.FileInfo, error)
 }
 
-// statBatch is how many files with previous records a worker stats per
-// job: enough that handing them over costs little beside the stats.
-const statBatch = 64
-
-func (s *scan) visit(ctx context.Context, p string, d fs.DirEntry, err error) error {
-	if err != nil && p != "." && errors.Is(err, fs.ErrNotExist) {
-		return nil // removed since its folder was read, like a file before its read
-	}
-	if err != nil {
-		if s.opts.SkipUnreadable && errors.Is(err, fs.ErrPermission) && p != "." {
-			if d != nil && d.IsDir() {
-				return s.keepUnreadableFolder(p, err)
-			}
-			s.skip(p, SkipUnreadable, "unreadable, skipped: "+unwrapPathError(err).Error())
-			return nil
-		}
-		return &PathError{Path: p, Err: unwrapPathError(err)}
-	}
-	if p == "." {
-		return nil
-	}
-	if s.opts.Exclude != nil && s.opts.Exclude(p, d.IsDir()) {
-		if d.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
-	}
-	if skipped, err := s.checkName(p); err != nil || skipped {
-		if err == nil && d.IsDir() {
-			return fs.SkipDir
-		}
-		return err
-	}
-	if d.IsDir() {
-		return nil
-	}
-	if !d.Type().IsRegular() {
-		if d.Type()&fs.ModeSymlink != 0 && s.opts.FollowSymlinks {
-			return s.follow(ctx, p)
-		}
-		s.skip(p, skipCode(d.Type()), skipReason(d.Type()))
-		return nil
-	}
-	return s.addFile(ctx, p, d.Info)
-}
-
-// addFile adds the regular file p to the results, keeping its place: a
-// worker reads it, or stats it and takes its trusted previous record. A
-// file new to the state is read whatever its stat says, and is not stat'ed
-// before: the read stats the file it opens.
-func (s *scan) addFile(ctx context.Context, p string, stat func() (fs.FileInfo, error)) error {
+// addFile adds the regular file e, whose stat the listing took (when the
+// previous state has files), to the results, keeping its place: the
+// walk takes its previous record when its stat can be trusted, a worker
+// reads it otherwise. A file new to the state is read whatever its stat
+// says: the read stats the file it opens.
+func (s *scan) addFile(ctx context.Context, e *folderEntry) error {
+	p := e.path
 	old, err := s.prev.find(p)
 	if err != nil {
 		return err
 	}
-	if old == nil {
+	switch {
+	case old == nil:
 		s.found(p, -1, true)
 		rec := Record{Path: s.paths.join(p, nil)}
 		rec.SetType(layout.TypeByName(p))
-		s.submit(ctx, []hashJob{{index: s.place(&rec), rec: rec}})
-		return s.keepSettled(false)
+		s.queue(ctx, s.pending(&rec, nil))
+	case errors.Is(e.statErr, fs.ErrNotExist):
+		s.prev.gone(old) // removed since its folder was read
+	case e.statErr != nil:
+		return &PathError{Path: p, Err: unwrapPathError(e.statErr)}
+	case e.statted && s.trusted(old, e.stat):
+		r, _ := s.place(old, false)
+		r.Placed, r.Change, r.Unchanged = false, 0, true
+		s.counts.trusted++
+		s.found(p, e.stat.Size, false)
+	default:
+		size := int64(-1)
+		if e.statted {
+			size = e.stat.Size
+		}
+		s.found(p, size, true)
+		rec := Record{Path: old.Path}
+		rec.SetType(layout.TypeByName(p))
+		s.queue(ctx, s.pending(&rec, old))
 	}
-	if s.batch == nil {
-		s.batch = make([]hashJob, 0, statBatch)
-	}
-	s.batch = append(s.batch, hashJob{index: s.place(old), rec: Record{Path: p}, old: old, stat: stat})
-	if len(s.batch) == statBatch {
-		s.flushStats(ctx)
+	if len(s.batch.files) > 0 && s.places.Len()-s.batch.first >= maxBatchSpan {
+		s.flush(ctx)
 	}
 	return s.keepSettled(false)
 }
 
-// place keeps the next place in the results for a file, holding r until
-// a worker puts the file's record there (filled).
-func (s *scan) place(r *Record) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	i := s.places.Append(*r)
-	if k := i / chunked.Size; k == len(s.open) {
-		s.open = append(s.open, 0)
+// queue adds a file to read to the batch of its folder, which the walk
+// hands to a worker (flush) when it leaves the folder, or when the batch
+// is full.
+func (s *scan) queue(ctx context.Context, job hashJob) {
+	if len(s.batch.files) == 0 {
+		s.batch = readJob{dir: path.Dir(job.rec.Path), files: make([]hashJob, 0, 8), first: s.places.Len() - 1}
 	}
-	s.open[i/chunked.Size]++
-	return i
+	s.batch.files = append(s.batch.files, job)
+	if len(s.batch.files) == maxBatchFiles {
+		s.flush(ctx)
+	}
 }
 
-// filled records that the place i holds its record (or is left empty);
-// s.mu is held.
-func (s *scan) filled(i int) { s.open[i/chunked.Size]-- }
+// flush hands the batch to a worker, once fewer than Workers run. The
+// first error of a job cancels ctx, and so the walk.
+func (s *scan) flush(ctx context.Context) {
+	if len(s.batch.files) == 0 {
+		return
+	}
+	job := s.batch
+	s.batch = readJob{}
+	s.work.Go(func() error { return s.readAll(ctx, job) })
+}
+
+// place keeps the next place in the results for a file, holding r; a
+// pending place is open until a worker fills it (filled). It returns the
+// place and its chunk's count of open places.
+func (s *scan) place(r *Record, pending bool) (*Record, *int32) {
+	i := s.places.Append(*r)
+	if i%chunked.Size == 0 {
+		s.open.Append(0)
+	}
+	open := s.open.At(i / chunked.Size)
+	if pending {
+		atomic.AddInt32(open, 1)
+	}
+	return s.places.At(i), open
+}
+
+// pending keeps a place for the file of rec, whose previous record is
+// old, and returns the job that reads it into the place.
+func (s *scan) pending(rec, old *Record) hashJob {
+	place, open := s.place(rec, true)
+	return hashJob{place: place, open: open, rec: *rec, old: old}
+}
+
+// filled records that the place of job holds its record (or is left
+// empty); the walk may then move it into the results.
+func filled(job *hashJob) { atomic.AddInt32(job.open, -1) }
 
 // keepSettled moves the chunks of places that are all filled, in order,
-// into the results; with all, every chunk, the last too: the walk and the
-// workers are done. It returns the error of Visit.
+// into the results, through the settler; with all, every chunk, the last
+// too, and waits for the settler: the walk and the workers are done. It
+// returns the error of Visit.
 func (s *scan) keepSettled(all bool) error {
-	var ready [][]Record
-	s.mu.Lock()
-	for ; s.settled < len(s.open) && s.open[s.settled] == 0 && (all || s.settled < len(s.open)-1); s.settled++ {
-		ready = append(ready, s.places.Chunk(s.settled))
+	for ; s.settled < s.open.Len() && atomic.LoadInt32(s.open.At(s.settled)) == 0 && (all || s.settled < s.open.Len()-1); s.settled++ {
+		recs := s.places.Chunk(s.settled)
 		s.places.Release(s.settled)
-	}
-	s.mu.Unlock()
-	for _, recs := range ready {
-		if err := s.keep(slices.DeleteFunc(recs, func(r Record) bool { return r.Path == "" })); err != nil {
+		if err := s.handOver(slices.DeleteFunc(recs, func(r Record) bool { return r.Path == "" })); err != nil {
 			return err
 		}
+	}
+	if all {
+		return s.finishSettling()
 	}
 	return nil
 }
@@ -392,55 +441,6 @@ func (s *scan) spill(recs []Record) {
 			c.Path = s.changedPaths.join(r.Path, nil)
 			s.changed.Append(c)
 		}
-	}
-}
-
-// flushStats hands the files waiting to be stat'ed to a job.
-func (s *scan) flushStats(ctx context.Context) {
-	if len(s.batch) == 0 {
-		return
-	}
-	s.walk.statting()
-	s.submit(ctx, s.batch)
-	s.batch = nil
-}
-
-// walkProgress tells Notify, once, that the walk has found every file: it
-// has ended, and every batch of files it handed over is stat'ed.
-type walkProgress struct {
-	notify   func(Note)
-	mu       sync.Mutex
-	batches  int // the batches whose stats are not all taken yet
-	walkDone bool
-}
-
-// statting records a batch handed over to be stat'ed.
-func (w *walkProgress) statting() {
-	w.mu.Lock()
-	w.batches++
-	w.mu.Unlock()
-}
-
-// ended records that the walk has found every path; the walk has found
-// every file once the last batch is stat'ed too.
-func (w *walkProgress) ended() {
-	w.mu.Lock()
-	w.walkDone = true
-	done := w.batches == 0
-	w.mu.Unlock()
-	if done && w.notify != nil {
-		w.notify(Note{Kind: NoteWalked})
-	}
-}
-
-// statted records that a batch's files are all stat'ed.
-func (w *walkProgress) statted() {
-	w.mu.Lock()
-	w.batches--
-	done := w.walkDone && w.batches == 0
-	w.mu.Unlock()
-	if done && w.notify != nil {
-		w.notify(Note{Kind: NoteWalked})
 	}
 }
 
@@ -515,83 +515,65 @@ func (pr *prevRecords) rest() error {
 	}
 }
 
-// trusted reports whether old still describes the file whose stat is in
+// trusted reports whether old still describes the file whose stat is now
 // cur, so that the file need not be read.
-func (s *scan) trusted(old, cur *Record) bool {
+func (s *scan) trusted(old *Record, cur Stat) bool {
 	return !s.opts.Verify && old.Known() && (s.opts.Reread == nil || !s.opts.Reread(old)) &&
-		old.Stat().Describes(cur.Stat(), s.prevScanStart) && old.Digests.HasAll(s.opts.Algorithms)
+		old.Stat().Describes(cur, s.prevScanStart) && old.Digests.HasAll(s.opts.Algorithms)
 }
 
-// submit runs a job once fewer than Workers run: it stats a batch's
-// files first, so that the walk's end is known as soon as can be, then
-// reads those it must. The first error cancels ctx, and so the walk.
-func (s *scan) submit(ctx context.Context, batch []hashJob) {
-	s.work.Go(func() error {
-		var h *hasher
-		select {
-		case h = <-s.hashers:
-		default:
-			h = newHasher(s.opts.Algorithms)
-		}
-		defer func() { s.hashers <- h }()
-		if batch[0].stat != nil {
-			var err error
-			if batch, err = s.statAll(ctx, batch); err != nil {
-				return err
-			}
-		}
-		for i := range batch {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := s.read(ctx, h, &batch[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// statAll stats a batch's files, puts those whose previous record can be
-// trusted in their places, and returns the others, to be read.
-func (s *scan) statAll(ctx context.Context, batch []hashJob) ([]hashJob, error) {
-	defer s.walk.statted()
-	toRead := batch[:0]
-	for _, job := range batch {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		info, err := job.stat()
-		if errors.Is(err, fs.ErrNotExist) {
-			s.drop(&job) // removed since the folder was read
-			continue
-		}
-		if err != nil {
-			return nil, &PathError{Path: job.rec.Path, Err: unwrapPathError(err)}
-		}
-		rec := &job.rec
-		rec.SetStat(info)
-		if s.trusted(job.old, rec) {
-			s.mu.Lock()
-			placed := s.places.At(job.index) // a copy of job.old
-			placed.Placed, placed.Change, placed.Unchanged = false, 0, true
-			s.filled(job.index)
-			s.mu.Unlock()
-			s.found(rec.Path, rec.Size, false)
-			continue
-		}
-		s.found(rec.Path, rec.Size, true)
-		rec.SetType(layout.TypeByName(rec.Path))
-		toRead = append(toRead, job)
+// readAll reads the files of a job, through the folder opened once for
+// them when the tree is a Tree, and hands the rest to an idle worker
+// every handOffBytes.
+func (s *scan) readAll(ctx context.Context, job readJob) error {
+	var h *hasher
+	select {
+	case h = <-s.hashers:
+	default:
+		h = newHasher(s.opts.Algorithms)
 	}
-	return toRead, nil
+	defer func() { s.hashers <- h }()
+	fsys := s.opts.FS
+	if t, ok := fsys.(*Tree); ok {
+		// A folder that cannot be opened fails each file's open as it
+		// fails, through the Tree.
+		if dir, err := t.openDir(job.dir); err == nil {
+			defer dir.Close()
+			fsys = dir
+		}
+	}
+	var tee Tee
+	if s.opts.Tee != nil {
+		var end func()
+		tee, end = s.opts.Tee()
+		defer end()
+	}
+	var read int64
+	for i := range job.files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if read >= handOffBytes {
+			rest := readJob{dir: job.dir, files: job.files[i:]}
+			if s.work.TryGo(func() error { return s.readAll(ctx, rest) }) {
+				return nil
+			}
+			read = 0
+		}
+		if err := s.read(ctx, h, fsys, tee, &job.files[i]); err != nil {
+			return err
+		}
+		read += job.files[i].rec.Size
+	}
+	return nil
 }
 
-// read reads a file and puts its record in its place.
-func (s *scan) read(ctx context.Context, h *hasher, job *hashJob) error {
-	err := h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
+// read reads a file, through fsys and tee, and puts its record in its
+// place.
+func (s *scan) read(ctx context.Context, h *hasher, fsys fs.FS, tee Tee, job *hashJob) error {
+	err := h.hashFile(ctx, fsys, &job.rec, job.old == nil, tee)
 	for reads := 1; reads < MaxReads && errors.Is(err, ErrChangedWhileReading); reads++ {
-		err = h.hashFile(ctx, s.opts.FS, &job.rec, job.old == nil, s.opts.Tee)
+		err = h.hashFile(ctx, fsys, &job.rec, job.old == nil, tee)
 	}
 	if errors.Is(err, ErrChangedWhileReading) {
 		err = fmt.Errorf("%w (read %d times)", err, MaxReads)
@@ -631,12 +613,10 @@ func (s *scan) settle(job *hashJob) {
 		r.Seen = job.old.Seen
 		r.Unchanged = sameFile(job.old, r)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	*s.places.At(job.index) = *r
-	s.filled(job.index)
-	s.stats.Hashed++
-	s.stats.HashedBytes += r.Size
+	*job.place = *r
+	s.counts.hashed.Add(1)
+	s.counts.hashedBytes.Add(r.Size)
+	filled(job)
 }
 
 // sameFile reports whether two records of a path describe the same
@@ -649,13 +629,11 @@ func sameFile(a, b *Record) bool {
 // drop leaves the place of a file that could not be read empty: a file
 // gone, if prev had it.
 func (s *scan) drop(job *hashJob) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.places.At(job.index).Path = ""
-	s.filled(job.index)
+	job.place.Path = ""
 	if job.old != nil {
 		s.prev.gone(job.old)
 	}
+	filled(job)
 }
 
 // Unreadable files (ScanOptions.SkipUnreadable)
@@ -670,19 +648,17 @@ func (s *scan) drop(job *hashJob) {
 // keepUnreadable keeps the previous record of a file that cannot be read
 // in its place, unchanged.
 func (s *scan) keepUnreadable(job *hashJob, err error) {
-	s.mu.Lock()
-	r := s.places.At(job.index)
+	r := job.place
 	*r = *job.old
 	r.Placed, r.Change, r.Unchanged = false, 0, true
-	s.filled(job.index)
-	s.mu.Unlock()
+	filled(job)
 	s.noteKept(job.old.Path, "unreadable: its last published version is kept: "+unwrapPathError(err).Error())
 }
 
 // keepUnreadableFolder keeps, unchanged, the previous records of the
-// files under the folder p, which cannot be read, and returns SkipDir.
-// They come next in walk order: after the records before p, which are of
-// files gone, and before those of any path the walk visits after p.
+// files under the folder p, which cannot be read. They come next in walk
+// order: after the records before p, which are of files gone, and before
+// those of any path the walk visits after p.
 func (s *scan) keepUnreadableFolder(p string, err error) error {
 	kept := 0
 	for {
@@ -698,12 +674,8 @@ func (s *scan) keepUnreadableFolder(p string, err error) error {
 			s.prev.gone(old)
 			continue
 		}
-		i := s.place(old)
-		s.mu.Lock()
-		r := s.places.At(i)
+		r, _ := s.place(old, false)
 		r.Placed, r.Change, r.Unchanged = false, 0, true
-		s.filled(i)
-		s.mu.Unlock()
 		kept++
 	}
 	why := unwrapPathError(err).Error()
@@ -716,10 +688,7 @@ func (s *scan) keepUnreadableFolder(p string, err error) error {
 		}
 		s.noteKept(p, "unreadable folder: "+held+": "+why)
 	}
-	if err := s.keepSettled(false); err != nil {
-		return err
-	}
-	return fs.SkipDir
+	return s.keepSettled(false)
 }
 
 // noteKept notes a file or folder that cannot be read, whose last
@@ -802,9 +771,7 @@ const (
 )
 
 func (s *scan) skip(p, code, reason string) {
-	s.mu.Lock()
-	s.stats.Skipped++
-	s.mu.Unlock()
+	s.counts.skipped.Add(1)
 	if s.opts.Notify != nil {
 		s.opts.Notify(Note{Kind: NoteSkipped, Code: code, Path: p, Msg: reason})
 	}

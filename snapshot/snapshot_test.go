@@ -99,6 +99,7 @@ func normalized(st *State) State {
 	}
 	n.versions, n.storedVersions = RecordsOf(vs...), nil
 	n.Outputs, n.Packages, n.Shared = nilIfEmpty(n.Outputs), nilIfEmpty(n.Packages), nilIfEmpty(n.Shared)
+	n.OutputStats, n.loadedFrom = nilIfEmpty(n.OutputStats), fileID{}
 	n.Archived = nil
 	for _, a := range st.Archived {
 		a.Packages, a.Docs = nilIfEmpty(a.Packages), nilIfEmpty(a.Docs)
@@ -491,14 +492,14 @@ func TestFingerprintIsSHA256(t *testing.T) {
 	}
 }
 
-// TestRebuildStatsInWorkersAndNotesTheWalkOnce: on a rebuild the workers
-// stat the files with previous records, in batches; the records stay in
-// walk order, trusted ones marked unchanged, and every file is noted as
-// found before the one note that the walk has found them all.
-func TestRebuildStatsInWorkersAndNotesTheWalkOnce(t *testing.T) {
+// TestRebuildStatsAheadOfTheWalkAndNotesTheWalkOnce: on a rebuild the
+// folder readers stat the files as they list their folders; the records
+// stay in walk order, trusted ones marked unchanged, and every file is
+// noted as found before the one note that the walk has found them all.
+func TestRebuildStatsAheadOfTheWalkAndNotesTheWalkOnce(t *testing.T) {
 	dir := t.TempDir()
 	old := time.Now().Add(-time.Hour)
-	const n = 5*statBatch + 7
+	const n = 327
 	for i := range n {
 		p := filepath.Join(dir, fmt.Sprintf("d%d/f%03d", i%3, i))
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -557,8 +558,9 @@ func TestRebuildStatsInWorkersAndNotesTheWalkOnce(t *testing.T) {
 }
 
 // TestRebuildToleratesAFileRemovedBeforeItsStat: a file the previous
-// build published, removed after the walk listed its folder but before a
-// worker stats it, is a deletion, not a failure.
+// build published, removed after its folder was listed but before its
+// stat, is a deletion, not a failure. The folder's listing removes it at
+// that moment.
 func TestRebuildToleratesAFileRemovedBeforeItsStat(t *testing.T) {
 	dir := t.TempDir()
 	old := time.Now().Add(-time.Hour)
@@ -571,16 +573,8 @@ func TestRebuildToleratesAFileRemovedBeforeItsStat(t *testing.T) {
 	}
 	first, _ := scanDir(t, dir, &State{}, false)
 	prev := &State{Files: RecordsOf(first...), ScanStart: time.Now().UnixNano()}
-	files, events, _, err := scanRecords(context.Background(), prev, ScanOptions{
-		FS: os.DirFS(dir), Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5},
-		// Called as the walk reaches each path, after its folder was read.
-		Exclude: func(p string, isDir bool) bool {
-			if p == "b" {
-				os.Remove(filepath.Join(dir, "b"))
-			}
-			return false
-		},
-	})
+	listed := afterListing{FS: os.DirFS(dir), then: func() { os.Remove(filepath.Join(dir, "b")) }}
+	files, events, _, err := scanRecords(context.Background(), prev, ScanOptions{FS: listed, Algorithms: []rs.HashAlgorithm{rs.SHA256, rs.MD5}})
 	if err != nil {
 		t.Fatalf("scan failed: %v", err)
 	}
@@ -594,6 +588,19 @@ func TestRebuildToleratesAFileRemovedBeforeItsStat(t *testing.T) {
 	if !slices.Equal(paths, []string{"a", "c"}) || !slices.Equal(changes, []string{"deleted b"}) {
 		t.Errorf("files %q, events %q; want [a c] and [deleted b]", paths, changes)
 	}
+}
+
+// afterListing is an fs.FS that calls then after it lists a folder, before
+// anything stats the folder's entries.
+type afterListing struct {
+	fs.FS
+	then func()
+}
+
+func (a afterListing) ReadDir(name string) ([]fs.DirEntry, error) {
+	entries, err := fs.ReadDir(a.FS, name)
+	a.then()
+	return entries, err
 }
 
 // TestRecordSize guards the memory a build holds per resource: a build

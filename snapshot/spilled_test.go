@@ -12,6 +12,7 @@ import (
 
 	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/rs"
+	"golang.org/x/sync/errgroup"
 )
 
 // spillTree writes a tree of n files over several folders, whose names
@@ -126,22 +127,27 @@ func eventStrings(events []Event) []string {
 // not read; the last chunk moves once the walk has ended.
 func TestScanKeepsSettledChunksInOrder(t *testing.T) {
 	s := &scan{}
+	var jobs []hashJob
 	for i := range 2*chunked.Size + 3 {
-		s.place(&Record{Path: fmt.Sprintf("f%05d", i)})
+		jobs = append(jobs, s.pending(&Record{Path: fmt.Sprintf("f%05d", i)}, nil))
 	}
 	fill := func(from, to int) {
 		for i := from; i < to; i++ {
-			s.filled(i)
+			filled(&jobs[i])
 		}
 	}
+	settle := func(all bool) {
+		s.keepSettled(all)
+		s.finishSettling() // for the results to be seen
+	}
 	fill(chunked.Size, 2*chunked.Size) // the second chunk, not the first
-	s.keepSettled(false)
+	settle(false)
 	if s.out.Len() != 0 {
 		t.Fatalf("%d records kept before the first chunk settled", s.out.Len())
 	}
 	s.places.At(7).Path = "" // a file that could not be read
 	fill(0, chunked.Size)
-	s.keepSettled(false)
+	settle(false)
 	if s.out.Len() != 2*chunked.Size-1 || s.settled != 2 {
 		t.Fatalf("%d records kept from %d chunks, want %d from 2", s.out.Len(), s.settled, 2*chunked.Size-1)
 	}
@@ -149,7 +155,7 @@ func TestScanKeepsSettledChunksInOrder(t *testing.T) {
 		t.Error("the chunks kept are still held in the places")
 	}
 	fill(2*chunked.Size, 2*chunked.Size+3)
-	s.keepSettled(false)
+	settle(false)
 	if s.out.Len() != 2*chunked.Size-1 {
 		t.Fatal("the last chunk was kept while the walk could still add to it")
 	}
@@ -236,8 +242,7 @@ func TestBaselineScanMakesNoCreationEvents(t *testing.T) {
 	for _, spill := range []string{"", t.TempDir()} {
 		s := &scan{opts: ScanOptions{Baseline: true, SpillDir: spill, SpillAfter: 1}}
 		for i := range chunked.Size + 10 {
-			s.place(&Record{Path: fmt.Sprintf("f%05d", i), Change: Created})
-			s.filled(i)
+			s.place(&Record{Path: fmt.Sprintf("f%05d", i), Change: Created}, false)
 		}
 		s.keepSettled(true)
 		if s.out.disk != nil {
@@ -270,5 +275,49 @@ func TestSpillThatCannotBeWrittenFailsTheScan(t *testing.T) {
 	s.add([]Record{{Path: "a"}, {Path: "b"}})
 	if err := s.finish(); err == nil {
 		t.Error("a spill whose writes failed finished without an error")
+	}
+}
+
+// TestRecordReadersReadAtOnce: readers of spilled records, one per
+// goroutine, each read the records of a range of their own, and of the
+// others', as At does, at once and in any order.
+func TestRecordReadersReadAtOnce(t *testing.T) {
+	const n = 4*chunked.Size + 10
+	src := spillTree(t, n)
+	recs, _, _, err := Scan(context.Background(), &State{}, ScanOptions{FS: os.DirFS(src), Algorithms: []rs.HashAlgorithm{rs.SHA256},
+		SpillDir: t.TempDir(), SpillAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recs.Close()
+	if recs.disk == nil {
+		t.Fatal("the records are not spilled")
+	}
+	var want []string
+	for r, err := range recs.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r.Path)
+	}
+	var g errgroup.Group
+	for w := range 4 {
+		g.Go(func() error {
+			rd := recs.Reader()
+			for j := range n {
+				i := (w*n/4 + j*7) % n // its own range first, then the others', out of order
+				r, err := rd.At(i)
+				if err != nil {
+					return err
+				}
+				if r.Path != want[i] {
+					return fmt.Errorf("reader %d: record %d is %s, want %s", w, i, r.Path, want[i])
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -38,6 +38,13 @@ type State struct {
 	// before format 5): while it stays the same, a rewritten page whose
 	// source did not change is not read again.
 	HTMLLink string
+	// OutputDigest identifies everything but the source and the clock
+	// that shaped the bytes the last build published: its configuration
+	// and the output format of the rsgen that wrote them ("" in a state
+	// written before format 6). A build that finds it unchanged, and
+	// nothing else changed, publishes the same bytes (the generator's
+	// fast path).
+	OutputDigest string
 	// Files are the published files in walk order, in a state made in
 	// memory; Load leaves them in the file (see Records).
 	Files Records
@@ -55,6 +62,11 @@ type State struct {
 	// Outputs are the output paths of the documents the last build wrote,
 	// so that the next build can remove those it no longer writes.
 	Outputs []string
+	// OutputStats are the stats of the Outputs, in their order, taken
+	// once the last build put them in place, or nil (a state written
+	// before format 6): an output whose stat is unchanged is as that
+	// build left it.
+	OutputStats []Stat
 	// SetChanged holds, per set name, the time of the last build that
 	// changed the set: the "at" of its Resource List.
 	SetChanged map[string]int64
@@ -68,6 +80,15 @@ type State struct {
 	// file.
 	versions       Records
 	storedVersions *storedRecords
+	// loadedFrom identifies the state file Load read it from: a run
+	// record vouches for that file alone (see SaveRun).
+	loadedFrom fileID
+}
+
+// fileID identifies a state file by its size and checksum.
+type fileID struct {
+	size int64
+	crc  uint32
 }
 
 // Kept is a file the state folder keeps because no later build could make
@@ -141,8 +162,10 @@ const (
 	// the versions with the length of their records, for Load to leave
 	// them in the file (see Versions), and marks the versions a patch was
 	// published for, the size of a rewritten file's source, the base URL
-	// of the resources and what html_link inserted.
-	Version = 5
+	// of the resources and what html_link inserted. Format 6 adds the
+	// output digest and the stats of the outputs: a state of an earlier
+	// format has neither, and its first build takes no fast path.
+	Version = 6
 )
 
 // Errors Load returns, wrapped with the file's path.
@@ -177,6 +200,10 @@ func Load(dir string) (*State, error) {
 	if st.stored == nil {
 		f.Close()
 	}
+	if err := st.applyRun(dir); err != nil {
+		st.Close()
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -189,9 +216,16 @@ func load(f *os.File) (*State, error) {
 }
 
 // Save writes st into dir atomically: a temporary file, fsync, rename, and
-// fsync of the folder.
+// fsync of the folder; and removes the run record of the state it
+// replaced (see SaveRun).
 func Save(dir string, st *State) error {
-	return writeAtomic(dir, FileName, func(w io.Writer) error { return Encode(w, st) })
+	if err := writeAtomic(dir, FileName, func(w io.Writer) error { return Encode(w, st) }); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, RunFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	return nil
 }
 
 // writeAtomic writes the file name in the state folder dir through write:
@@ -247,6 +281,7 @@ func Encode(w io.Writer, st *State) error {
 	e.str(st.BaseURL)
 	e.str(st.ResourceBaseURL)
 	e.str(st.HTMLLink)
+	e.str(st.OutputDigest)
 	names := slices.Sorted(maps.Keys(st.Journals))
 	e.uvarint(uint64(len(names)))
 	for _, n := range names {
@@ -257,6 +292,7 @@ func Encode(w io.Writer, st *State) error {
 	for _, o := range st.Outputs {
 		e.str(o)
 	}
+	e.outputStats(st)
 	names = slices.Sorted(maps.Keys(st.SetChanged))
 	e.uvarint(uint64(len(names)))
 	for _, n := range names {
@@ -305,6 +341,21 @@ func (e *encoder) files(st *State) error {
 		e.record(&r)
 	}
 	return nil
+}
+
+// outputStats writes the stats of the outputs, when there is one per
+// output, else none.
+func (e *encoder) outputStats(st *State) {
+	if len(st.OutputStats) != len(st.Outputs) {
+		e.uvarint(0)
+		return
+	}
+	e.uvarint(uint64(len(st.OutputStats)))
+	for _, s := range st.OutputStats {
+		e.varint(s.Size)
+		e.varint(s.ModTime)
+		e.uvarint(s.Inode)
+	}
 }
 
 func (e *encoder) segments(segs []Segment) {
@@ -468,41 +519,48 @@ func newMemDecoder(b []byte) *decoder {
 // decodeState reads the state file in r, of size bytes, once to verify
 // its checksum, and then decodes it (see body for stored).
 func decodeState(r io.ReaderAt, size int64, stored *storedRecords) (*State, error) {
-	if err := verify(r, size); err != nil {
+	crc, err := verify(r, size)
+	if err != nil {
 		return nil, err
 	}
 	bodySize := size - int64(len(magic)) - 4
 	d := newDecoder(io.NewSectionReader(r, int64(len(magic)), bodySize), bodySize)
-	return d.body(stored)
+	st, err := d.body(stored)
+	if err != nil {
+		return nil, err
+	}
+	st.loadedFrom = fileID{size: size, crc: crc}
+	return st, nil
 }
 
 // verify checks that the state file in r, of size bytes, has the magic
-// line and the checksum of its content, reading it once.
-func verify(r io.ReaderAt, size int64) error {
+// line and the checksum of its content, reading it once, and returns the
+// checksum.
+func verify(r io.ReaderAt, size int64) (uint32, error) {
 	head := make([]byte, len(magic))
 	if size < int64(len(magic))+4 {
-		return fmt.Errorf("%w: not an rsgen state file", ErrCorrupt)
+		return 0, fmt.Errorf("%w: not an rsgen state file", ErrCorrupt)
 	}
 	if _, err := r.ReadAt(head, 0); err != nil {
-		return err
+		return 0, err
 	}
 	if string(head) != magic {
-		return fmt.Errorf("%w: not an rsgen state file", ErrCorrupt)
+		return 0, fmt.Errorf("%w: not an rsgen state file", ErrCorrupt)
 	}
 	sum := crc32.New(crcTable)
 	if _, err := io.Copy(sum, io.NewSectionReader(r, 0, size-4)); err != nil {
-		return err
+		return 0, err
 	}
 	var tail [4]byte
 	if _, err := r.ReadAt(tail[:], size-4); err != nil {
-		return err
+		return 0, err
 	}
 	// The checksum comes first: a damaged version byte is corruption, not
 	// a newer rsgen.
 	if sum.Sum32() != binary.LittleEndian.Uint32(tail[:]) {
-		return fmt.Errorf("%w: checksum mismatch (truncated or altered)", ErrCorrupt)
+		return 0, fmt.Errorf("%w: checksum mismatch (truncated or altered)", ErrCorrupt)
 	}
-	return nil
+	return sum.Sum32(), nil
 }
 
 // body decodes the body of a verified state file. With stored set, the
@@ -542,6 +600,9 @@ func (d *decoder) state(version uint64, stored *storedRecords) *State {
 	if version >= 5 {
 		st.ResourceBaseURL, st.HTMLLink = d.str(), d.str()
 	}
+	if version >= 6 {
+		st.OutputDigest = d.str()
+	}
 	if version < 4 {
 		st.Files = d.fileRecords(d.count())
 	}
@@ -557,6 +618,9 @@ func (d *decoder) state(version uint64, stored *storedRecords) *State {
 	st.Outputs = make([]string, d.count())
 	for i := range st.Outputs {
 		st.Outputs[i] = d.str()
+	}
+	if version >= 6 {
+		d.outputStats(st)
 	}
 	for n := d.count(); n > 0; n-- {
 		name := d.str()
@@ -597,6 +661,22 @@ func (d *decoder) fileRecords(n int) Records {
 		rs.Append(r)
 	}
 	return rs
+}
+
+// outputStats reads the stats of the outputs: one per output, or none.
+func (d *decoder) outputStats(st *State) {
+	n := d.count()
+	if n == 0 {
+		return
+	}
+	if n != len(st.Outputs) {
+		d.fail("%d output stats for %d outputs", n, len(st.Outputs))
+		return
+	}
+	st.OutputStats = make([]Stat, n)
+	for i := range st.OutputStats {
+		st.OutputStats[i] = Stat{Size: d.varint(), ModTime: d.varint(), Inode: d.uvarint()}
+	}
 }
 
 func (d *decoder) segments() []Segment {
