@@ -15,14 +15,7 @@ var buildEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // measure runs the whole benchmark described by o.
 func measure(o options, logf func(string, ...any)) (*report, error) {
-	if err := os.MkdirAll(o.dir, 0o755); err != nil {
-		return nil, err
-	}
-	bin, err := rsgenBinary(o)
-	if err != nil {
-		return nil, err
-	}
-	rsgen, err := startLauncher(bin)
+	rsgen, err := launchRsgen(o)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +23,7 @@ func measure(o options, logf func(string, ...any)) (*report, error) {
 	rep := &report{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.GOMAXPROCS(0),
 		GoVersion: runtime.Version(), Runs: o.runs, WarmCache: true}
 	if o.rsgen != "" {
-		rep.RsgenBinary = bin
+		rep.RsgenBinary = rsgen.bin
 	}
 	var baseline []float64
 	for range o.runs {

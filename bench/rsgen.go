@@ -26,6 +26,19 @@ func rsgenBinary(o options) (string, error) {
 	return buildRsgen(o.dir)
 }
 
+// launchRsgen makes the work folder o.dir and starts a launcher of the
+// binary to measure (rsgenBinary).
+func launchRsgen(o options) (*launcher, error) {
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return nil, err
+	}
+	bin, err := rsgenBinary(o)
+	if err != nil {
+		return nil, err
+	}
+	return startLauncher(bin)
+}
+
 // checkBinary reports why bin cannot be run as rsgen: it must be an
 // executable regular file.
 func checkBinary(bin string) error {

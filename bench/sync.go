@@ -74,14 +74,7 @@ func runSync(o options, jobs int, stdout, stderr io.Writer, logf func(string, ..
 
 // measureSync runs the sync benchmark on each tree of o.
 func measureSync(o options, jobs int, stdout io.Writer, logf func(string, ...any)) ([]*syncResult, error) {
-	if err := os.MkdirAll(o.dir, 0o755); err != nil {
-		return nil, err
-	}
-	bin, err := rsgenBinary(o)
-	if err != nil {
-		return nil, err
-	}
-	rsgen, err := startLauncher(bin)
+	rsgen, err := launchRsgen(o)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +85,7 @@ func measureSync(o options, jobs int, stdout io.Writer, logf func(string, ...any
 		if err != nil {
 			return nil, err
 		}
-		r, err := syncTree(t, bin, rsgen, jobs, logf)
+		r, err := syncTree(t, rsgen, jobs, logf)
 		if err != nil {
 			return nil, fmt.Errorf("tree %s: %w", spec.Name, err)
 		}
@@ -104,7 +97,7 @@ func measureSync(o options, jobs int, stdout io.Writer, logf func(string, ...any
 
 // syncTree builds and serves t, and measures the floor and rsgen sync on
 // it; it puts the tree back as generated and removes what it wrote.
-func syncTree(t *tree, bin string, rsgen *launcher, jobs int, logf func(string, ...any)) (_ *syncResult, err error) {
+func syncTree(t *tree, rsgen *launcher, jobs int, logf func(string, ...any)) (_ *syncResult, err error) {
 	work := filepath.Join(t.root, "sync")
 	if err := os.RemoveAll(work); err != nil {
 		return nil, err
@@ -121,7 +114,7 @@ func syncTree(t *tree, bin string, rsgen *launcher, jobs int, logf func(string, 
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
-	base, stop, err := startServe(bin, out, filepath.Join(work, "ready"))
+	base, stop, err := startServe(rsgen.bin, out, filepath.Join(work, "ready"))
 	if err != nil {
 		return nil, err
 	}
