@@ -74,7 +74,9 @@ func TestBrowserShowsSyncCommands(t *testing.T) {
 	if !slices.Equal(box.Commands, want) || len(box.Notes) != 1 || !strings.Contains(box.Notes[0], "resync cannot read a Change List Index") {
 		t.Errorf("the Capability List's box shows %q and notes %q, want %q and why resync needs the open Change List", box.Commands, box.Notes, want)
 	}
+	p.checkContrast("sync box with notes")
 	p.noProblems("capability list")
+	newScreenshots(t).save("sync", p.screenshot("section.sync"))
 
 	// A second Capability List whose URI carries markup and quotes.
 	sd := filepath.Join(out, ".well-known", "resourcesync")

@@ -1303,7 +1303,7 @@
       section.dataset.state = state;
       body.replaceChildren();
       append(body, [
-        h('p', { text: 'A Destination mirrors ' + (doc.capability === 'description' ? 'a set of this Source' : 'this set') + ' into a folder with these commands; the first run takes a baseline, every later run the changes.' }),
+        h('p', { text: 'A Destination mirrors ' + (doc.capability === 'description' ? 'a set of this Source' : 'this set') + ' into a folder with these commands. rsgen sync takes a baseline on its first run and the changes on every later one; resync takes a baseline with --baseline, then the changes with --incremental.' }),
         this.commandList('rsgen sync', cmds.rsgen),
         this.commandList('resync 2.0.1, the reference client', cmds.resync),
         cmds.notes.map((n) => h('p', { class: 'note', text: n }))]);
