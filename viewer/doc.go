@@ -18,7 +18,14 @@
 // in full. A Capability List's view also lists its notification channels
 // (ResourceSync Change and Framework Notification over WebSub): the kind,
 // the topic, which opens its newest notification in the browser, and the
-// hub to subscribe at. Lists of 50,000 entries are paged (100 rows by default), and
+// hub to subscribe at. The Source Description and each Capability List
+// show "Sync this Source": the rsgen sync command line for the base URL
+// (with --set NAME and a folder per set when there are several, the name
+// as package destination gives it) or for the Capability List, and resync
+// 2.0.1's, whose incremental command names the open Change List of the
+// set's Change List Index, since resync cannot read an index; every word
+// is quoted for a POSIX shell, so that a hostile URI pasted runs nothing.
+// Lists of 50,000 entries are paged (100 rows by default), and
 // filtered by path, media type and change, and sorted by any column, in
 // tens of milliseconds. Pictures drawn as inline SVG, each with its numbers
 // as a table: resources and bytes by media type (from the Resource List),

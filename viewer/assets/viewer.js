@@ -612,6 +612,133 @@
     };
   }
 
+  // ---------------------------------------------------------------- sync
+
+  // syncCommands returns the commands a Destination runs to mirror the
+  // Source from the document at url (its Source Description or a
+  // Capability List): rsgen sync's, and those of resync 2.0.1, the
+  // reference client, as the README's "With resync" gives them, with notes
+  // where resync needs help. changeList is the document the Capability
+  // List names for its Change List ({ url, doc }, or { url, error } when it
+  // could not be read), undefined while it is read. Each command is a list
+  // of words, each quoted for a POSIX shell.
+  function syncCommands(url, doc, changeList) {
+    if (doc.capability === 'description') return descriptionCommands(url, doc);
+    if (doc.capability === 'capabilitylist') return capabilityListCommands(url, doc, changeList);
+    return null;
+  }
+
+  const RESYNC_BASELINE = ['resync', '--baseline', '--delete', '--hash', 'sha-256', '--capabilitylist'];
+  const RESYNC_INCREMENTAL = ['resync', '--incremental', '--delete', '--hash', 'sha-256', '--changelist-uri'];
+
+  function descriptionCommands(url, doc) {
+    const base = syncBaseOfDescription(url);
+    const sets = doc.entries.filter((e) => e.md.capability === 'capabilitylist').map((e) => ({ name: syncSetName(e.loc), url: e.loc }));
+    const out = { rsgen: [], resync: [], notes: [] };
+    if (!sets.length) {
+      out.notes.push('The Source Description lists no Capability List: there is no set to sync.');
+      return out;
+    }
+    if (sets.length === 1) {
+      out.rsgen.push(shellWords(['rsgen', 'sync', base, 'mirror/']));
+      out.resync.push(shellWords(RESYNC_BASELINE.concat([sets[0].url, base, 'mirror/'])));
+    } else {
+      // A folder holds the mirror of one set (rsgen sync refuses another),
+      // so each set gets its own; --set takes the list's URL where two
+      // sets share a name.
+      sets.forEach((s, i) => {
+        const shared = sets.filter((o) => o.name === s.name).length > 1;
+        const dir = 'mirror/' + (SAFE_FOLDER.test(s.name) && !shared ? s.name : 'set-' + (i + 1)) + '/';
+        out.rsgen.push(shellWords(['rsgen', 'sync', base, dir, '--set', shared ? s.url : s.name]));
+        out.resync.push(shellWords(RESYNC_BASELINE.concat([s.url, base, dir])));
+      });
+    }
+    out.notes.push('resync takes changes since with --incremental given the set’s Change List: see the set’s Capability List.');
+    return out;
+  }
+
+  // SAFE_FOLDER is a set name that is a plain folder name (rsgen's start
+  // with a letter or digit); any other set gets a numbered folder.
+  const SAFE_FOLDER = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+  function capabilityListCommands(url, doc, changeList) {
+    const base = syncBaseOfCapabilityList(url, doc);
+    const out = { rsgen: [shellWords(['rsgen', 'sync', url, 'mirror/'])], resync: [shellWords(RESYNC_BASELINE.concat([url, base, 'mirror/']))], notes: [] };
+    const named = doc.entries.find((e) => e.md.capability === 'changelist');
+    if (!named) {
+      out.notes.push('This set publishes no Change List: resync can only take baselines, and rsgen sync takes a new baseline every time, fetching only what differs.');
+    } else if (changeList === undefined) {
+      out.notes.push('Reading the Change List for resync’s incremental command…');
+    } else if (changeList.error) {
+      out.notes.push('Could not read the Change List for resync’s incremental command: ' + changeList.error);
+    } else if (changeList.doc.root === 'urlset') {
+      out.resync.push(shellWords(RESYNC_INCREMENTAL.concat([named.loc, base, 'mirror/'])));
+    } else {
+      const open = openChangeList(changeList.doc);
+      out.notes.push('resync cannot read a Change List Index, so --incremental is given the Change List to read: the open one, listed last in the index. It changes whenever the Source rotates its lists.');
+      if (open) out.resync.push(shellWords(RESYNC_INCREMENTAL.concat([open, base, 'mirror/'])));
+    }
+    return out;
+  }
+
+  // openChangeList returns the open Change List of a Change List Index:
+  // the last without until, else the last.
+  function openChangeList(index) {
+    const open = index.entries.filter((e) => !e.md.until);
+    const last = (open.length ? open : index.entries).slice(-1)[0];
+    return last ? last.loc : '';
+  }
+
+  // syncSetName names the set of the Capability List at url as rsgen sync
+  // does (destination's setName): its folder when the list is a
+  // capabilitylist.xml, else its file name without .xml.
+  function syncSetName(url) {
+    let p = url;
+    try {
+      p = new URL(url).pathname;
+    } catch (err) { /* name it from the text */ }
+    try {
+      p = decodeURIComponent(p);
+    } catch (err) { /* keep it encoded */ }
+    const slash = p.lastIndexOf('/');
+    const dir = p.slice(0, slash + 1);
+    const file = p.slice(slash + 1);
+    if (file === 'capabilitylist.xml' && dir.replace(/^\/+|\/+$/g, '') !== '') {
+      const folder = dir.replace(/\/+$/, '');
+      return folder.slice(folder.lastIndexOf('/') + 1);
+    }
+    return file.replace(/\.xml$/, '');
+  }
+
+  // syncBaseOfDescription is the base URL of the Source whose Source
+  // Description is at url, as rsgen sync takes it: what precedes
+  // .well-known/resourcesync, else the top of its host.
+  function syncBaseOfDescription(url) {
+    if (url.endsWith('/' + DESCRIPTION_PATH)) return url.slice(0, url.length - DESCRIPTION_PATH.length);
+    return originOf(url);
+  }
+
+  // syncBaseOfCapabilityList is that of the Source Description its up
+  // link names, else the top of its host.
+  function syncBaseOfCapabilityList(url, doc) {
+    const up = doc.links.find((l) => l.rel === 'up' && l.href && l.href.endsWith('/' + DESCRIPTION_PATH));
+    return up ? syncBaseOfDescription(up.href) : originOf(url);
+  }
+
+  function originOf(url) {
+    try {
+      return new URL(url).origin + '/';
+    } catch (err) {
+      return url;
+    }
+  }
+
+  // shellWords joins words into a command line a POSIX shell reads back
+  // as the same words: a URI from a document may hold quotes, $ or ;.
+  function shellWords(words) {
+    return words.map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : "'" + w.replace(/'/g, "'\\''") + "'")).join(' ');
+  }
+
   // ---------------------------------------------------------------- tables
 
   // columnsOf returns the entry table's columns: position, loc, lastmod,
@@ -1135,6 +1262,8 @@
     if (channels) out.push(channels);
     if (doc.entries.length) out.push(new EntryTable(this, url, doc, route).section);
     else out.push(h('p', { class: 'empty', text: 'This ' + kindOf(doc) + ' has no entries yet.' }));
+    const sync = this.syncSection(url, doc);
+    if (sync) out.push(sync);
     // The pictures come last: drawn when their lists are read, they do
     // not move what is above them.
     const charts = this.chartsSection(url, doc);
@@ -1158,6 +1287,43 @@
         h('caption', { text: channels.length + ' channel' + (channels.length === 1 ? '' : 's') + ': subscribe to a topic at its hub (WebSub)' }),
         h('thead', {}, h('tr', {}, ['Kind', 'Topic', 'Hub'].map((c) => h('th', { scope: 'col', text: c })))),
         h('tbody', {}, channels.map(row))));
+  };
+
+  // syncSection shows the commands that mirror the Source from a Source
+  // Description or a Capability List; null for other documents. A
+  // Capability List's Change List is read first for resync's incremental
+  // command, which needs a Change List rather than an index.
+  App.prototype.syncSection = function (url, doc) {
+    const first = syncCommands(url, doc, undefined);
+    if (!first) return null;
+    const h = this.h.bind(this);
+    const body = h('div', {});
+    const section = h('section', { class: 'sync', 'aria-labelledby': 'sync-h' }, h('h2', { id: 'sync-h', text: 'Sync this Source' }), body);
+    const draw = (cmds, state) => {
+      section.dataset.state = state;
+      body.replaceChildren();
+      append(body, [
+        h('p', { text: 'A Destination mirrors ' + (doc.capability === 'description' ? 'a set of this Source' : 'this set') + ' into a folder with these commands. rsgen sync takes a baseline on its first run and the changes on every later one; resync takes a baseline with --baseline, then the changes with --incremental.' }),
+        this.commandList('rsgen sync', cmds.rsgen),
+        this.commandList('resync 2.0.1, the reference client', cmds.resync),
+        cmds.notes.map((n) => h('p', { class: 'note', text: n }))]);
+    };
+    const named = doc.entries.find((e) => e.md.capability === 'changelist');
+    if (doc.capability !== 'capabilitylist' || !named) {
+      draw(first, 'ready');
+      return section;
+    }
+    draw(first, 'loading');
+    this.load(named.loc).then((loaded) => ({ url: named.loc, doc: loaded.doc }), (err) => ({ url: named.loc, error: err.message }))
+      .then((changeList) => draw(syncCommands(url, doc, changeList), 'ready'));
+    return section;
+  };
+
+  // commandList shows commands as selectable text, one per line.
+  App.prototype.commandList = function (title, commands) {
+    if (!commands.length) return null;
+    const h = this.h.bind(this);
+    return [h('h3', { text: title }), commands.map((c) => h('pre', { class: 'command' }, h('code', { text: c })))];
   };
 
   // aboutSection lists the document's own attributes and links.
@@ -1602,6 +1768,7 @@
     makeSite, baseFromDescription, fetchURL, readable, routeKey, routeURL, safeHref, displayPath, setName, fileName,
     parseRoute, routeHash,
     kindOf, relLabel, entryIsDocument, linkIsDocument, statusOf, channelsOf,
+    syncCommands, syncSetName, shellWords,
     columnsOf, NONE, filterEntries, sortEntries, countBy, pageOf,
     mediaTypeStats, foldTail, eventDay, changeActivity, activityBuckets,
     formatCount, formatBytes, shortHash, formatMs,

@@ -593,3 +593,101 @@ test('a notification says what it is, and an empty topic why it is empty', () =>
   assert.match(st.text, /from 2026-01-01T00:00:00Z until 2026-01-01T01:00:00Z/);
   assert.throws(() => v.readText('', DOMParser), /empty: a notification topic serves nothing until/);
 });
+
+// The "Sync this Source" box: the commands of rsgen sync and resync 2.0.1.
+
+const SD = 'https://data.example.org/.well-known/resourcesync';
+const BASELINE = 'resync --baseline --delete --hash sha-256 --capabilitylist ';
+const INCREMENTAL = 'resync --incremental --delete --hash sha-256 --changelist-uri ';
+
+function descriptionOf(...locs) {
+  return read(`<urlset ${NS}><rs:md capability="description"/>
+  ${locs.map((l) => `<url><loc>${l}</loc><rs:md capability="capabilitylist"/></url>`).join('\n')}</urlset>`);
+}
+
+function capabilityListOf(changeList) {
+  return read(`<urlset ${NS}>
+  <rs:ln rel="up" href="${SD}"/>
+  <rs:md capability="capabilitylist"/>
+  <url><loc>https://data.example.org/resourcesync/books/resourcelist.xml</loc><rs:md capability="resourcelist"/></url>
+  ${changeList ? `<url><loc>${changeList}</loc><rs:md capability="changelist"/></url>` : ''}
+</urlset>`);
+}
+
+test('syncCommands: a Source with one set is synced from its base URL', () => {
+  const cmds = v.syncCommands(SD, descriptionOf('https://data.example.org/resourcesync/books/capabilitylist.xml'));
+  assert.deepEqual(cmds.rsgen, ['rsgen sync https://data.example.org/ mirror/']);
+  assert.deepEqual(cmds.resync, [BASELINE + 'https://data.example.org/resourcesync/books/capabilitylist.xml https://data.example.org/ mirror/']);
+  assert.match(cmds.notes.join(' '), /--incremental .*Capability List/);
+});
+
+test('syncCommands: each set of several gets --set NAME and a folder of its own', () => {
+  const cmds = v.syncCommands('https://h.example/a/.well-known/resourcesync', descriptionOf(
+    'https://h.example/a/resourcesync/books/capabilitylist.xml',
+    'https://h.example/a/resourcesync/maps%20old/capabilitylist.xml',
+    'https://h.example/a/caps/extra.xml'));
+  assert.deepEqual(cmds.rsgen, [
+    'rsgen sync https://h.example/a/ mirror/books/ --set books',
+    "rsgen sync https://h.example/a/ mirror/set-2/ --set 'maps old'",
+    'rsgen sync https://h.example/a/ mirror/extra/ --set extra',
+  ]);
+  assert.deepEqual(cmds.resync, [
+    BASELINE + 'https://h.example/a/resourcesync/books/capabilitylist.xml https://h.example/a/ mirror/books/',
+    BASELINE + 'https://h.example/a/resourcesync/maps%20old/capabilitylist.xml https://h.example/a/ mirror/set-2/',
+    BASELINE + 'https://h.example/a/caps/extra.xml https://h.example/a/ mirror/extra/',
+  ]);
+  // Two sets of one name are told apart by their URL.
+  const twin = v.syncCommands(SD, descriptionOf('https://data.example.org/x/books.xml', 'https://data.example.org/y/books.xml'));
+  assert.deepEqual(twin.rsgen, [
+    'rsgen sync https://data.example.org/ mirror/set-1/ --set https://data.example.org/x/books.xml',
+    'rsgen sync https://data.example.org/ mirror/set-2/ --set https://data.example.org/y/books.xml',
+  ]);
+  assert.deepEqual(v.syncCommands(SD, descriptionOf()).rsgen, []);
+});
+
+test('syncSetName names sets as rsgen sync does (destination setName)', () => {
+  assert.equal(v.syncSetName('https://h.example/resourcesync/books/capabilitylist.xml'), 'books');
+  assert.equal(v.syncSetName('https://h.example/resourcesync/a%20b/capabilitylist.xml?x=1'), 'a b');
+  assert.equal(v.syncSetName('https://h.example/capabilitylist.xml'), 'capabilitylist');
+  assert.equal(v.syncSetName('https://h.example/lists/caps.xml'), 'caps');
+});
+
+test('syncCommands: a Capability List is synced from its URL; resync reads its Change List, or the open one of an index', () => {
+  const cl = 'https://data.example.org/resourcesync/books/capabilitylist.xml';
+  const named = 'https://data.example.org/resourcesync/books/changelist.xml';
+  const doc = capabilityListOf(named);
+  const reading = v.syncCommands(cl, doc, undefined);
+  assert.deepEqual(reading.rsgen, ['rsgen sync ' + cl + ' mirror/']);
+  assert.deepEqual(reading.resync, [BASELINE + cl + ' https://data.example.org/ mirror/']);
+  assert.match(reading.notes[0], /Reading the Change List/);
+
+  const list = read(`<urlset ${NS}><rs:md capability="changelist" from="2026-01-01T00:00:00Z"/></urlset>`);
+  assert.deepEqual(v.syncCommands(cl, doc, { url: named, doc: list }).resync.slice(1), [INCREMENTAL + named + ' https://data.example.org/ mirror/']);
+
+  const index = read(`<sitemapindex ${NS}><rs:md capability="changelist"/>
+    <sitemap><loc>https://data.example.org/resourcesync/books/changelists/changelist-1.xml</loc><rs:md from="2026-01-01T00:00:00Z" until="2026-01-02T00:00:00Z"/></sitemap>
+    <sitemap><loc>https://data.example.org/resourcesync/books/changelists/changelist-2.xml</loc><rs:md from="2026-01-02T00:00:00Z"/></sitemap>
+  </sitemapindex>`);
+  const viaIndex = v.syncCommands(cl, doc, { url: named, doc: index });
+  assert.deepEqual(viaIndex.resync.slice(1), [INCREMENTAL + 'https://data.example.org/resourcesync/books/changelists/changelist-2.xml https://data.example.org/ mirror/']);
+  assert.match(viaIndex.notes.join(' '), /resync cannot read a Change List Index/);
+
+  assert.match(v.syncCommands(cl, doc, { url: named, error: 'The server answered 404' }).notes[0], /Could not read the Change List.*404/);
+  const none = v.syncCommands(cl, capabilityListOf(''), undefined);
+  assert.equal(none.resync.length, 1);
+  assert.match(none.notes[0], /publishes no Change List/);
+  assert.equal(v.syncCommands(cl, resourceList), null);
+});
+
+test('syncCommands quotes what a hostile Source writes, so that a pasted command runs nothing else', () => {
+  const hostile = `https://evil.example/resourcesync/&lt;script&gt;alert(1)&lt;/script&gt;'";$(touch x)/capabilitylist.xml`;
+  const cmds = v.syncCommands('https://evil.example/.well-known/resourcesync',
+    descriptionOf(hostile, 'https://evil.example/resourcesync/b/capabilitylist.xml'));
+  const loc = `https://evil.example/resourcesync/<script>alert(1)</script>'";$(touch x)/capabilitylist.xml`;
+  const quoted = `'https://evil.example/resourcesync/<script>alert(1)</script>'\\''";$(touch x)/capabilitylist.xml'`;
+  // The set is named by the last folder, as rsgen sync names it.
+  assert.equal(cmds.rsgen[0], `rsgen sync https://evil.example/ mirror/set-1/ --set 'script>'\\''";$(touch x)'`);
+  assert.equal(cmds.resync[0], BASELINE + quoted + ' https://evil.example/ mirror/set-1/');
+  assert.equal(v.shellWords([loc]), quoted);
+  assert.equal(v.shellWords(['', 'a b', "it's"]), `'' 'a b' 'it'\\''s'`);
+});
