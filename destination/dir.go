@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/rsgen/rsgen/internal/sysfile"
 )
 
 // ErrSymlink is returned for a path of DIR that goes through a symbolic
@@ -27,10 +27,10 @@ type mirrorDir struct {
 	path string
 	root *os.Root
 
-	fd      int  // DIR, for openat2
+	fd      int  // DIR, for openat2 (Linux); -1 elsewhere
 	unnamed bool // files are written unnamed (O_TMPFILE) and linked into place
 
-	noOpenat2 atomic.Bool // the kernel has no openat2
+	noOpenat2 atomic.Bool // the kernel has no openat2, or the system no kernel with one
 
 	mu      sync.Mutex
 	folders map[string]bool // folders known to be real folders, a bounded cache
@@ -50,59 +50,28 @@ func openMirror(dir string, create bool) (*mirrorDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := openDirFD(dir)
 	if err != nil {
 		root.Close()
 		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
 	d := &mirrorDir{path: dir, root: root, fd: fd, folders: map[string]bool{}}
+	d.noOpenat2.Store(fd < 0)
 	d.unnamed = create && d.canLinkUnnamed()
 	return d, nil
 }
 
 func (d *mirrorDir) Close() error {
-	unix.Close(d.fd)
+	closeDirFD(d.fd)
 	return d.root.Close()
-}
-
-// openat2 opens rel below DIR in one system call, through no symbolic
-// link (openat2 with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS: the
-// kernel's guarantee). ok is false on kernels without openat2 (before
-// Linux 5.6), where the callers go through the root and check the folders
-// themselves.
-func (d *mirrorDir) openat2(rel string, flags int) (fd int, err error, ok bool) {
-	if d.noOpenat2.Load() {
-		return -1, nil, false
-	}
-	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-	for {
-		fd, err = unix.Openat2(d.fd, rel, &how)
-		if !errors.Is(err, syscall.EINTR) && !errors.Is(err, syscall.EAGAIN) {
-			break
-		}
-	}
-	switch {
-	case errors.Is(err, syscall.ENOSYS):
-		d.noOpenat2.Store(true)
-		return -1, nil, false
-	case errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EXDEV):
-		err = ErrSymlink
-	}
-	if err != nil {
-		return -1, &fs.PathError{Op: "open", Path: d.join(rel), Err: err}, true
-	}
-	return fd, nil, true
 }
 
 // openFolder opens the folder rel for reading, through no link.
 func (d *mirrorDir) openFolder(rel string) (*os.File, error) {
-	if fd, err, ok := d.openat2(rel, unix.O_RDONLY|unix.O_DIRECTORY); ok {
-		if err != nil {
-			return nil, err
-		}
-		return os.NewFile(uintptr(fd), d.join(rel)), nil
+	if f, err, ok := d.openFolderBeneath(rel); ok {
+		return f, err
 	}
-	return d.root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	return d.root.OpenFile(rel, os.O_RDONLY|openDirectory|openNoFollow, 0)
 }
 
 // folder makes sure the folder rel exists as a real folder, creating what
@@ -167,22 +136,8 @@ func (d *mirrorDir) join(rel string) string { return d.path + string(os.PathSepa
 // none (not there, behind or as a link, or something else than a regular
 // file).
 func (d *mirrorDir) stat(rel string) (stamp, bool, error) {
-	if fd, err, ok := d.openat2(rel, unix.O_PATH|unix.O_NOFOLLOW); ok {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, ErrSymlink) {
-				return stamp{}, false, nil
-			}
-			return stamp{}, false, err
-		}
-		defer unix.Close(fd)
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return stamp{}, false, &fs.PathError{Op: "stat", Path: d.join(rel), Err: err}
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return stamp{}, false, nil
-		}
-		return stamp{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}, true, nil
+	if st, present, err, ok := d.statBeneath(rel); ok {
+		return st, present, err
 	}
 	if err := d.realParents(rel); err != nil {
 		return stamp{}, false, nil
@@ -232,16 +187,13 @@ func (d *mirrorDir) realParents(rel string) error {
 
 // open opens the regular file rel for reading, through no link.
 func (d *mirrorDir) open(rel string) (*os.File, error) {
-	if fd, err, ok := d.openat2(rel, unix.O_RDONLY|unix.O_NOFOLLOW); ok {
-		if err != nil {
-			return nil, err
-		}
-		return os.NewFile(uintptr(fd), d.join(rel)), nil
+	if f, err, ok := d.openFileBeneath(rel); ok {
+		return f, err
 	}
 	if err := d.realParents(rel); err != nil {
 		return nil, err
 	}
-	return d.root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	return d.root.OpenFile(rel, os.O_RDONLY|openNoFollow, 0)
 }
 
 // remove removes the file rel (a link there is removed itself), then the
@@ -325,10 +277,5 @@ func (d *mirrorDir) walkFolder(dir string, fn func(rel string, info fs.FileInfo)
 
 // stampOf returns the stamp of a file's stat.
 func stampOf(info fs.FileInfo) stamp {
-	st := stamp{size: info.Size(), mtime: info.ModTime().UnixNano()}
-	if sys, ok := info.Sys().(*syscall.Stat_t); ok {
-		st.ino = sys.Ino
-		st.ctime = sys.Ctim.Nano()
-	}
-	return st
+	return stamp{size: info.Size(), mtime: info.ModTime().UnixNano(), ctime: sysfile.Ctime(info), ino: sysfile.Inode(info)}
 }

@@ -1,0 +1,18 @@
+//go:build !linux
+
+package destination
+
+import "os"
+
+// Systems other than Linux have no openat2: paths of DIR are opened
+// through the os.Root, with the folders on the way checked (dir.go).
+
+func openDirFD(string) (int, error) { return -1, nil }
+
+func closeDirFD(int) {}
+
+func (d *mirrorDir) openFolderBeneath(string) (*os.File, error, bool) { return nil, nil, false }
+
+func (d *mirrorDir) openFileBeneath(string) (*os.File, error, bool) { return nil, nil, false }
+
+func (d *mirrorDir) statBeneath(string) (stamp, bool, error, bool) { return stamp{}, false, nil, false }

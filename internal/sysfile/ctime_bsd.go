@@ -1,0 +1,17 @@
+//go:build darwin || freebsd || netbsd
+
+package sysfile
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// Ctime returns the status change time of a file's stat, in nanoseconds
+// since the epoch, or 0.
+func Ctime(info fs.FileInfo) int64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ctimespec.Nano()
+	}
+	return 0
+}
