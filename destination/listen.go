@@ -95,10 +95,11 @@ func defaultCallback(addr net.Addr) (string, error) {
 	return "http://" + addr.String() + "/", nil
 }
 
-// serialized returns a notify that is called by one goroutine at a time.
+// serialized returns a notify that is called by one goroutine at a time
+// (one that does nothing for nil).
 func serialized(notify func(Event)) func(Event) {
 	if notify == nil {
-		return nil
+		return func(Event) {}
 	}
 	var mu sync.Mutex
 	return func(e Event) {
