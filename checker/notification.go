@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/rsgen/rsgen/notify"
 	"github.com/rsgen/rsgen/rs"
@@ -75,62 +74,13 @@ func (w *walker) walkChannel(ctx context.Context, cl *Document, e *Entry, capabi
 // advertises. S3 cannot store a Link header: a CDN in front of it must
 // add them.
 func (w *walker) topicHeaders(res *Resource, topic, hub string) {
-	links := parseLinkHeaders(res.Links)
+	links := notify.ParseLinkHeader(res.Links)
 	if !slices.Contains(links[rs.RelSelf], topic) {
 		w.rootReport("topic-link", topic, "served without Link: <%s>; rel=\"self\" (a host that cannot send it, such as S3, needs a CDN header policy that adds it)", topic)
 	}
 	if hub != "" && !slices.Contains(links[rs.RelHub], hub) {
 		w.rootReport("topic-link", topic, "served without Link: <%s>; rel=\"hub\", the hub its Capability List advertises", hub)
 	}
-}
-
-// parseLinkHeaders reads Link header values (RFC 8288) into the targets
-// of each relation type: `<URI>; rel="a b", <URI>; rel=c`. A URI is
-// delimited by <>, so that a comma in it does not split it.
-func parseLinkHeaders(values []string) map[string][]string {
-	out := map[string][]string{}
-	for _, v := range values {
-		for v != "" {
-			start := strings.IndexByte(v, '<')
-			end := strings.IndexByte(v, '>')
-			if start < 0 || end < start {
-				break
-			}
-			target := v[start+1 : end]
-			params, rest := splitLinkParams(v[end+1:])
-			for _, rel := range strings.Fields(params["rel"]) {
-				out[strings.ToLower(rel)] = append(out[strings.ToLower(rel)], target)
-			}
-			v = rest
-		}
-	}
-	return out
-}
-
-// splitLinkParams reads the parameters of one link value, up to the comma
-// that ends it outside quotes, and returns them with the rest.
-func splitLinkParams(s string) (map[string]string, string) {
-	params := map[string]string{}
-	quoted := false
-	end := len(s)
-	for i := 0; i < len(s) && end == len(s); i++ {
-		switch {
-		case s[i] == '"':
-			quoted = !quoted
-		case s[i] == ',' && !quoted:
-			end = i
-		}
-	}
-	for p := range strings.SplitSeq(s[:end], ";") {
-		name, value, ok := strings.Cut(strings.TrimSpace(p), "=")
-		if ok {
-			params[strings.ToLower(strings.TrimSpace(name))] = strings.Trim(strings.TrimSpace(value), `"`)
-		}
-	}
-	if end < len(s) {
-		return params, s[end+1:]
-	}
-	return params, ""
 }
 
 // notification applies the rules of a notification payload: a <urlset>

@@ -123,17 +123,6 @@ func TestTopicHeadersOverHTTP(t *testing.T) {
 	}
 }
 
-// TestParseLinkHeaders: relations are read from each link of each value,
-// a comma inside a URI or a quoted parameter does not split a link, and
-// rel may name several relations.
-func TestParseLinkHeaders(t *testing.T) {
-	got := parseLinkHeaders([]string{`<http://a.example/x,y>; rel="self", <http://h.example/>; title="a, b"; rel=hub`, `<http://c.example/>; REL="alternate self"`})
-	if strings.Join(got["self"], " ") != "http://a.example/x,y http://c.example/" || strings.Join(got["hub"], " ") != "http://h.example/" ||
-		strings.Join(got["alternate"], " ") != "http://c.example/" {
-		t.Errorf("parsed %v", got)
-	}
-}
-
 // TestCheckOutbox: the notifications pending in an outbox are checked one
 // by one and as a sequence per channel: consecutive payloads pass, a gap
 // is a warning and an overlap an error.

@@ -101,11 +101,9 @@ func (s *syncer) readChanges(ctx context.Context, ref *listRef, since time.Time,
 	if ref.until.After(*until) {
 		*until = ref.until
 	}
-	// An event without a datetime or lastmod takes the time of the one
-	// before it, as the list's order is the order of its events.
 	last := ref.from
 	err = r.Entries(func(e *rs.Entry) error {
-		at := cmp.Or(e.MD.Datetime, e.Lastmod, last)
+		at := changeTime(e, last)
 		last = at
 		switch e.MD.Change {
 		case rs.ChangeCreated, rs.ChangeUpdated, rs.ChangeDeleted:
@@ -128,6 +126,13 @@ func (s *syncer) readChanges(ctx context.Context, ref *listRef, since time.Time,
 		return fmt.Errorf("read the Change List %s: %w", ref.url, err)
 	}
 	return nil
+}
+
+// changeTime is the time of a change event: its datetime, else its
+// lastmod, else last, the time of the event before it (a list's order is
+// the order of its events).
+func changeTime(e *rs.Entry, last time.Time) time.Time {
+	return cmp.Or(e.MD.Datetime, e.Lastmod, last)
 }
 
 // refs gathers the lists of a capability (Change Lists or Change Dumps)

@@ -1,6 +1,7 @@
 package destination
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -19,6 +20,10 @@ type source struct {
 	// caps maps each capability the Capability List names to the URLs it
 	// gives for it, in document order.
 	caps map[string][]string
+	// hubs maps the topic of each notification channel the Capability
+	// List names to its hub: the rs:ln rel="hub" of its entry, else of
+	// the list ("" when neither names one).
+	hubs map[string]string
 }
 
 // setRef is a Capability List a Source Description names.
@@ -124,7 +129,7 @@ func fromCapabilityList(ctx context.Context, d *docs, u, base string) (*source, 
 		return nil, fmt.Errorf("read the Capability List: %w", err)
 	}
 	defer f.Close()
-	src := &source{base: base, set: setName(u), capList: u, caps: map[string][]string{}}
+	src := &source{base: base, set: setName(u), capList: u, caps: map[string][]string{}, hubs: map[string]string{}}
 	h, err := r.Head()
 	if err == nil && h.MD.Capability != rs.CapCapabilityList {
 		err = fmt.Errorf("its capability is %q, not %q", h.MD.Capability, rs.CapCapabilityList)
@@ -134,6 +139,9 @@ func fromCapabilityList(ctx context.Context, d *docs, u, base string) (*source, 
 			if c := e.MD.Capability; c != "" {
 				src.caps[c] = append(src.caps[c], e.Loc)
 			}
+			if c := e.MD.Capability; c == rs.CapChangeNotification || c == rs.CapFrameworkNotification {
+				src.hubs[e.Loc] = cmp.Or(hubOf(e.Links), hubOf(h.Links))
+			}
 			return nil
 		})
 	}
@@ -141,6 +149,16 @@ func fromCapabilityList(ctx context.Context, d *docs, u, base string) (*source, 
 		return nil, fmt.Errorf("read the Capability List %s: %w", u, err)
 	}
 	return src, nil
+}
+
+// hubOf returns the href of the first rs:ln rel="hub" of links.
+func hubOf(links []rs.Link) string {
+	for _, l := range links {
+		if l.Rel == rs.RelHub {
+			return l.Href
+		}
+	}
+	return ""
 }
 
 // setName names the set of the Capability List at u: its folder when the

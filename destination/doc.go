@@ -102,6 +102,19 @@
 // digests and kept. It ends with the DIR an uninterrupted sync would have
 // left.
 //
+// # Listening
+//
+// Listen is a sync that then stays: it subscribes to the set's Change
+// Notification channel at the hub its Capability List names (package
+// notify's Subscriber verifies signatures, renews the lease, and checks
+// the notifications' from and until for gaps), and applies each
+// notification as the events of a Change List, one at a time and in
+// order, through the verified-apply path: the state then says what a
+// sync would, and a later sync goes on from it. A notification that does
+// not start where the state's changes end (a gap), or that cannot be
+// applied, is closed from the Change Lists by an incremental sync. When
+// ctx ends, Listen unsubscribes and releases the state's lock.
+//
 // # Audit
 //
 // Audit compares DIR with the current Resource List: missing, extra and

@@ -3,6 +3,8 @@ package destination
 import (
 	"sync"
 	"time"
+
+	"github.com/rsgen/rsgen/notify"
 )
 
 // EventKind says what an Event reports.
@@ -43,13 +45,20 @@ type Event struct {
 
 // Summary is the outcome of a sync or an audit.
 type Summary struct {
-	// Mode is what the sync did: "baseline", "incremental" or "audit".
+	// Mode is what the sync did: "baseline", "incremental" or "audit";
+	// "notification" when Listen applied a notification.
 	Mode           string
 	Set            string
 	CapabilityList string
 	// SyncedUntil is the time up to which DIR holds the Source's changes:
 	// the next sync applies those since.
 	SyncedUntil time.Time
+	// Notification is the interval of the notification Listen applied, or
+	// whose gap it closed from the Change Lists (Mode "incremental").
+	Notification notify.Interval
+	// Took is how long the run took (Listen's runs; a sync's caller times
+	// it).
+	Took time.Duration
 
 	Fetched      int64 // files placed
 	FetchedBytes int64

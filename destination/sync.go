@@ -26,6 +26,22 @@ type syncer struct {
 	src  *source
 	work string // sorted runs and packages
 	seq  int64  // wants read so far
+	// requests0 and bytes0 are the client's counts when the run began:
+	// a listener's runs share a client.
+	requests0, bytes0 int64
+	start             time.Time
+}
+
+// newSyncer returns a syncer of one run with o, fetching with c.
+func newSyncer(o Options, c *client) *syncer {
+	s := &syncer{o: o, c: c, sum: &Summary{}, requests0: c.requests.Load(), bytes0: c.bytes.Load(), start: time.Now()}
+	s.rep = &reporter{notify: o.Notify, sum: s.sum}
+	return s
+}
+
+// countRequests puts the requests and bytes of the run in its summary.
+func (s *syncer) countRequests() {
+	s.sum.Requests, s.sum.Bytes = s.c.requests.Load()-s.requests0, s.c.bytes.Load()-s.bytes0
 }
 
 // Sync mirrors the set of the Source at o.Source into o.Dir, or brings
@@ -35,35 +51,54 @@ type syncer struct {
 // finish, ErrIncomplete (wrapped) when some resources could not be
 // mirrored, each reported by an EventFailed.
 func Sync(ctx context.Context, o Options) (*Summary, error) {
-	o = o.Defaults()
-	abs, err := filepath.Abs(o.Dir)
+	o, err := o.resolve()
 	if err != nil {
 		return nil, err
 	}
-	o.Dir = abs
-	s := &syncer{o: o, c: newClient(&o), sum: &Summary{}}
-	s.rep = &reporter{notify: o.Notify, sum: s.sum}
-	defer func() { s.sum.Requests, s.sum.Bytes = s.c.requests.Load(), s.c.bytes.Load() }()
+	s := newSyncer(o, newClient(&o))
+	defer s.countRequests()
 	if o.DryRun {
 		return s.sum, s.dryRunSync(ctx)
 	}
-	made := firstMissing(o.State) // the folder the state's creation makes, if any
-	lock, err := snapshot.AcquireLock(ctx, o.State, false, nil)
+	lock, err := lockState(ctx, o.State)
 	if err != nil {
-		var le *snapshot.LockError
-		if errors.As(err, &le) {
-			return nil, fmt.Errorf("another rsgen sync is running on the state %s (process %d)", o.State, le.PID)
-		}
 		return nil, err
 	}
 	err = s.run(ctx)
 	s.close()
-	lock.Release()
-	if err != nil && made != "" && s.inv == nil {
-		// A first sync that failed before it opened DIR leaves nothing.
-		os.RemoveAll(made)
-	}
+	lock.release(err != nil && s.inv == nil)
 	return s.sum, err
+}
+
+// stateLock is the lock of a state folder, held while a sync or a listen
+// runs, with the folder its creation made, if any.
+type stateLock struct {
+	lock *snapshot.StateLock
+	made string
+}
+
+// lockState takes the lock of the state folder state.
+func lockState(ctx context.Context, state string) (*stateLock, error) {
+	made := firstMissing(state)
+	lock, err := snapshot.AcquireLock(ctx, state, false, nil)
+	if err != nil {
+		var le *snapshot.LockError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("another rsgen sync is running on the state %s (process %d)", state, le.PID)
+		}
+		return nil, err
+	}
+	return &stateLock{lock: lock, made: made}, nil
+}
+
+// release releases the lock; with undo (a first sync that failed before
+// it opened DIR), it removes the state folder it made: such a sync leaves
+// nothing.
+func (l *stateLock) release(undo bool) {
+	l.lock.Release()
+	if undo && l.made != "" {
+		os.RemoveAll(l.made)
+	}
 }
 
 // firstMissing returns the outermost folder on the way to dir that is
@@ -133,19 +168,35 @@ func (s *syncer) close() {
 
 // run discovers the set, then takes a baseline or applies the changes.
 func (s *syncer) run(ctx context.Context) error {
-	if err := s.openState(); err != nil {
-		return err
-	}
-	st, err := loadState(s.o.State)
+	st, err := s.prepare(ctx)
 	if err != nil {
 		return err
 	}
+	return s.pull(ctx, st)
+}
+
+// prepare opens the state and discovers the set, and returns the state
+// of the mirror, checked to be that of a sync of the set into DIR.
+func (s *syncer) prepare(ctx context.Context) (*syncState, error) {
+	if err := s.openState(); err != nil {
+		return nil, err
+	}
+	st, err := loadState(s.o.State)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.discover(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if err := st.belongs(s.o.State, s.o.Dir, s.src); err != nil {
-		return err
+		return nil, err
 	}
+	return st, nil
+}
+
+// pull opens DIR and takes the baseline or the changes the state calls
+// for, then commits the state.
+func (s *syncer) pull(ctx context.Context, st *syncState) error {
 	if err := s.openDir(); err != nil {
 		return err
 	}
@@ -157,16 +208,7 @@ func (s *syncer) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.sum.Failed > 0 {
-		return fmt.Errorf("%w: %d resources could not be mirrored; the next sync tries them again", ErrIncomplete, s.sum.Failed)
-	}
-	// Complete: DIR holds the Source up to until.
-	if err := s.inv.close(s.work); err != nil {
-		return err
-	}
-	st.Baseline, st.SyncedUntil = true, until
-	s.sum.SyncedUntil = until
-	if err := st.save(s.o.State); err != nil {
+	if err := s.commit(st, until); err != nil {
 		return err
 	}
 	os.Remove(filepath.Join(s.o.State, packagesFile))
@@ -177,6 +219,20 @@ func (s *syncer) run(ctx context.Context) error {
 		return fmt.Errorf("%w: %d resources cannot be mirrored as files of %s", ErrIncomplete, s.sum.Refused, s.o.Dir)
 	}
 	return nil
+}
+
+// commit ends a complete run: when every resource was mirrored, DIR
+// holds the Source up to until, which the state then says.
+func (s *syncer) commit(st *syncState, until time.Time) error {
+	if s.sum.Failed > 0 {
+		return fmt.Errorf("%w: %d resources could not be mirrored; the next sync tries them again", ErrIncomplete, s.sum.Failed)
+	}
+	if err := s.inv.close(s.work); err != nil {
+		return err
+	}
+	st.Baseline, st.SyncedUntil = true, until
+	s.sum.SyncedUntil = until
+	return st.save(s.o.State)
 }
 
 // discover finds the set and makes its mapper.

@@ -53,7 +53,8 @@
 // A Subscriber is the Destination's side: an http.Handler for its
 // callbacks that subscribes with a random secret, answers the hub's
 // verification only for what it asked, checks X-Hub-Signature (sha256 or
-// better) on every delivery and ignores one that fails, renews leases
+// better) on every delivery and ignores one that fails or whose Link
+// header names another topic, renews leases
 // before they end, unsubscribes on Close, and hands each payload on as a
 // Delivery with its parsed entries and, when notifications were missed, the
 // gap that the Destination closes from the Change Lists.

@@ -283,6 +283,39 @@ func TestPushBadSignatureIgnored(t *testing.T) {
 	}
 }
 
+// A signed delivery whose Link header names another topic than the
+// subscription's is ignored (ErrTopic); the same payload naming the
+// subscription's topic is delivered.
+func TestPushOtherTopicIgnored(t *testing.T) {
+	h := startHub(t, websubhub.Options{})
+	l := startListener(t, notify.SubscriberOptions{})
+	sub := subscribe(t, l, h, changeTopic, at(0))
+	payload := twoBatches(t, notify.OpenOutbox(t.TempDir()))[0]
+	m := hmac.New(sha256.New, sub.Secret())
+	m.Write([]byte(payload))
+	for _, topic := range []string{"https://example.org/other/change.xml", changeTopic} {
+		req, _ := http.NewRequest(http.MethodPost, sub.Callback(), strings.NewReader(payload))
+		req.Header.Set("Content-Type", "application/xml")
+		req.Header.Set("X-Hub-Signature", "sha256="+hex.EncodeToString(m.Sum(nil)))
+		req.Header.Set("Link", notify.LinkHeader(topic, h.URL()))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Errorf("%s: answered %s, want 2xx", topic, resp.Status)
+		}
+		if topic != changeTopic {
+			if err := l.nextProblem(t); !errors.Is(err, notify.ErrTopic) {
+				t.Errorf("a delivery naming another topic: %v, want ErrTopic", err)
+			}
+		} else if d := l.next(t); d.Topic != changeTopic || !d.From.Equal(at(0)) {
+			t.Errorf("the delivery naming the topic: %+v, want [0, 100] of %s", d, changeTopic)
+		}
+	}
+}
+
 // A hub that is down keeps the notifications in the outbox, unchanged,
 // after the retries; a later send delivers them, the same bytes.
 func TestPushHubDown(t *testing.T) {
@@ -531,6 +564,17 @@ func TestTopicHeaders(t *testing.T) {
 	}
 	if len(h) != len(want) || h.Get("Content-Type") != want.Get("Content-Type") || h.Get("Link") != want.Get("Link") {
 		t.Errorf("TopicHeaders = %v, want %v", h, want)
+	}
+}
+
+// TestParseLinkHeader: relations are read from each link of each value,
+// a comma inside a URI or a quoted parameter does not split a link, and
+// rel may name several relations.
+func TestParseLinkHeader(t *testing.T) {
+	got := notify.ParseLinkHeader([]string{`<http://a.example/x,y>; rel="self", <http://h.example/>; title="a, b"; rel=hub`, `<http://c.example/>; REL="alternate self"`})
+	if strings.Join(got["self"], " ") != "http://a.example/x,y http://c.example/" || strings.Join(got["hub"], " ") != "http://h.example/" ||
+		strings.Join(got["alternate"], " ") != "http://c.example/" {
+		t.Errorf("parsed %v", got)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,11 @@ var (
 	// ErrSignature: a delivery without a valid X-Hub-Signature of sha256
 	// or better, which the Subscriber ignores (WebSub §7.1.2).
 	ErrSignature = errors.New("the delivery's X-Hub-Signature does not verify")
+	// ErrTopic: a delivery whose Link header names another topic (rel=
+	// "self") than the subscription's, which the Subscriber ignores: a
+	// hub that mixes up its callbacks cannot feed a channel another's
+	// notifications.
+	ErrTopic = errors.New("the delivery's Link header names another topic")
 	// ErrDuplicate: a notification seen before, which is dropped.
 	ErrDuplicate = errors.New("the notification was delivered before")
 	// ErrDenied: the hub refused or ended the subscription (WebSub §5.2).
@@ -332,6 +338,11 @@ func (s *Subscriber) receive(w http.ResponseWriter, r *http.Request, sub *Subscr
 		s.opts.Problem(sub.Topic, ErrSignature)
 		return
 	}
+	if err := checkSelf(r.Header.Values("Link"), sub.Topic); err != nil {
+		w.WriteHeader(http.StatusAccepted)
+		s.opts.Problem(sub.Topic, err)
+		return
+	}
 	n, err := Parse(bytes.NewReader(body))
 	if err != nil {
 		w.WriteHeader(http.StatusAccepted)
@@ -354,6 +365,18 @@ func (s *Subscriber) receive(w http.ResponseWriter, r *http.Request, sub *Subscr
 	// the order their sequence was checked in.
 	s.opts.Deliver(Delivery{Topic: sub.Topic, Notification: n, Gap: gap, Payload: body})
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// checkSelf returns ErrTopic when the Link headers of a delivery name a
+// topic (rel="self") and none is topic. WebSub §7 has the hub send it;
+// a delivery without one is taken as the subscription's, which its
+// callback URL and signature already identify.
+func checkSelf(links []string, topic string) error {
+	self := ParseLinkHeader(links)[rs.RelSelf]
+	if len(self) == 0 || slices.Contains(self, topic) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s, not %s", ErrTopic, excerpt([]byte(strings.Join(self, " "))), topic)
 }
 
 // validSignature reports whether header, an X-Hub-Signature value

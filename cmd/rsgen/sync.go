@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +35,15 @@ Resources under the Source's base URL land at their paths below DIR,
 percent-decoded; those on other hosts are skipped, or mirrored under
 DIR/HOST/ with --other-hosts. DIR holds nothing else: the state lives in
 --state, by default .rsgen-sync/NAME beside DIR (NAME is DIR's name). A sync
-stopped at any point, even by kill -9, resumes where it stopped.`,
+stopped at any point, even by kill -9, resumes where it stopped.
+
+With --listen ADDR the sync then stays: it subscribes to the set's Change
+Notification channel at the hub the Capability List names, serves the
+hub's callbacks on ADDR, and applies each notification as it arrives, with
+the same verification, printing one line for each. A notification missed
+(a gap) is made up from the Change Lists. Behind a proxy or NAT, --callback
+gives the URL at which the hub reaches ADDR. Interrupt (Ctrl-C, SIGINT or
+SIGTERM) unsubscribes and exits 0; a later rsgen sync goes on from there.`,
 	more: `exit codes: 0 DIR is in sync, 1 some resources could not be mirrored, the
 sync failed, or (--audit) DIR is out of sync; 2 usage error (also: a Source
 with several sets and no --set); 130 interrupted (run it again to resume).
@@ -44,7 +53,8 @@ examples:
   rsgen sync https://data.example.org/ mirror/ --set books --jobs 8
   rsgen sync https://data.example.org/resourcesync/books/capabilitylist.xml mirror/
   rsgen sync https://data.example.org/ mirror/ --audit
-  rsgen sync https://data.example.org/ mirror/ --map https://data.example.org/=http://127.0.0.1:8080/`,
+  rsgen sync https://data.example.org/ mirror/ --map https://data.example.org/=http://127.0.0.1:8080/
+  rsgen sync https://data.example.org/ mirror/ --listen :8081 --callback https://mirror.example.net/hook/`,
 	flags:   func() (*flag.FlagSet, any) { f := newSyncFlags(); return f.fs, f },
 	minArgs: 2,
 	maxArgs: 2,
@@ -59,6 +69,8 @@ type syncFlags struct {
 	retries               int
 	maps                  mapFlag
 	audit, jsonOut, quiet bool
+	// --listen
+	listen, callback, readyFile string
 }
 
 // mapFlag collects --map FROM=TO, in the order given.
@@ -94,6 +106,9 @@ func newSyncFlags() *syncFlags {
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors: no progress, no summary")
 	fs.DurationVar(&f.opts.Timeout, "timeout", destination.DefaultTimeout, "give up a request that sends nothing for this long (a `DURATION`)")
 	fs.IntVar(&f.retries, "retries", destination.DefaultRetries, "try a failed fetch again up to `N` times")
+	fs.StringVar(&f.listen, "listen", "", "after the sync, serve the hub's callbacks on `ADDR` (host:port) and apply\neach change notification as it arrives, until interrupted")
+	fs.StringVar(&f.callback, "callback", "", "with --listen, the `URL` at which the hub reaches ADDR (default:\nhttp://ADDR/), behind a proxy or NAT")
+	fs.StringVar(&f.readyFile, "ready-file", "", "with --listen, once subscribed, write the callback URL into `FILE`\n(for scripts)")
 	return f
 }
 
@@ -113,12 +128,33 @@ func (f *syncFlags) validate(args []string) error {
 	case f.opts.Timeout <= 0:
 		return fmt.Errorf("--timeout %s: want a positive duration", f.opts.Timeout)
 	}
+	if err := f.validateListen(); err != nil {
+		return err
+	}
 	f.opts.Retries = f.retries
 	if f.retries == 0 {
 		f.opts.Retries = -1
 	}
 	f.opts.Source, f.opts.Dir, f.opts.Maps = args[0], args[1], f.maps
 	f.opts.UserAgent = "rsgen/" + version()
+	return nil
+}
+
+// validateListen checks the flags that go with --listen.
+func (f *syncFlags) validateListen() error {
+	switch {
+	case f.listen == "" && (f.callback != "" || f.readyFile != ""):
+		return errors.New("--callback and --ready-file go with --listen")
+	case f.listen == "":
+		return nil
+	case f.audit || f.opts.DryRun || f.jsonOut:
+		return errors.New("--listen does not go with --audit, --dry-run or --json")
+	}
+	if f.callback != "" {
+		if u, err := url.Parse(f.callback); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--callback %q: want an http or https URL", f.callback)
+		}
+	}
 	return nil
 }
 
@@ -130,6 +166,9 @@ func runSync(ctx context.Context, cio cliIO, values any, args []string) int {
 	}
 	v := newSyncView(cio, f)
 	f.opts.Notify = v.event
+	if f.listen != "" {
+		return runListen(ctx, v, f)
+	}
 	start := time.Now()
 	var sum *destination.Summary
 	var err error
@@ -139,6 +178,11 @@ func runSync(ctx context.Context, cio cliIO, values any, args []string) int {
 		sum, err = destination.Sync(ctx, f.opts)
 	}
 	v.finish(sum, err, time.Since(start))
+	return syncExit(ctx, err)
+}
+
+// syncExit is the exit code of a sync that ended with err.
+func syncExit(ctx context.Context, err error) int {
 	var usage *destination.UsageError
 	switch {
 	case err == nil:
@@ -275,6 +319,51 @@ func (v *syncView) finish(sum *destination.Summary, err error, took time.Duratio
 	if sum != nil && sum.Set != "" && !v.f.quiet && v.json == nil {
 		fmt.Fprintf(v.cio.stdout, "rsgen sync: %s\n", syncSummaryLine(sum, v.f.opts.DryRun, took))
 	}
+}
+
+// runListen syncs, then applies the notifications until interrupted,
+// printing a line for each run.
+func runListen(ctx context.Context, v *syncView, f *syncFlags) int {
+	err := destination.Listen(ctx, destination.ListenOptions{
+		Options: f.opts, Addr: f.listen, Callback: f.callback,
+		Subscribed: func(callback string) {
+			v.event(destination.Event{Kind: destination.EventInfo, Msg: "listening for change notifications at " + callback})
+			if f.readyFile != "" {
+				if err := writeFileAtomic(f.readyFile, callback+"\n"); err != nil {
+					v.event(destination.Event{Kind: destination.EventWarning, Msg: err.Error()})
+				}
+			}
+		},
+		Done: func(s *destination.Summary) {
+			if !f.quiet {
+				v.printLine(listenSummaryLine(s))
+			}
+		},
+	})
+	v.finish(nil, err, 0)
+	return syncExit(ctx, err)
+}
+
+// listenSummaryLine says what a run of rsgen sync --listen did: the first
+// sync, a notification applied, or the Change Lists read after a gap.
+func listenSummaryLine(s *destination.Summary) string {
+	line := syncSummaryLine(s, false, s.Took)
+	n := s.Notification
+	if n.Until.IsZero() {
+		return line
+	}
+	interval := n.From.UTC().Format(time.RFC3339Nano) + "→" + n.Until.UTC().Format(time.RFC3339Nano)
+	if s.Mode == "notification" {
+		return "notification " + interval + strings.TrimPrefix(line, "notification")
+	}
+	return "notifications missed before " + interval + ", so " + line
+}
+
+// printLine prints a line on stdout, keeping the status line below it.
+func (v *syncView) printLine(line string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.printAbove(v.cio.stdout, "rsgen sync: "+line)
 }
 
 // syncSummaryLine says what a sync did, or an audit found.
