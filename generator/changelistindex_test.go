@@ -71,19 +71,47 @@ func TestChangeListIndexTurnedOff(t *testing.T) {
 	src := filepath.Join(root, "site")
 	cfg := noIndexConfig(t, root)
 	cfg.ChangeList.Index = true
-	writeTree(t, src, map[string]string{"a.txt": "a0"})
-	buildAt(t, cfg, "2026-01-01T00:00:00Z", limits{})
+	for i, at := range []string{"2026-01-01T00:00:00Z", "2026-01-01T01:30:00Z", "2026-01-01T03:00:00Z"} {
+		writeTree(t, src, map[string]string{"a.txt": fmt.Sprint("a", i)})
+		buildAt(t, cfg, at, limits{}) // the last closes a list
+	}
 	index := filepath.Join(cfg.Out, filepath.FromSlash(layout.ChangeListIndex("default")))
 	if _, err := os.Stat(index); err != nil {
 		t.Fatalf("with index = true: %v", err)
 	}
 	cfg.ChangeList.Index = false
-	writeTree(t, src, map[string]string{"a.txt": "a1"})
-	buildAt(t, cfg, "2026-01-01T00:30:00Z", limits{})
+	writeTree(t, src, map[string]string{"a.txt": "a3"})
+	buildAt(t, cfg, "2026-01-01T03:30:00Z", limits{})
 	if _, err := os.Stat(index); !os.IsNotExist(err) {
 		t.Errorf("the Change List Index is still published after index = false (stat: %v)", err)
 	}
-	checkOpenListIsCapabilityEntry(t, cfg)
+	open := checkOpenListIsCapabilityEntry(t, cfg)
+	checkClosedListsArchived(t, cfg, open, 1)
+	checkStrict(t, cfg)
+	// Not checkReferences: the list closed before the switch is immutable
+	// and keeps its rel="index" link to the index no longer published.
+}
+
+// TestChangeListWithoutIndexRecovered loses the state of a Source without
+// a Change List Index: the recovery finds the Change Lists through the
+// Change List Archive and the Capability List, so the next build goes on
+// from them instead of dropping the closed lists.
+func TestChangeListWithoutIndexRecovered(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "site")
+	cfg := noIndexConfig(t, root)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 4 {
+		writeTree(t, src, map[string]string{"a.txt": fmt.Sprintf("a%d", i)})
+		buildAt(t, cfg, start.Add(time.Duration(i)*90*time.Minute).Format(time.RFC3339), limits{})
+	}
+	if err := os.RemoveAll(cfg.State); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, src, map[string]string{"a.txt": "a4"})
+	buildAt(t, cfg, start.Add(4*90*time.Minute).Format(time.RFC3339), limits{})
+	open := checkOpenListIsCapabilityEntry(t, cfg)
+	checkClosedListsArchived(t, cfg, open, 3)
 	checkStrict(t, cfg)
 }
 
