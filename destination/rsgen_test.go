@@ -389,14 +389,14 @@ func TestDumpsSeed(t *testing.T) {
 	sameTree(t, treeOf(t, dir), s.source())
 }
 
-// TestRsgenSourceWithoutChangeListIndex follows a Source built with
-// [changelist] index = false, whose Capability List points at the open
-// Change List: a sync that spans a rotation finds the closed list through
-// the Change List Archive and stays incremental.
+// TestRsgenSourceWithoutChangeListIndex follows a Source that turns
+// [changelist] index off after the baseline, whose Capability List then
+// points at the open Change List: a sync that spans a rotation finds the
+// closed list through the Change List Archive and stays incremental.
 func TestRsgenSourceWithoutChangeListIndex(t *testing.T) {
 	ln, base := listen(t)
 	s := newRsgenSite(t, base, func(c *config.Config) {
-		c.ChangeList = config.ChangeList{Rotate: config.Duration{Duration: time.Hour}, Index: false}
+		c.ChangeList = config.ChangeList{Rotate: config.Duration{Duration: time.Hour}, Index: true}
 		c.Archives.ChangeLists = true
 	})
 	s.write("a.txt", "a")
@@ -408,6 +408,7 @@ func TestRsgenSourceWithoutChangeListIndex(t *testing.T) {
 	mustSync(t, o)
 	mustSync(t, o) // the first to read the Change Lists
 
+	s.cfg.ChangeList.Index = false
 	s.write("a.txt", "changed")
 	s.build(time.Minute) // into the list the baseline opened
 	s.remove("b.txt")

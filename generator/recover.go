@@ -24,11 +24,11 @@ import (
 // Lists name every published file with its length, digests, media type and
 // lastmod; the Change Lists hold the segments and the open segment's
 // events; the Change List Index (or, with [changelist] index = false, the
-// Change List Archive and the Capability List) their times. When the state is missing
-// (a CI runner that restored the output, say a gh-pages branch, but not the
-// state folder), corrupt, truncated, or written by a newer rsgen, the
-// build rebuilds it from there instead of publishing every resource as
-// created:
+// Change List Archive and the Capability List) their times. When the
+// state is missing (a CI runner that restored the output, say a gh-pages
+// branch, but not the state folder), corrupt, truncated, or written by a
+// newer rsgen, the build rebuilds it from there instead of publishing
+// every resource as created:
 //
 //   - missing state and an output holding an rsgen build: automatic;
 //   - corrupt, truncated or newer-version state: a warning, the bad file is
