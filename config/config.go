@@ -93,9 +93,9 @@ type ChangeList struct {
 	Rotate Duration `toml:"rotate"`
 	// Index publishes each set's Change List Index (changelist.xml) and
 	// points the Capability List at it. Off, the Capability List points at
-	// the open Change List itself, the layout clients such as resync 2.0.1
-	// follow, and the closed lists are reachable only through the Change
-	// List Archive, which must then be on.
+	// the open Change List itself, for clients that read a Change List
+	// there and cannot read an index, and the closed lists are reachable
+	// only through the Change List Archive, which must then be on.
 	Index bool `toml:"index"`
 }
 

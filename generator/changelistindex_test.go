@@ -31,13 +31,14 @@ func noIndexConfig(t *testing.T, root string) *config.Config {
 	return &cfg
 }
 
-// TestChangeListWithoutIndex builds five times 90 minutes apart, each build
-// from the third closing the Change List of the one before, with [changelist] index =
-// false, and checks after every build that the Capability List's
-// changelist entry is the open Change List (a urlset, as resync 2.0.1
-// reads it), that no Change List Index is published, that the Change
-// List Archive lists every closed list, so that every change stays
-// reachable, and that rsgen check --strict passes.
+// TestChangeListWithoutIndex builds five times 90 minutes apart, each
+// build from the third closing the Change List of the one before, with
+// [changelist] index = false, and checks after every build that the
+// Capability List's changelist entry is the open Change List (a urlset,
+// which resync 2.0.1 can read, where it cannot read an index), that no
+// Change List Index is published, that the Change List Archive lists
+// every closed list, so that every change stays reachable, and that rsgen
+// check --strict passes.
 func TestChangeListWithoutIndex(t *testing.T) {
 	root := t.TempDir()
 	src := filepath.Join(root, "site")

@@ -141,10 +141,10 @@ func publishesIndex(s *site, kind segmentKind) bool {
 
 // capabilityEntry returns the output path of the document that set st's
 // Capability List gives for a kind of segment document: its index, or,
-// without one, the open document of journal, so that a client reading the
-// changelist entry as a Change List (resync 2.0.1) finds one there. The
-// closed lists are then listed by the Change List Archive, which
-// config.Validate requires.
+// without one, the open document of journal, so that a client that reads
+// the changelist entry as a Change List finds one there. The closed lists
+// are then listed by the Change List Archive, which config.Validate
+// requires.
 func capabilityEntry(s *site, kind segmentKind, st *set, journal []snapshot.Segment) string {
 	if publishesIndex(s, kind) {
 		return kind.index(st.Name)
