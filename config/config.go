@@ -91,6 +91,12 @@ type ChangeList struct {
 	// Rotate is the longest time a Change List stays open, e.g. "24h";
 	// "0s" closes lists only at the size limits.
 	Rotate Duration `toml:"rotate"`
+	// Index publishes each set's Change List Index (changelist.xml) and
+	// points the Capability List at it. Off, the Capability List points at
+	// the open Change List itself, for clients that read a Change List
+	// there and cannot read an index, and the closed lists are reachable
+	// only through the Change List Archive, which must then be on.
+	Index bool `toml:"index"`
 }
 
 // Dumps configures the ZIP packages of Resource Dumps (§11) and Change
@@ -260,7 +266,7 @@ func Default() Config {
 		Hashes:          []rs.HashAlgorithm{rs.SHA256},
 		Lastmod:         LastmodContent,
 		IncludeDotfiles: []string{".well-known"},
-		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}},
+		ChangeList:      ChangeList{Rotate: Duration{24 * time.Hour}, Index: true},
 		Publish:         Publish{Viewer: true, Resources: PlaceLink, ShortCache: Duration{5 * time.Minute}},
 		Dumps:           Dumps{PackageSize: 1 << 30, Compression: CompressAuto},
 		Archives:        Archives{SnapshotEvery: Duration{30 * 24 * time.Hour}},
@@ -457,7 +463,7 @@ func suggest(key toml.Key) string {
 	case len(key) > 1 && key[0] == "archives":
 		valid = archiveKeys
 	case len(key) > 1 && key[0] == "changelist":
-		valid = []string{"rotate"}
+		valid = []string{"rotate", "index"}
 	case len(key) > 1 && key[0] == "dumps":
 		valid = []string{"resource_dump", "change_dump", "package_size", "compression"}
 	case len(key) > 1 && key[0] == "publish":
@@ -628,6 +634,9 @@ func (c *Config) checkValues() error {
 	}
 	if (c.Archives.ResourceLists || c.Archives.ResourceDumps) && c.Archives.SnapshotEvery.Duration <= 0 {
 		return c.keyError("archives.snapshot_every", -1, "must be a positive duration such as \"720h\" when resource_lists or resource_dumps is on")
+	}
+	if !c.ChangeList.Index && !c.Archives.ChangeLists {
+		return c.keyError("changelist.index", -1, "false needs [archives] change_lists = true: without the Change List Index, the closed Change Lists are reachable only through the Change List Archive")
 	}
 	return c.checkNotification()
 }

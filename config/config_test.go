@@ -118,6 +118,7 @@ func TestValidate(t *testing.T) {
 		{"base url port 0", func(c *Config) { c.BaseURL = "http://x.example:0/" }, "base_url: \"http://x.example:0/\": port 0 is not a TCP port"},
 		{"base url port too large", func(c *Config) { c.BaseURL = "http://x.example:99999999/" }, "port 99999999 is not a TCP port"},
 		{"describedby port", func(c *Config) { c.DescribedBy = "https://x.example:65536/about" }, "describedby: \"https://x.example:65536/about\": port 65536"},
+		{"no change list index, no archive", func(c *Config) { c.ChangeList.Index = false }, "changelist.index: false needs [archives] change_lists = true"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -132,6 +133,11 @@ func TestValidate(t *testing.T) {
 	cfg := valid()
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("valid config refused: %v", err)
+	}
+	cfg = valid()
+	cfg.ChangeList.Index, cfg.Archives.ChangeLists = false, true
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("index = false with the Change List Archive refused: %v", err)
 	}
 }
 

@@ -388,3 +388,38 @@ func TestDumpsSeed(t *testing.T) {
 	}
 	sameTree(t, treeOf(t, dir), s.source())
 }
+
+// TestRsgenSourceWithoutChangeListIndex follows a Source that turns
+// [changelist] index off after the baseline, whose Capability List then
+// points at the open Change List: a sync that spans a rotation finds the
+// closed list through the Change List Archive and stays incremental.
+func TestRsgenSourceWithoutChangeListIndex(t *testing.T) {
+	ln, base := listen(t)
+	s := newRsgenSite(t, base, func(c *config.Config) {
+		c.ChangeList = config.ChangeList{Rotate: config.Duration{Duration: time.Hour}, Index: true}
+		c.Archives.ChangeLists = true
+	})
+	s.write("a.txt", "a")
+	s.write("b.txt", "b")
+	s.build(0)
+	serveOutput(t, s, ln)
+	dir := filepath.Join(t.TempDir(), "mirror")
+	o := destination.Options{Source: base, Dir: dir}
+	mustSync(t, o)
+	mustSync(t, o) // the first to read the Change Lists
+
+	s.cfg.ChangeList.Index = false
+	s.write("a.txt", "changed")
+	s.build(time.Minute) // into the list the baseline opened
+	s.remove("b.txt")
+	s.build(2 * time.Hour) // closes it: the Capability List points at the next
+	s.write("c.txt", "new")
+	s.build(time.Minute)
+	if _, err := os.Stat(filepath.Join(s.cfg.Out, "resourcesync", "default", "changelist.xml")); !os.IsNotExist(err) {
+		t.Fatalf("a Change List Index is published (stat: %v)", err)
+	}
+	if sum := mustSync(t, o); sum.Mode != "incremental" || sum.Fetched != 2 || sum.Deleted != 1 {
+		t.Errorf("after a rotation: %s, %d fetched, %d deleted; want incremental, 2, 1", sum.Mode, sum.Fetched, sum.Deleted)
+	}
+	sameTree(t, treeOf(t, dir), s.source())
+}

@@ -116,7 +116,7 @@ func (jw *journalWriter) writeIndex(journal []snapshot.Segment, kind segmentKind
 		jw.d.w.Record(rel, changed)
 		segs = append(segs, open)
 	}
-	if len(segs) == 0 {
+	if len(segs) == 0 || !publishesIndex(s, kind) {
 		return nil
 	}
 	md := rs.MD{Capability: kind.capability, From: unixTime(segs[0].From)}
@@ -130,6 +130,26 @@ func (jw *journalWriter) writeIndex(journal []snapshot.Segment, kind segmentKind
 		}
 		return nil
 	})
+}
+
+// publishesIndex reports whether the site publishes the index of a kind
+// of segment document: always, but for the Change List Index with
+// [changelist] index = false.
+func publishesIndex(s *site, kind segmentKind) bool {
+	return kind.capability != rs.CapChangeList || s.cfg.ChangeList.Index
+}
+
+// capabilityEntry returns the output path of the document that set st's
+// Capability List gives for a kind of segment document: its index, or,
+// without one, the open document of journal, so that a client that reads
+// the changelist entry as a Change List finds one there. The closed lists
+// are then listed by the Change List Archive, which config.Validate
+// requires.
+func capabilityEntry(s *site, kind segmentKind, st *set, journal []snapshot.Segment) string {
+	if publishesIndex(s, kind) {
+		return kind.index(st.Name)
+	}
+	return segmentPath(kind, st.Name, &journal[len(journal)-1])
 }
 
 // holds reports whether the document of a kind of segment seg has
@@ -159,7 +179,10 @@ func (jw *journalWriter) writeSegment(kind segmentKind, path string, seg *snapsh
 func (jw *journalWriter) writeChangeList(path string, seg *snapshot.Segment) (bool, error) {
 	s, st := jw.d.s, jw.st
 	md := rs.MD{Capability: rs.CapChangeList, From: unixTime(seg.From), Until: unixTime(seg.Until)}
-	links := []rs.Link{s.upLink(st), {Rel: rs.RelIndex, Href: s.docURL(layout.ChangeListIndex(st.Name))}}
+	links := []rs.Link{s.upLink(st)}
+	if publishesIndex(s, changeLists) {
+		links = append(links, rs.Link{Rel: rs.RelIndex, Href: s.docURL(layout.ChangeListIndex(st.Name))})
+	}
 	return jw.d.writeXML(path, rs.URLSet, md, links, func(w *rs.Writer) error {
 		for i := range seg.Events {
 			ev := &seg.Events[i]

@@ -10,7 +10,8 @@
 //	B/resourcesync/S/capabilitylist.xml              Capability List of S
 //	B/resourcesync/S/resourcelist.xml                Resource List, or its index
 //	B/resourcesync/S/resourcelist-00001.xml ...      parts, when split
-//	B/resourcesync/S/changelist.xml                  Change List Index
+//	B/resourcesync/S/changelist.xml                  Change List Index (not with [changelist] index = false:
+//	                                                 the Capability List then points at the open list)
 //	B/resourcesync/S/changelists/changelist-T.xml    one Change List per segment
 //	B/<path>                                         the resources themselves
 //

@@ -6,6 +6,7 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // The lists of a set: its Resource List and Capability List, and the
@@ -66,8 +67,9 @@ func writeResourceList(d docWriter, st *set, l listing, archived bool) error {
 // not (a set without files has no Resource List, a set without changes
 // yet no Change Dump Index, an archive nothing yet), and are listed once
 // they are. The Change List Index always is, so the Capability List never
-// changes the URI it points at for Change Lists.
-func writeCapabilityList(d docWriter, st *set) error {
+// changes the URI it points at for Change Lists; without one ([changelist]
+// index = false) it points at journal's open Change List, which does.
+func writeCapabilityList(d docWriter, st *set, journal []snapshot.Segment) error {
 	s := d.s
 	links := []rs.Link{{Rel: rs.RelUp, Href: s.docURL(layout.SourceDescription)}}
 	if by := s.describedBy(st); by != "" {
@@ -78,7 +80,7 @@ func writeCapabilityList(d docWriter, st *set) error {
 		caps = append(caps, struct{ capability, rel string }{rs.CapResourceDump, layout.ResourceDump(st.Name)})
 	}
 	for _, kind := range segmentKinds(st) {
-		caps = append(caps, struct{ capability, rel string }{kind.capability, kind.index(st.Name)})
+		caps = append(caps, struct{ capability, rel string }{kind.capability, capabilityEntry(s, kind, st, journal)})
 	}
 	// The archives come last, so that a reader that stops at the first
 	// way to reach a document meets the live ones first.

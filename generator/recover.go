@@ -23,11 +23,12 @@ import (
 // The output folder holds almost everything the state does: the Resource
 // Lists name every published file with its length, digests, media type and
 // lastmod; the Change Lists hold the segments and the open segment's
-// events; the Change List Index their times. When the state is missing
-// (a CI runner that restored the output, say a gh-pages branch, but not the
-// state folder), corrupt, truncated, or written by a newer rsgen, the
-// build rebuilds it from there instead of publishing every resource as
-// created:
+// events; the Change List Index (or, with [changelist] index = false, the
+// Change List Archive and the Capability List) their times. When the
+// state is missing (a CI runner that restored the output, say a gh-pages
+// branch, but not the state folder), corrupt, truncated, or written by a
+// newer rsgen, the build rebuilds it from there instead of publishing
+// every resource as created:
 //
 //   - missing state and an output holding an rsgen build: automatic;
 //   - corrupt, truncated or newer-version state: a warning, the bad file is
@@ -421,11 +422,10 @@ func mergeSets(out *snapshot.RecordFile, sets []*snapshot.RecordFile) error {
 // of the Resource List's records no list explains (see unexplainedBy; nil
 // when all are), and the output paths it read.
 func (rc *recoverer) recoverJournal(name string, at int64, rec *recovery) ([]snapshot.Segment, []snapshot.Event, func(*snapshot.Record) bool, []string, error) {
-	lists, err := rc.changeListsOf(name)
+	lists, outputs, err := rc.changeListsOf(name)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	outputs := []string{layout.ChangeListIndex(name)}
 	var journal []snapshot.Segment
 	var late []snapshot.Event
 	// With lastmod from content, every listed file first seen after the
@@ -573,40 +573,68 @@ type pubList struct {
 }
 
 // changeListsOf returns the Change Lists of set name that its Change List
-// Index lists, oldest first.
-func (rc *recoverer) changeListsOf(name string) ([]pubList, error) {
+// Index lists, oldest first, and the documents it read for them. Without
+// an index ([changelist] index = false) the Change List Archive lists the
+// closed ones and the Capability List the open one.
+func (rc *recoverer) changeListsOf(name string) ([]pubList, []string, error) {
 	var lists []pubList
-	idx := layout.ChangeListIndex(name)
-	_, err := readPublished(rc.s.outPath(idx), func(_ *rs.Head, e *rs.Entry) error {
-		rel, ok := layout.PathFromURL(rc.s.base, e.Loc)
-		if !ok {
-			return fmt.Errorf("%s lists %s, not under %s", idx, e.Loc, rc.s.base)
+	listedBy := func(doc string) func(*rs.Entry) error {
+		return func(e *rs.Entry) error {
+			rel, ok := layout.PathFromURL(rc.s.base, e.Loc)
+			if !ok {
+				return fmt.Errorf("%s lists %s, not under %s", doc, e.Loc, rc.s.base)
+			}
+			lists = append(lists, pubList{rel: rel})
+			return nil
 		}
-		lists = append(lists, pubList{rel: rel})
-		return nil
-	})
+	}
+	docs, err := rc.changeListDocs(name, listedBy)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, docs, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range lists {
 		l := &lists[i]
 		head, err := readPublished(rc.s.outPath(l.rel), nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if l.from, l.until = unixOf(head.MD.From), unixOf(head.MD.Until); l.from == 0 {
-			return nil, fmt.Errorf("%s: no from", l.rel)
+			return nil, nil, fmt.Errorf("%s: no from", l.rel)
 		}
 		seq, named := changeListSeq(name, l.from, l.rel)
 		if !named {
-			return nil, fmt.Errorf("%s: not the name rsgen gives the Change List opened at %s", l.rel, head.MD.From.Format(time.RFC3339))
+			return nil, nil, fmt.Errorf("%s: not the name rsgen gives the Change List opened at %s", l.rel, head.MD.From.Format(time.RFC3339))
 		}
 		l.seq = seq
 	}
-	return lists, nil
+	return lists, docs, nil
+}
+
+// changeListDocs reads the documents that list set name's Change Lists,
+// calling listedBy(doc) for each entry of doc, and returns their paths:
+// the Change List Index, or the Change List Archive and the Capability
+// List's changelist entry. fs.ErrNotExist: the set has no Change List yet.
+func (rc *recoverer) changeListDocs(name string, listedBy func(doc string) func(*rs.Entry) error) ([]string, error) {
+	if idx := layout.ChangeListIndex(name); rc.s.cfg.ChangeList.Index {
+		_, err := readPublished(rc.s.outPath(idx), func(_ *rs.Head, e *rs.Entry) error { return listedBy(idx)(e) })
+		return []string{idx}, err
+	}
+	archive := layout.Archive(name, rs.CapChangeList)
+	docs, err := rc.readSplitDoc(archive, rs.CapChangeList+"-archive", listedBy(archive))
+	if err != nil {
+		return nil, err
+	}
+	capList, open := layout.CapabilityList(name), listedBy(layout.CapabilityList(name))
+	_, err = readPublished(rc.s.outPath(capList), func(_ *rs.Head, e *rs.Entry) error {
+		if e.MD.Capability != rs.CapChangeList {
+			return nil
+		}
+		return open(e)
+	})
+	return docs, err
 }
 
 // changeListSeq returns the sequence number in the name of the Change List

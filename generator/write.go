@@ -159,7 +159,7 @@ func (sw *setWriter) writeArchivesAndCapabilities(journal []snapshot.Segment) er
 	if err := sw.writeArchives(journal); err != nil {
 		return err
 	}
-	return writeCapabilityList(sw.d, sw.sp.set)
+	return writeCapabilityList(sw.d, sw.sp.set, journal)
 }
 
 // archiveSnapshot keeps a copy of the set's Resource List (or Resource
