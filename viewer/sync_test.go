@@ -57,7 +57,7 @@ func TestBrowserShowsSyncCommands(t *testing.T) {
 	p.open(root + "resourcesync/")
 
 	const capList = "http://localhost:8000/resourcesync/default/capabilitylist.xml"
-	const baseline = "resync --baseline --delete --hash sha-256 --capabilitylist "
+	const baseline = "resync-sync --baseline --delete --hash sha-256 --capabilitylist "
 	var box syncBox
 	p.eval(readSyncBox, &box)
 	want := []string{"rsgen sync http://localhost:8000/ mirror/", baseline + capList + " http://localhost:8000/ mirror/"}
@@ -70,7 +70,7 @@ func TestBrowserShowsSyncCommands(t *testing.T) {
 	p.goTo("#doc=resourcesync/default/capabilitylist.xml")
 	p.eval(readSyncBox, &box)
 	want = []string{"rsgen sync " + capList + " mirror/", baseline + capList + " http://localhost:8000/ mirror/",
-		"resync --incremental --delete --hash sha-256 --changelist-uri http://localhost:8000/resourcesync/default/changelists/changelist-20260101T100000Z.xml http://localhost:8000/ mirror/"}
+		"resync-sync --incremental --delete --hash sha-256 --changelist-uri http://localhost:8000/resourcesync/default/changelists/changelist-20260101T100000Z.xml http://localhost:8000/ mirror/"}
 	if !slices.Equal(box.Commands, want) || len(box.Notes) != 1 || !strings.Contains(box.Notes[0], "resync cannot read a Change List Index") {
 		t.Errorf("the Capability List's box shows %q and notes %q, want %q and why resync needs the open Change List", box.Commands, box.Notes, want)
 	}

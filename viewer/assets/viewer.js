@@ -628,8 +628,8 @@
     return null;
   }
 
-  const RESYNC_BASELINE = ['resync', '--baseline', '--delete', '--hash', 'sha-256', '--capabilitylist'];
-  const RESYNC_INCREMENTAL = ['resync', '--incremental', '--delete', '--hash', 'sha-256', '--changelist-uri'];
+  const RESYNC_BASELINE = ['resync-sync', '--baseline', '--delete', '--hash', 'sha-256', '--capabilitylist'];
+  const RESYNC_INCREMENTAL = ['resync-sync', '--incremental', '--delete', '--hash', 'sha-256', '--changelist-uri'];
 
   function descriptionCommands(url, doc) {
     const base = syncBaseOfDescription(url);
@@ -653,7 +653,7 @@
         out.resync.push(shellWords(RESYNC_BASELINE.concat([s.url, base, dir])));
       });
     }
-    out.notes.push('resync takes changes since with --incremental given the set’s Change List: see the set’s Capability List.');
+    out.notes.push('resync-sync takes the changes since with --incremental given the set’s Change List: see the set’s Capability List.');
     return out;
   }
 
@@ -1303,7 +1303,7 @@
       section.dataset.state = state;
       body.replaceChildren();
       append(body, [
-        h('p', { text: 'A Destination mirrors ' + (doc.capability === 'description' ? 'a set of this Source' : 'this set') + ' into a folder with these commands. rsgen sync takes a baseline on its first run and the changes on every later one; resync takes a baseline with --baseline, then the changes with --incremental.' }),
+        h('p', { text: 'A Destination mirrors ' + (doc.capability === 'description' ? 'a set of this Source' : 'this set') + ' into a folder with these commands. rsgen sync takes a baseline on its first run and the changes on every later one; resync-sync (resync 2.0.1) takes a baseline with --baseline, then the changes with --incremental.' }),
         this.commandList('rsgen sync', cmds.rsgen),
         this.commandList('resync 2.0.1, the reference client', cmds.resync),
         cmds.notes.map((n) => h('p', { class: 'note', text: n }))]);

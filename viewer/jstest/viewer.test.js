@@ -597,8 +597,8 @@ test('a notification says what it is, and an empty topic why it is empty', () =>
 // The "Sync this Source" box: the commands of rsgen sync and resync 2.0.1.
 
 const SD = 'https://data.example.org/.well-known/resourcesync';
-const BASELINE = 'resync --baseline --delete --hash sha-256 --capabilitylist ';
-const INCREMENTAL = 'resync --incremental --delete --hash sha-256 --changelist-uri ';
+const BASELINE = 'resync-sync --baseline --delete --hash sha-256 --capabilitylist ';
+const INCREMENTAL = 'resync-sync --incremental --delete --hash sha-256 --changelist-uri ';
 
 function descriptionOf(...locs) {
   return read(`<urlset ${NS}><rs:md capability="description"/>
