@@ -28,10 +28,12 @@ import (
 )
 
 // pushSite is an rsgen Source with a Change Notification channel at a
-// test hub, served by rsgen serve's handler, or by nginx.
+// test hub, served by rsgen serve's handler from the output folder, or
+// by nginx from a web root that each build is deployed to.
 type pushSite struct {
 	*rsgenSite
-	hub *websubhub.Hub
+	hub     *websubhub.Hub
+	webroot string // where nginx serves: deploy's target; "" without nginx
 }
 
 func newPushSite(t *testing.T, nginx string) *pushSite {
@@ -54,12 +56,33 @@ func newPushSite(t *testing.T, nginx string) *pushSite {
 	})
 	s.write("a.txt", "alpha")
 	s.build(0)
+	p := &pushSite{rsgenSite: s, hub: hub}
 	if nginx != "" {
-		startNginx(t, nginx, s.cfg.Out, port)
+		p.webroot = filepath.Join(t.TempDir(), "www")
+		p.deploy()
+		startNginx(t, nginx, p.webroot, port)
 	} else {
 		serveOutput(t, s, ln)
 	}
-	return &pushSite{rsgenSite: s, hub: hub}
+	return p
+}
+
+// deploy publishes the last build to the web root, as rsgen deploy
+// --to does before it sends the notifications; without a web root the
+// output folder is served as it is.
+func (p *pushSite) deploy() {
+	p.t.Helper()
+	if p.webroot == "" {
+		return
+	}
+	store, err := deploy.OpenDir(p.webroot)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := deploy.Run(context.Background(), deploy.Options{Out: p.cfg.Out, State: p.cfg.State, BaseURL: p.cfg.BaseURL, CopyResources: p.cfg.CopyResources, Store: store, MaxDeletes: -1}); err != nil {
+		p.t.Fatalf("deploy to %s: %v", p.webroot, err)
+	}
 }
 
 // send sends the outbox to the hub, as rsgen deploy and notify do.
@@ -285,9 +308,11 @@ func TestListenNoChannel(t *testing.T) {
 }
 
 // TestListenEndToEnd publishes each build through a web server (nginx
-// where installed, else rsgen serve's handler) and the test hub: the
-// listener's mirror holds each build's bytes. It logs the time from the
-// send (its start, and its end: the hub may deliver before it answers)
+// serving a web root each build is deployed to, where installed; else
+// rsgen serve's handler) and the test hub: the listener's mirror holds
+// each build's bytes. It logs the time from the end of the deploy (the
+// start of the send, which rsgen deploy makes once everything is live)
+// and from the end of the send (the hub may deliver before it answers)
 // to the file's landing, and the requests each notification cost.
 func TestListenEndToEnd(t *testing.T) {
 	rounds := 3
@@ -308,6 +333,7 @@ func TestListenEndToEnd(t *testing.T) {
 				content := strings.Repeat(fmt.Sprint(i), 1000+i)
 				p.write("a.txt", content)
 				p.build(time.Minute)
+				p.deploy()
 				start := time.Now()
 				p.send()
 				sent := time.Now()
