@@ -8,9 +8,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"time"
-
-	"github.com/rsgen/rsgen/rs"
 )
 
 // Audit compares DIR with the current Resource List of the Source's set
@@ -58,19 +55,9 @@ type dirFile struct {
 }
 
 func (s *syncer) audit(ctx context.Context) error {
-	lists := s.src.caps[rs.CapResourceList]
-	if len(lists) == 0 {
-		return fmt.Errorf("the Capability List %s names no Resource List", s.src.capList)
-	}
 	wants := newSorter(s.work, wantCodec)
 	defer wants.Close()
-	err := s.readList(ctx, lists[0], rs.CapResourceList, func(*rs.Head) {}, func(e *rs.Entry) error {
-		if w, ok := s.wantOf(e, "", time.Time{}); ok {
-			return wants.Add(w)
-		}
-		return nil
-	})
-	if err != nil {
+	if _, err := s.readResources(ctx, wants); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return join(sortedWants(wants)(), s.files(), wantPath, func(f *dirFile) string { return f.path }, func(w *want, f *dirFile) error {

@@ -105,22 +105,17 @@ func (s *syncer) wantOf(e *rs.Entry, change string, at time.Time) (want, bool) {
 	return want{path: path, loc: e.Loc, fix: fix, change: change, at: at, seq: s.seq}, true
 }
 
-// sortedWants sorts the wants of a list into one per path: the last read
-// of a Resource List's, the newest of change events.
-func sortedWants(wants *sorter[want]) func() iter.Seq2[want, error] {
-	return func() iter.Seq2[want, error] { return lastOfEach(wants.All(), wantPath) }
-}
-
-// baseline brings DIR to the Source's Resource List, and returns the
-// time from which changes are to be followed: the list's at (the
-// earliest of its parts').
-func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
+// readResources reads the resources of the set's Resource List into
+// wants, and returns the list's at (the earliest of its parts'). A
+// Capability List that names Change Lists and no Resource List is that
+// of a set without resources now (rsgen publishes no empty Resource
+// List, which the Sitemap schema refuses): wants stays empty, and the
+// time is the newest the Change Lists cover (emptySetTime).
+func (s *syncer) readResources(ctx context.Context, wants *sorter[want]) (time.Time, error) {
 	lists := s.src.caps[rs.CapResourceList]
 	if len(lists) == 0 {
-		return time.Time{}, fmt.Errorf("the Capability List %s names no Resource List", s.src.capList)
+		return s.emptySetTime(ctx)
 	}
-	wants := newSorter(s.work, wantCodec)
-	defer wants.Close()
 	var at time.Time
 	err := s.readList(ctx, lists[0], rs.CapResourceList, func(h *rs.Head) {
 		if t := h.MD.At; !t.IsZero() && (at.IsZero() || t.Before(at)) {
@@ -132,6 +127,49 @@ func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
 		}
 		return nil
 	})
+	return at, err
+}
+
+// emptySetTime is readResources' time for a set that publishes Change
+// Lists and no Resource List: the newest its Change Lists cover (an
+// event's time, a list's from or until), up to which the set held no
+// resources, as the Capability List written with them says.
+func (s *syncer) emptySetTime(ctx context.Context) (time.Time, error) {
+	refs, err := s.refs(ctx, rs.CapChangeList, rs.CapChangeListArchive)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if len(refs) == 0 {
+		return time.Time{}, fmt.Errorf("the Capability List %s names no Resource List", s.src.capList)
+	}
+	events := newSorter(s.work, wantCodec) // read for their times only
+	defer events.Close()
+	var until time.Time
+	for _, ref := range refs {
+		if err := s.readChanges(ctx, ref, time.Time{}, &until, events); err != nil {
+			return time.Time{}, err
+		}
+		if ref.from.After(until) {
+			until = ref.from
+		}
+	}
+	s.rep.info(fmt.Sprintf("the Capability List %s names Change Lists and no Resource List: the set holds no resources now", s.src.capList))
+	return until, nil
+}
+
+// sortedWants sorts the wants of a list into one per path: the last read
+// of a Resource List's, the newest of change events.
+func sortedWants(wants *sorter[want]) func() iter.Seq2[want, error] {
+	return func() iter.Seq2[want, error] { return lastOfEach(wants.All(), wantPath) }
+}
+
+// baseline brings DIR to the Source's Resource List, and returns the
+// time from which changes are to be followed: the list's at (the
+// earliest of its parts').
+func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
+	wants := newSorter(s.work, wantCodec)
+	defer wants.Close()
+	at, err := s.readResources(ctx, wants)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("baseline: %w", err)
 	}

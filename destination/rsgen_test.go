@@ -2,6 +2,7 @@ package destination_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -422,4 +423,53 @@ func TestRsgenSourceWithoutChangeListIndex(t *testing.T) {
 		t.Errorf("after a rotation: %s, %d fetched, %d deleted; want incremental, 2, 1", sum.Mode, sum.Fetched, sum.Deleted)
 	}
 	sameTree(t, treeOf(t, dir), s.source())
+}
+
+// TestRsgenSetWithoutFiles follows an rsgen set that has no files, at
+// first and again later: its Capability List then names Change Lists
+// and no Resource List (rsgen publishes no empty one). A baseline of it
+// is an empty mirror as of the newest time its Change Lists cover, from
+// which later syncs follow the changes; an audit compares the mirror
+// with no resources.
+func TestRsgenSetWithoutFiles(t *testing.T) {
+	ln, base := listen(t)
+	s := newRsgenSite(t, base, nil)
+	s.build(0) // no files yet
+	serveOutput(t, s, ln)
+	dir := filepath.Join(t.TempDir(), "mirror")
+	o := destination.Options{Source: base, Dir: dir}
+	sum, events, err := run(t, o)
+	if err != nil || sum.Mode != "baseline" || !hasEvent(events, destination.EventInfo, "no Resource List: the set holds no resources now") {
+		t.Fatalf("a set without files: %+v, %v%s", sum, err, describe(events))
+	}
+	s.write("a.txt", "alpha")
+	s.build(time.Minute)
+	if sum := mustSync(t, o); sum.Mode != "incremental" || sum.Fetched != 1 {
+		t.Fatalf("after a file came: %+v, want an incremental sync that fetched it", sum)
+	}
+	sameTree(t, treeOf(t, dir), s.source())
+
+	s.remove("a.txt")
+	s.build(time.Minute)
+	if sum := mustSync(t, o); sum.Mode != "incremental" || sum.Deleted != 1 {
+		t.Fatalf("after the last file went: %+v, want an incremental sync that deleted it", sum)
+	}
+	if _, events, err := audit(t, o); err != nil {
+		t.Fatalf("audit of the empty mirror: %v%s", err, describe(events))
+	}
+	os.WriteFile(filepath.Join(dir, "stray.txt"), []byte("stray"), 0o644)
+	if sum, _, err := audit(t, o); !errors.Is(err, destination.ErrOutOfSync) || sum.Extra != 1 {
+		t.Fatalf("audit with a file the empty set does not list: %+v, %v", sum, err)
+	}
+
+	fresh := destination.Options{Source: base, Dir: filepath.Join(t.TempDir(), "fresh")}
+	if sum := mustSync(t, fresh); sum.Mode != "baseline" || sum.Fetched != 0 {
+		t.Fatalf("a new mirror of the emptied set: %+v", sum)
+	}
+	s.write("b.txt", "beta")
+	s.build(time.Minute)
+	if sum := mustSync(t, fresh); sum.Mode != "incremental" || sum.Fetched != 1 {
+		t.Fatalf("after a file came back: %+v, want an incremental sync that fetched it", sum)
+	}
+	sameTree(t, treeOf(t, fresh.Dir), s.source())
 }
