@@ -8,6 +8,14 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
+// staged is what the write stage did, for the commit stage: the next
+// state, without its outputs, and what the versions writer found obsolete.
+type staged struct {
+	next     *snapshot.State
+	versions *versionsWritten
+	notes    *notifications // for the outbox, committed before the output
+}
+
 // commit is the last stage: it puts the build's notifications into the
 // outbox (notifications.go), renames the files the write stage staged
 // into place through the sink w (the Source Description last), keeps in
@@ -21,7 +29,7 @@ func commit(s *site, prev *loaded, events []snapshot.Event, w *sink.Sink, k *kee
 	if err := saveIntent(s, prev, w, events); err != nil {
 		return err
 	}
-	if err := wr.notes.commit(); err != nil {
+	if err := wr.notes.enqueue(); err != nil {
 		return err
 	}
 	if err := w.Commit(); err != nil {

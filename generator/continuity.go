@@ -61,7 +61,7 @@ func checkContinuity(s *site, prev *snapshot.State) (pruned []string, err error)
 			dirs = append(dirs, layout.SetDir(name)+"/")
 		}
 		return nil, fmt.Errorf("%w: the state published the set%s %s, which this configuration does not have: its Capability List, Resource List, Change Lists and dumps (%s) would be removed, and Destinations that follow it would lose it%s. "+
-			"Build with --remove-sets to confirm, or configure the set%s again",
+			"Run the build with --remove-sets to confirm, or configure the set%s again",
 			ErrDiscontinuity, plural(len(gone)), strings.Join(gone, ", "), strings.Join(dirs, ", "), defaultSetNote(gone), plural(len(gone)))
 	}
 	return nil, nil

@@ -100,11 +100,11 @@ type notifications struct {
 	batches []*notify.Batch
 }
 
-// commit puts the batches into the outbox, before the output that
+// enqueue puts the batches into the outbox, before the output that
 // publishes what they name is renamed into place: once it is, the next
 // build may no longer find those changes (it rebuilds its state from the
 // output when a kill left it newer than the state).
-func (ns *notifications) commit() error {
+func (ns *notifications) enqueue() error {
 	for len(ns.batches) > 0 {
 		if _, err := ns.batches[0].Commit(); err != nil {
 			return err
@@ -290,7 +290,7 @@ type documentChange struct {
 }
 
 // documentChanges returns the capability documents this build created or
-// updated (those it staged), in the order of publication, then those it
+// updated (those the sink holds), in the order of publication, then those it
 // deleted (the previous build's that it does not write). Indexes are left
 // out: their components stand for them.
 func (n *notifier) documentChanges() ([]documentChange, error) {
@@ -298,10 +298,10 @@ func (n *notifier) documentChanges() ([]documentChange, error) {
 	for _, p := range n.prev.Outputs {
 		before[p] = true
 	}
-	var staged []string // the sink is locked while it hands them on
+	var fresh []string // the sink is locked while it hands them on
 	err := n.w.Staged(func(rel string) error {
 		if isFrameworkDocument(rel) {
-			staged = append(staged, rel)
+			fresh = append(fresh, rel)
 		}
 		return nil
 	})
@@ -309,7 +309,7 @@ func (n *notifier) documentChanges() ([]documentChange, error) {
 		return nil, err
 	}
 	var docs []documentChange
-	for _, rel := range staged {
+	for _, rel := range fresh {
 		change := rs.ChangeCreated
 		if before[rel] {
 			change = rs.ChangeUpdated

@@ -26,9 +26,9 @@ type scanned struct {
 	files  snapshot.Records // in walk order
 	events []snapshot.Event // this build's changes, in walk order (a first build's creations left out)
 	start  int64            // when the scan started, wall clock in nanoseconds (State.ScanStart)
-	// unchanged says that the scan read no file, found no event, and
+	// sourceUnchanged says that the scan read no file, found no event, and
 	// trusted every record by its stat (see unchanged.go).
-	unchanged bool
+	sourceUnchanged bool
 	// members are, per set, the indexes in files of its members, and
 	// pathBytes the sum of their paths' lengths: the Resource List, the
 	// Resource Dump and their archives all need them.
@@ -104,7 +104,7 @@ func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee sn
 		return nil, err
 	}
 	sc.files, sc.events = files, events
-	sc.unchanged = len(events) == 0 && stats.Hashed == 0 && stats.Trusted == stats.Files
+	sc.sourceUnchanged = len(events) == 0 && stats.Hashed == 0 && stats.Trusted == stats.Files
 	summarizeSets(s, events, sum)
 	sum.ScanTime = time.Duration(time.Now().UnixNano() - start)
 	sum.Files, sum.Hashed, sum.HashedBytes, sum.Skipped = stats.Files, stats.Hashed, stats.HashedBytes, stats.Skipped

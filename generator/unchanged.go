@@ -1,16 +1,10 @@
 package generator
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"os"
-	"sync"
 
-	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
-	"github.com/rsgen/rsgen/viewer"
 )
 
 // The build that finds nothing changed
@@ -48,58 +42,13 @@ import (
 // its stat, and is not repaired until a full build: as a source file so
 // edited is not read again (snapshot.RaceWindow).
 
-// OutputFormat is the version of the bytes rsgen writes for a given
-// source, configuration and clock. Bump it with any change of what a
-// document holds: a build whose state was written with another format
-// takes the full path and writes every document again. The golden files
-// record the format they were made with, and the generator's tests fail
-// when they change while it stays the same (see TestMain). The document
-// browser and the stylesheet enter the digest by their bytes.
-const OutputFormat = 2
-
-// outputDigest returns the digest of everything besides the source and the
-// clock that shapes the bytes a build of cfg with opts publishes: the
-// configuration but where its output is deployed, the options that change
-// what is scanned or how lists are split, the output format and the
-// embedded files. "" when it cannot be computed, which no fast path takes.
-func outputDigest(cfg *config.Config, opts Options) string {
-	c := *cfg
-	c.Deploy = config.Deploy{} // where the output goes, not what it holds
-	h := sha256.New()
-	err := json.NewEncoder(h).Encode(struct {
-		Format     int
-		Embedded   string
-		Config     *config.Config
-		Exclude    []string
-		ConfigFile string
-		Entries    int
-		Bytes      int64
-	}{OutputFormat, embeddedDigest(), &c, opts.Exclude, opts.ConfigFile, opts.limits.entries, opts.limits.bytes})
-	if err != nil {
-		return ""
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// embeddedDigest is the digest of the files rsgen publishes from its own
-// binary: the document browser and the stylesheet.
-var embeddedDigest = sync.OnceValue(func() string {
-	h := sha256.New()
-	for _, f := range viewer.Files() {
-		h.Write([]byte(f.Path + "\x00"))
-		h.Write(f.Data)
-	}
-	h.Write([]byte(stylesheet))
-	return hex.EncodeToString(h.Sum(nil))
-})
-
 // unchanged reports whether this build publishes what the last one did
 // (see above), from the site s, what the load found (prev; interrupted:
 // the last build may not have finished) and the scan sc.
 func unchanged(s *site, prev *loaded, sc *scanned, interrupted bool) bool {
 	st, o := prev.state, s.opts
 	switch {
-	case !sc.unchanged || s.digest == "" || st.OutputDigest != s.digest:
+	case !sc.sourceUnchanged || s.digest == "" || st.OutputDigest != s.digest:
 	case o.Verify || o.StateFromOutput || o.Rebase || o.RemoveSets:
 	case prev.recovered != nil || interrupted || len(prev.intent.Added)+len(prev.intent.Deleted) > 0:
 	case prev.baseline() || len(prev.pruned) > 0 || !prev.intact:

@@ -8,14 +8,6 @@ import (
 	"github.com/rsgen/rsgen/snapshot"
 )
 
-// staged is what the write stage did, for the commit stage: the next
-// state, without its outputs, and what the versions writer found obsolete.
-type staged struct {
-	next     *snapshot.State
-	versions *versionsWritten
-	notes    *notifications // for the outbox, committed before the output
-}
-
 // writeBuild carries out the plan p, in the order of publication: it places
 // the resources, writes the side files, restores the Change Dump packages
 // carried over, keeps the versions, and writes every set's documents,
