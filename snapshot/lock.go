@@ -157,22 +157,31 @@ func samePath(f *os.File, path string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(fi, pi)
 }
 
+// readPID returns the process that the lock file f names on its first
+// line, or 0.
 func readPID(f *os.File) int {
 	buf := make([]byte, 32)
 	n, _ := f.ReadAt(buf, 0)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil || pid <= 0 {
 		return 0
 	}
 	return pid
 }
 
+// writePID names this process on the first line of the lock file f. It
+// writes over the PID of a killed build before it cuts what is left of
+// it, so that the file never passes through empty: a build killed in
+// between leaves a file that names it, which the next takes for a killed
+// build's (Leftover) and sweeps after, not an empty one, which it would
+// take for a finished build's.
 func writePID(f *os.File) error {
-	if err := f.Truncate(0); err != nil {
+	line := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	if _, err := f.WriteAt(line, 0); err != nil {
 		return err
 	}
-	_, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return err
+	return f.Truncate(int64(len(line)))
 }
 
 // Release removes the lock file and drops the lock, in the order that
