@@ -210,29 +210,31 @@ func randomHistory(t *testing.T, seed uint64, builds int, nginx bool) {
 		return strings.Join(segs, "/")
 	}
 	content := func() string { return strings.Repeat(string(rune('a'+rng.IntN(26))), rng.IntN(3000)) }
+	remove := func(i int) {
+		s.remove(names[i])
+		removeEmptyParents(s.cfg.Source, names[i])
+		names = slices.Delete(names, i, i+1)
+	}
 	mutate := func() {
-		// rsgen build cannot yet turn a file into a folder, or back, in
-		// one build: such a change waits for the next build.
-		removed := []string{}
 		for range 1 + rng.IntN(8) {
 			switch op := rng.IntN(10); {
 			case op < 4 && len(names) > 0:
 				s.write(names[rng.IntN(len(names))], content())
 			case op < 8:
+				// a new name where a file stands as a folder, or a folder
+				// as a file, replaces them: a type change, in one build
 				p := newName()
-				if conflicts(names, p) || conflicts(removed, p) {
-					continue
+				for i := len(names) - 1; i >= 0; i-- {
+					if conflicts(names[i:i+1], p) {
+						remove(i)
+					}
 				}
 				s.write(p, content())
 				if !slices.Contains(names, p) {
 					names = append(names, p)
 				}
 			case len(names) > 0:
-				i := rng.IntN(len(names))
-				s.remove(names[i])
-				removeEmptyParents(s.cfg.Source, names[i])
-				removed = append(removed, names[i])
-				names = slices.Delete(names, i, i+1)
+				remove(rng.IntN(len(names)))
 			}
 		}
 	}
