@@ -57,7 +57,7 @@ type dirFile struct {
 func (s *syncer) audit(ctx context.Context) error {
 	wants := newSorter(s.work, wantCodec)
 	defer wants.Close()
-	if _, err := s.readResources(ctx, wants); err != nil {
+	if _, err := s.lists.readResources(ctx, wants); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return join(sortedWants(wants)(), s.files(), wantPath, func(f *dirFile) string { return f.path }, func(w *want, f *dirFile) error {

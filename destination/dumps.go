@@ -44,8 +44,21 @@ func (s *syncer) resourceDump(ctx context.Context, n planCounts) error {
 	if s.o.Dumps == DumpsNever || len(dumps) == 0 || n.fetch == 0 || s.o.DryRun {
 		return nil
 	}
+	pkgs, err := s.lists.resourceDump(ctx, dumps[0])
+	if err != nil {
+		return err
+	}
+	if !worthIt(s.o.Dumps, pkgs, n) {
+		return nil
+	}
+	s.rep.info(fmt.Sprintf("seeding from the Resource Dump %s (packages: %d)", dumps[0], len(pkgs)))
+	return s.applyPackages(ctx, pkgs, rs.CapResourceDumpManifest, time.Time{})
+}
+
+// resourceDump reads the packages the Resource Dump at u lists.
+func (rd *reader) resourceDump(ctx context.Context, u string) ([]packageRef, error) {
 	var pkgs []packageRef
-	err := s.readList(ctx, dumps[0], rs.CapResourceDump, func(*rs.Head) {}, func(e *rs.Entry) error {
+	err := rd.readList(ctx, u, rs.CapResourceDump, func(*rs.Head) {}, func(e *rs.Entry) error {
 		fix, err := fixityOf(&e.MD, e.Lastmod)
 		if err != nil {
 			return fmt.Errorf("package %s: %w", e.Loc, err)
@@ -54,13 +67,9 @@ func (s *syncer) resourceDump(ctx context.Context, n planCounts) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("read the Resource Dump: %w", err)
+		return nil, fmt.Errorf("read the Resource Dump: %w", err)
 	}
-	if !s.worthIt(pkgs, n) {
-		return nil
-	}
-	s.rep.info(fmt.Sprintf("seeding from the Resource Dump %s (packages: %d)", dumps[0], len(pkgs)))
-	return s.applyPackages(ctx, pkgs, rs.CapResourceDumpManifest, time.Time{})
+	return pkgs, nil
 }
 
 // changeDumps seeds DIR from the Change Dumps' packages from since on,
@@ -69,13 +78,26 @@ func (s *syncer) changeDumps(ctx context.Context, since time.Time, n planCounts)
 	if s.o.Dumps == DumpsNever || len(s.src.caps[rs.CapChangeDump]) == 0 || n.fetch == 0 || s.o.DryRun {
 		return nil
 	}
-	refs, err := s.refs(ctx, rs.CapChangeDump, rs.CapChangeDumpArchive)
+	pkgs, err := s.lists.changeDumps(ctx, since)
 	if err != nil {
-		return fmt.Errorf("read the Change Dumps: %w", err)
+		return err
+	}
+	if len(pkgs) == 0 || !worthIt(s.o.Dumps, pkgs, n) {
+		return nil
+	}
+	s.rep.info(fmt.Sprintf("seeding from the Change Dumps (packages: %d)", len(pkgs)))
+	return s.applyPackages(ctx, pkgs, rs.CapChangeDumpManifest, since)
+}
+
+// changeDumps reads the packages the Change Dumps list from since on.
+func (rd *reader) changeDumps(ctx context.Context, since time.Time) ([]packageRef, error) {
+	refs, err := rd.refs(ctx, rs.CapChangeDump, rs.CapChangeDumpArchive)
+	if err != nil {
+		return nil, fmt.Errorf("read the Change Dumps: %w", err)
 	}
 	var pkgs []packageRef
-	for _, ref := range s.covering(refs, since) {
-		err := s.readList(ctx, ref.url, rs.CapChangeDump, func(*rs.Head) {}, func(e *rs.Entry) error {
+	for _, ref := range covering(refs, since) {
+		err := rd.readList(ctx, ref.url, rs.CapChangeDump, func(*rs.Head) {}, func(e *rs.Entry) error {
 			if !e.MD.Until.IsZero() && e.MD.Until.Before(since) {
 				return nil
 			}
@@ -87,21 +109,18 @@ func (s *syncer) changeDumps(ctx context.Context, since time.Time, n planCounts)
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("read the Change Dump %s: %w", ref.url, err)
+			return nil, fmt.Errorf("read the Change Dump %s: %w", ref.url, err)
 		}
 	}
-	if len(pkgs) == 0 || !s.worthIt(pkgs, n) {
-		return nil
-	}
-	s.rep.info(fmt.Sprintf("seeding from the Change Dumps (packages: %d)", len(pkgs)))
-	return s.applyPackages(ctx, pkgs, rs.CapChangeDumpManifest, since)
+	return pkgs, nil
 }
 
 // worthIt decides whether fetching pkgs costs less than the fetches n
-// plans: always with DumpsAlways; with DumpsAuto, when every package's
-// length is listed and their sum is below the bytes and requests planned.
-func (s *syncer) worthIt(pkgs []packageRef, n planCounts) bool {
-	if s.o.Dumps == DumpsAlways {
+// plans: always with the policy DumpsAlways; with DumpsAuto, when every
+// package's length is listed and their sum is below the bytes and
+// requests planned.
+func worthIt(policy DumpPolicy, pkgs []packageRef, n planCounts) bool {
+	if policy == DumpsAlways {
 		return true
 	}
 	var total int64

@@ -25,7 +25,9 @@ type syncer struct {
 	sum  *Summary
 	src  *source
 	work string // sorted runs and packages
-	seq  int64  // wants read so far
+	// lists reads the set's documents, once discover (or the listener)
+	// has found it.
+	lists *reader
 	// requests0 and bytes0 are the client's counts when the run began:
 	// a listener's runs share a client.
 	requests0, bytes0 int64
@@ -242,8 +244,11 @@ func (s *syncer) discover(ctx context.Context) error {
 		return err
 	}
 	s.src, s.sum.Set, s.sum.CapabilityList = src, src.set, src.capList
-	s.m, err = newMapper(src.base, s.o.OtherHosts)
-	return err
+	if s.m, err = newMapper(src.base, s.o.OtherHosts); err != nil {
+		return err
+	}
+	s.lists = newReader(s.docs, s.src, s.m, s.rep, s.sum, s.work)
+	return nil
 }
 
 // follow takes the baseline or the changes, as the state calls for, and
