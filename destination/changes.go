@@ -46,7 +46,7 @@ func (s *syncer) incremental(ctx context.Context, since time.Time) (time.Time, e
 		return time.Time{}, err
 	}
 	all := sortedWants(wants)
-	n, err := s.count(all(), false)
+	n, err := s.applier.count(all(), false)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -54,7 +54,7 @@ func (s *syncer) incremental(ctx context.Context, since time.Time) (time.Time, e
 	if err := s.changeDumps(ctx, since, n); err != nil {
 		return time.Time{}, err
 	}
-	return until, s.apply(ctx, all, false, n)
+	return until, s.applier.apply(ctx, all, false, n)
 }
 
 // changes reads the change events since the last sync, since, into

@@ -265,12 +265,12 @@ func (s *syncer) notified(ctx context.Context, d notify.Delivery) error {
 		return err
 	}
 	all := sortedWants(wants)
-	n, err := s.count(all(), false)
+	n, err := s.applier.count(all(), false)
 	if err != nil {
 		return err
 	}
 	s.rep.event(Event{Kind: EventPlanned, Files: n.fetch, Bytes: n.bytes})
-	if err := s.apply(ctx, all, false, n); err != nil {
+	if err := s.applier.apply(ctx, all, false, n); err != nil {
 		return err
 	}
 	return s.commit(st, later(st.SyncedUntil, d.Until))

@@ -194,7 +194,7 @@ func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("baseline: %w", err)
 	}
 	all := sortedWants(wants)
-	n, err := s.count(all(), true)
+	n, err := s.applier.count(all(), true)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -202,5 +202,5 @@ func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
 	if err := s.resourceDump(ctx, n); err != nil {
 		return time.Time{}, err
 	}
-	return at, s.apply(ctx, all, true, n)
+	return at, s.applier.apply(ctx, all, true, n)
 }

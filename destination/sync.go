@@ -28,6 +28,8 @@ type syncer struct {
 	// lists reads the set's documents, once discover (or the listener)
 	// has found it.
 	lists *reader
+	// applier applies wants to DIR, once openDir has opened it.
+	applier *applier
 	// requests0 and bytes0 are the client's counts when the run began:
 	// a listener's runs share a client.
 	requests0, bytes0 int64
@@ -146,6 +148,7 @@ func (s *syncer) openDir() error {
 		return fmt.Errorf("state %s: %w", s.o.State, err)
 	}
 	s.inv = inv
+	s.applier = newApplier(&s.o, s.c, dir, inv, s.m, s.rep, s.sum, s.work)
 	if killed {
 		if err := dir.removeTemps(); err != nil {
 			return fmt.Errorf("remove the temporary files of the last sync from %s: %w", s.o.Dir, err)
@@ -315,6 +318,7 @@ func (s *syncer) dryRunSync(ctx context.Context) error {
 	if err := st.belongs(s.o.State, s.o.Dir, s.src); err != nil {
 		return err
 	}
+	s.applier = newApplier(&s.o, s.c, s.dir, nil, s.m, s.rep, s.sum, s.work)
 	_, err = s.follow(ctx, st)
 	s.warnOtherHosts()
 	return err
