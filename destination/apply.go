@@ -15,6 +15,33 @@ import (
 // ends in apply, which takes the wanted paths as a sorted stream and
 // brings DIR to them, file by file, each verified before it lands.
 
+// applier brings DIR to the wants it is given, keeping the inventory
+// with it: it plans, deletes, fetches, verifies and places, and seeds
+// DIR from dump packages. It never reads the Source's lists; the reader
+// does.
+type applier struct {
+	dir         *mirrorDir
+	inv         *inventory // nil in a dry run
+	c           *client
+	m           *mapper // maps a package's manifest entries to paths
+	rep         *reporter
+	sum         *Summary // counts the files found unchanged
+	state       string   // the state folder: the inventory, the packages placed
+	work        string   // packages being placed
+	jobs        int
+	keepDeleted bool
+	dryRun      bool
+}
+
+// newApplier returns the applier of DIR, dir, and its inventory inv,
+// fetching with c as o says.
+func newApplier(o *Options, c *client, dir *mirrorDir, inv *inventory, m *mapper, rep *reporter, sum *Summary, work string) *applier {
+	return &applier{
+		dir: dir, inv: inv, c: c, m: m, rep: rep, sum: sum, state: o.State, work: work,
+		jobs: o.Jobs, keepDeleted: o.KeepDeleted, dryRun: o.DryRun,
+	}
+}
+
 // planCounts is what applying a stream of wants would do.
 type planCounts struct {
 	fetch, deletes int64
@@ -25,7 +52,7 @@ type planCounts struct {
 // unchanged, so it is the work of a sync that nothing disturbed. Change
 // events are counted as they are, each a fetch or a deletion, without
 // reading the inventory.
-func (s *syncer) count(wants iter.Seq2[want, error], list bool) (planCounts, error) {
+func (ap *applier) count(wants iter.Seq2[want, error], list bool) (planCounts, error) {
 	var n planCounts
 	if !list {
 		for w, err := range wants {
@@ -41,12 +68,12 @@ func (s *syncer) count(wants iter.Seq2[want, error], list bool) (planCounts, err
 		}
 		return n, nil
 	}
-	err := join(wants, s.records(), wantPath, storedPath, func(w *want, stored *storedRecord) error {
+	err := join(wants, ap.records(), wantPath, storedPath, func(w *want, stored *storedRecord) error {
 		r, err := parsed(stored)
 		if err != nil {
 			return err
 		}
-		switch decide(w, r, true, r != nil, list, s.o.KeepDeleted) {
+		switch decide(w, r, true, r != nil, list, ap.keepDeleted) {
 		case actFetch, actCheck:
 			n.fetch++
 			n.bytes += max(w.fix.length, 0)
@@ -71,27 +98,27 @@ func parsed(stored *storedRecord) (*record, error) {
 }
 
 // records yields the inventory's records.
-func (s *syncer) records() iter.Seq2[storedRecord, error] { return readInventory(s.o.State) }
+func (ap *applier) records() iter.Seq2[storedRecord, error] { return readInventory(ap.state) }
 
 // apply brings DIR to what wants ask: wants sorted by path with one per
 // path, from a Resource List (list: what it lacks is deleted) or change
 // events; n is what count planned. Deletions go first, so that a file
 // that gives way to a folder, or a folder to a file, is gone before its
 // successor lands.
-func (s *syncer) apply(ctx context.Context, wants func() iter.Seq2[want, error], list bool, n planCounts) error {
+func (ap *applier) apply(ctx context.Context, wants func() iter.Seq2[want, error], list bool, n planCounts) error {
 	if n.deletes > 0 {
-		if err := s.pass(ctx, wants(), list, true, n); err != nil {
+		if err := ap.pass(ctx, wants(), list, true, n); err != nil {
 			return err
 		}
 	}
-	return s.pass(ctx, wants(), list, false, n)
+	return ap.pass(ctx, wants(), list, false, n)
 }
 
 // pass applies the deletions of wants, or all but them. Change events,
 // when they are few beside the inventory, find their records by lookup;
 // otherwise wants and records are joined as two sorted streams.
-func (s *syncer) pass(ctx context.Context, wants iter.Seq2[want, error], list, deletions bool, n planCounts) error {
-	p := newPool(ctx, s.o.Jobs)
+func (ap *applier) pass(ctx context.Context, wants iter.Seq2[want, error], list, deletions bool, n planCounts) error {
+	p := newPool(ctx, ap.jobs)
 	visit := func(w *want, stored *storedRecord) error {
 		if w == nil && !list || (w == nil || w.change == rs.ChangeDeleted) != deletions {
 			return nil
@@ -104,19 +131,19 @@ func (s *syncer) pass(ctx context.Context, wants iter.Seq2[want, error], list, d
 			return err
 		}
 		path := pathOf(w, r)
-		st, present, err := s.dir.stat(path)
+		st, present, err := ap.dir.stat(path)
 		if err != nil {
-			return fmt.Errorf("stat %s: %w", s.dir.join(path), err)
+			return fmt.Errorf("stat %s: %w", ap.dir.join(path), err)
 		}
 		trusted := r != nil && present && st == r.stamp
-		s.act(p, decide(w, r, trusted, present, list, s.o.KeepDeleted), w, r, present)
+		ap.act(p, decide(w, r, trusted, present, list, ap.keepDeleted), w, r, present)
 		return nil
 	}
 	var err error
-	if !list && (n.fetch+n.deletes)*lookupCost < inventorySize(s.o.State) {
-		err = s.lookupEach(wants, visit)
+	if !list && (n.fetch+n.deletes)*lookupCost < inventorySize(ap.state) {
+		err = ap.lookupEach(wants, visit)
 	} else {
-		err = join(wants, s.records(), wantPath, storedPath, visit)
+		err = join(wants, ap.records(), wantPath, storedPath, visit)
 	}
 	if werr := p.wait(); err == nil {
 		err = werr
@@ -130,8 +157,8 @@ func (s *syncer) pass(ctx context.Context, wants iter.Seq2[want, error], list, d
 const lookupCost = 20 * 150
 
 // lookupEach calls visit with each want and its record, found by lookup.
-func (s *syncer) lookupEach(wants iter.Seq2[want, error], visit func(*want, *storedRecord) error) error {
-	f, err := openFinder(s.o.State)
+func (ap *applier) lookupEach(wants iter.Seq2[want, error], visit func(*want, *storedRecord) error) error {
+	f, err := openFinder(ap.state)
 	if err != nil {
 		return err
 	}
@@ -160,15 +187,15 @@ func pathOf(w *want, r *record) string {
 
 // act carries out one decision; fetches go to the pool's workers.
 // present says whether a file is at the path.
-func (s *syncer) act(p *pool, a action, w *want, r *record, present bool) {
-	if s.o.DryRun {
-		s.dryRun(a, w, r)
+func (ap *applier) act(p *pool, a action, w *want, r *record, present bool) {
+	if ap.dryRun {
+		ap.reportDryRun(a, w, r)
 		return
 	}
 	switch a {
 	case actKeep:
 		if w != nil {
-			s.rep.count(&s.sum.Unchanged)
+			ap.rep.count(&ap.sum.Unchanged)
 		}
 	case actRecord:
 		rec := *r
@@ -176,36 +203,36 @@ func (s *syncer) act(p *pool, a action, w *want, r *record, present bool) {
 		if w.change != "" {
 			rec.changed = w.at
 		}
-		s.rep.count(&s.sum.Unchanged)
-		p.fatal(s.inv.put(&rec))
+		ap.rep.count(&ap.sum.Unchanged)
+		p.fatal(ap.inv.put(&rec))
 	case actDelete:
 		path := pathOf(w, r)
-		if err := s.dir.remove(path); err != nil {
-			s.rep.event(Event{Kind: EventFailed, Path: path, Err: fmt.Errorf("remove %s: %w", s.dir.join(path), err)})
+		if err := ap.dir.remove(path); err != nil {
+			ap.rep.event(Event{Kind: EventFailed, Path: path, Err: fmt.Errorf("remove %s: %w", ap.dir.join(path), err)})
 			return
 		}
-		p.fatal(s.inv.del(path))
-		s.rep.event(Event{Kind: EventDeleted, Path: path})
+		p.fatal(ap.inv.del(path))
+		ap.rep.event(Event{Kind: EventDeleted, Path: path})
 	case actForget:
-		p.fatal(s.inv.del(r.path))
+		p.fatal(ap.inv.del(r.path))
 	case actFetch, actCheck:
 		w := *w
 		check := a == actCheck
-		p.run(func(ctx context.Context) error { return s.land(ctx, &w, check, present) })
+		p.run(func(ctx context.Context) error { return ap.land(ctx, &w, check, present) })
 	}
 }
 
-// dryRun reports what act would do.
-func (s *syncer) dryRun(a action, w *want, r *record) {
+// reportDryRun reports what act would do.
+func (ap *applier) reportDryRun(a action, w *want, r *record) {
 	switch a {
 	case actKeep, actRecord:
 		if w != nil {
-			s.rep.count(&s.sum.Unchanged)
+			ap.rep.count(&ap.sum.Unchanged)
 		}
 	case actDelete:
-		s.rep.event(Event{Kind: EventDeleted, Path: pathOf(w, r)})
+		ap.rep.event(Event{Kind: EventDeleted, Path: pathOf(w, r)})
 	case actFetch, actCheck:
-		s.rep.event(Event{Kind: EventFetched, Path: w.path, URL: w.loc, Bytes: max(w.fix.length, 0)})
+		ap.rep.event(Event{Kind: EventFetched, Path: w.path, URL: w.loc, Bytes: max(w.fix.length, 0)})
 	}
 }
 
@@ -213,32 +240,32 @@ func (s *syncer) dryRun(a action, w *want, r *record) {
 // its bytes match w's digests; else it is fetched. A resource that cannot
 // be fetched and verified is reported, and the sync goes on; only an
 // error of the state stops it.
-func (s *syncer) land(ctx context.Context, w *want, check, replace bool) error {
+func (ap *applier) land(ctx context.Context, w *want, check, replace bool) error {
 	if check {
-		if rec, ok := s.adopt(w); ok {
-			s.rep.count(&s.sum.Unchanged)
-			return s.inv.put(&rec)
+		if rec, ok := ap.adopt(w); ok {
+			ap.rep.count(&ap.sum.Unchanged)
+			return ap.inv.put(&rec)
 		}
 	}
-	rec, err := s.fetch(ctx, w, replace)
+	rec, err := ap.fetch(ctx, w, replace)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.rep.event(Event{Kind: EventFailed, Path: w.path, URL: w.loc, Err: err})
+		ap.rep.event(Event{Kind: EventFailed, Path: w.path, URL: w.loc, Err: err})
 		return nil
 	}
-	if err := s.inv.put(&rec); err != nil {
+	if err := ap.inv.put(&rec); err != nil {
 		return err
 	}
-	s.rep.event(Event{Kind: EventFetched, Path: w.path, URL: w.loc, Bytes: rec.length})
+	ap.rep.event(Event{Kind: EventFetched, Path: w.path, URL: w.loc, Bytes: rec.length})
 	return nil
 }
 
 // adopt returns the record of the file at w's path when its bytes match
 // w's digests and length.
-func (s *syncer) adopt(w *want) (record, bool) {
-	f, err := s.dir.open(w.path)
+func (ap *applier) adopt(w *want) (record, bool) {
+	f, err := ap.dir.open(w.path)
 	if err != nil {
 		return record{}, false
 	}
@@ -251,11 +278,11 @@ func (s *syncer) adopt(w *want) (record, bool) {
 	if err != nil || v.check(w.loc, &w.fix) != nil {
 		return record{}, false
 	}
-	return s.recordOf(w, v, stampOf(info)), true
+	return ap.recordOf(w, v, stampOf(info)), true
 }
 
 // recordOf returns the record of w's file, verified by v.
-func (s *syncer) recordOf(w *want, v *verifier, st stamp) record {
+func (ap *applier) recordOf(w *want, v *verifier, st stamp) record {
 	rec := record{path: w.path, length: v.n, sums: v.sums(), lastmod: w.fix.lastmod, stamp: st}
 	if w.change != "" {
 		rec.changed = w.at
@@ -265,10 +292,10 @@ func (s *syncer) recordOf(w *want, v *verifier, st stamp) record {
 
 // fetch fetches w's resource, verifies it and places it, trying again as
 // the client allows.
-func (s *syncer) fetch(ctx context.Context, w *want, replace bool) (record, error) {
+func (ap *applier) fetch(ctx context.Context, w *want, replace bool) (record, error) {
 	var rec record
-	err := s.c.retry(ctx, func() error {
-		resp, err := s.c.get(ctx, w.loc, nil)
+	err := ap.c.retry(ctx, func() error {
+		resp, err := ap.c.get(ctx, w.loc, nil)
 		if err != nil {
 			return err
 		}
@@ -280,7 +307,7 @@ func (s *syncer) fetch(ctx context.Context, w *want, replace bool) (record, erro
 			}
 			body = io.LimitReader(body, w.fix.length+1) // one byte more tells a longer body
 		}
-		rec, err = s.place(w, body, replace)
+		rec, err = ap.place(w, body, replace)
 		return err
 	})
 	return rec, err
@@ -292,10 +319,10 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return
 // place copies body into a temporary file of DIR, through a verifier of
 // w's fixity, and renames it into place only when it matches: bad bytes
 // never reach w's path.
-func (s *syncer) place(w *want, body io.Reader, replace bool) (record, error) {
-	f, err := s.dir.createTemp(w.path, replace)
+func (ap *applier) place(w *want, body io.Reader, replace bool) (record, error) {
+	f, err := ap.dir.createTemp(w.path, replace)
 	if err != nil {
-		return record{}, fmt.Errorf("write %s: %w", s.dir.join(w.path), err)
+		return record{}, fmt.Errorf("write %s: %w", ap.dir.join(w.path), err)
 	}
 	v := newVerifier(&w.fix)
 	buf := copyBuffers.Get().(*[]byte)
@@ -308,14 +335,14 @@ func (s *syncer) place(w *want, body io.Reader, replace bool) (record, error) {
 		err = f.setMtime(w.fix.lastmod)
 	}
 	if err != nil {
-		s.dir.discard(f)
+		ap.dir.discard(f)
 		return record{}, err
 	}
-	st, err := s.dir.place(f, w.path)
+	st, err := ap.dir.place(f, w.path)
 	if err != nil {
 		return record{}, err
 	}
-	return s.recordOf(w, v, st), nil
+	return ap.recordOf(w, v, st), nil
 }
 
 // pool runs jobs on a bounded number of workers. The first error a job

@@ -57,10 +57,10 @@ type dirFile struct {
 func (s *syncer) audit(ctx context.Context) error {
 	wants := newSorter(s.work, wantCodec)
 	defer wants.Close()
-	if _, err := s.readResources(ctx, wants); err != nil {
+	if _, err := s.lists.readResources(ctx, wants); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	return join(sortedWants(wants)(), s.files(), wantPath, func(f *dirFile) string { return f.path }, func(w *want, f *dirFile) error {
+	return join(sortedWants(wants)(), dirFiles(s.dir, s.o.Dir), wantPath, func(f *dirFile) string { return f.path }, func(w *want, f *dirFile) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func (s *syncer) audit(ctx context.Context) error {
 		case w == nil:
 			s.rep.event(Event{Kind: EventExtra, Path: f.path})
 		default:
-			if msg := s.differs(w, f); msg != "" {
+			if msg := differs(s.dir, w, f); msg != "" {
 				s.rep.event(Event{Kind: EventDiffers, Path: w.path, URL: w.loc, Msg: msg})
 			} else {
 				s.rep.count(&s.sum.Unchanged)
@@ -80,23 +80,24 @@ func (s *syncer) audit(ctx context.Context) error {
 	})
 }
 
-// files yields the files of DIR in walk order.
-func (s *syncer) files() iter.Seq2[dirFile, error] {
+// dirFiles yields the files of DIR, dir (at name), in walk order.
+func dirFiles(dir *mirrorDir, name string) iter.Seq2[dirFile, error] {
 	return func(yield func(dirFile, error) bool) {
-		err := s.dir.walk(func(rel string, info fs.FileInfo) error {
+		err := dir.walk(func(rel string, info fs.FileInfo) error {
 			if !yield(dirFile{path: rel, info: info}, nil) {
 				return errStop
 			}
 			return nil
 		})
 		if err != nil && !errors.Is(err, errStop) {
-			yield(dirFile{}, fmt.Errorf("walk %s: %w", s.o.Dir, err))
+			yield(dirFile{}, fmt.Errorf("walk %s: %w", name, err))
 		}
 	}
 }
 
-// differs says how the file f differs from what w lists, or "".
-func (s *syncer) differs(w *want, f *dirFile) string {
+// differs says how the file f of DIR, dir, differs from what w lists,
+// or "".
+func differs(dir *mirrorDir, w *want, f *dirFile) string {
 	if !f.info.Mode().IsRegular() {
 		return fmt.Sprintf("it is a %s, not a file", kindOf(f.info.Mode()))
 	}
@@ -106,7 +107,7 @@ func (s *syncer) differs(w *want, f *dirFile) string {
 	if !w.fix.hasHash() {
 		return ""
 	}
-	file, err := s.dir.open(f.path)
+	file, err := dir.open(f.path)
 	if err != nil {
 		return err.Error()
 	}

@@ -39,19 +39,39 @@ func (e *GapError) Unwrap() error { return ErrGap }
 // Lists is a *GapError, and no Change List at all errNoChangeLists: both
 // call for a baseline.
 func (s *syncer) incremental(ctx context.Context, since time.Time) (time.Time, error) {
-	refs, err := s.refs(ctx, rs.CapChangeList, rs.CapChangeListArchive)
+	wants := newSorter(s.work, wantCodec)
+	defer wants.Close()
+	until, err := s.lists.changes(ctx, since, wants)
+	if err != nil {
+		return time.Time{}, err
+	}
+	all := sortedWants(wants)
+	n, err := s.applier.count(all(), false)
+	if err != nil {
+		return time.Time{}, err
+	}
+	s.rep.event(Event{Kind: EventPlanned, Files: n.fetch, Bytes: n.bytes})
+	if err := s.changeDumps(ctx, since, n); err != nil {
+		return time.Time{}, err
+	}
+	return until, s.applier.apply(ctx, all, false, n)
+}
+
+// changes reads the change events since the last sync, since, into
+// wants, and returns the newest time the Change Lists cover. A gap in
+// them is a *GapError, and no Change List at all errNoChangeLists.
+func (rd *reader) changes(ctx context.Context, since time.Time, wants *sorter[want]) (time.Time, error) {
+	refs, err := rd.refs(ctx, rs.CapChangeList, rs.CapChangeListArchive)
 	if err != nil {
 		return time.Time{}, err
 	}
 	if len(refs) == 0 {
 		return time.Time{}, errNoChangeLists
 	}
-	refs = s.covering(refs, since)
-	wants := newSorter(s.work, wantCodec)
-	defer wants.Close()
+	refs = covering(refs, since)
 	until := since
 	for _, ref := range refs {
-		if err := s.readChanges(ctx, ref, since, &until, wants); err != nil {
+		if err := rd.readChanges(ctx, ref, since, &until, wants); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -61,26 +81,17 @@ func (s *syncer) incremental(ctx context.Context, since time.Time) (time.Time, e
 	}
 	for _, ref := range refs {
 		if ref.from.IsZero() {
-			s.rep.info(fmt.Sprintf("the Change List %s gives no from: nothing tells whether it holds every change since the last sync", ref.url))
+			rd.rep.info(fmt.Sprintf("the Change List %s gives no from: nothing tells whether it holds every change since the last sync", ref.url))
 			break
 		}
 	}
-	all := sortedWants(wants)
-	n, err := s.count(all(), false)
-	if err != nil {
-		return time.Time{}, err
-	}
-	s.rep.event(Event{Kind: EventPlanned, Files: n.fetch, Bytes: n.bytes})
-	if err := s.changeDumps(ctx, since, n); err != nil {
-		return time.Time{}, err
-	}
-	return until, s.apply(ctx, all, false, n)
+	return until, nil
 }
 
 // readChanges reads the change events of one Change List from since on,
 // into wants, and moves until to the newest time the list covers.
-func (s *syncer) readChanges(ctx context.Context, ref *listRef, since time.Time, until *time.Time, wants *sorter[want]) error {
-	r, f, err := s.docs.read(ctx, ref.url)
+func (rd *reader) readChanges(ctx context.Context, ref *listRef, since time.Time, until *time.Time, wants *sorter[want]) error {
+	r, f, err := rd.docs.read(ctx, ref.url)
 	if err != nil {
 		return err
 	}
@@ -108,7 +119,7 @@ func (s *syncer) readChanges(ctx context.Context, ref *listRef, since time.Time,
 		switch e.MD.Change {
 		case rs.ChangeCreated, rs.ChangeUpdated, rs.ChangeDeleted:
 		default:
-			s.rep.event(Event{Kind: EventFailed, URL: e.Loc, Err: &RefusedError{Loc: e.Loc, Reason: fmt.Sprintf("change %q is not created, updated or deleted", e.MD.Change)}})
+			rd.rep.event(Event{Kind: EventFailed, URL: e.Loc, Err: &RefusedError{Loc: e.Loc, Reason: fmt.Sprintf("change %q is not created, updated or deleted", e.MD.Change)}})
 			return nil
 		}
 		if !at.IsZero() && at.Before(since) {
@@ -117,7 +128,7 @@ func (s *syncer) readChanges(ctx context.Context, ref *listRef, since time.Time,
 		if at.After(*until) {
 			*until = at
 		}
-		if w, ok := s.wantOf(e, e.MD.Change, at); ok {
+		if w, ok := rd.wantOf(e, e.MD.Change, at); ok {
 			return wants.Add(w)
 		}
 		return nil
@@ -139,7 +150,7 @@ func changeTime(e *rs.Entry, last time.Time) time.Time {
 // that the Capability List names, directly, through an index, and through
 // the archive of that capability: one ref per URL, in the order of their
 // from. An index that lists itself is warned of and passed over.
-func (s *syncer) refs(ctx context.Context, capability, archive string) ([]*listRef, error) {
+func (rd *reader) refs(ctx context.Context, capability, archive string) ([]*listRef, error) {
 	byURL := map[string]*listRef{}
 	add := func(u string, md *rs.MD) {
 		if r := byURL[u]; r != nil {
@@ -149,8 +160,8 @@ func (s *syncer) refs(ctx context.Context, capability, archive string) ([]*listR
 		byURL[u] = &listRef{url: u, from: md.From, until: md.Until}
 	}
 	var archives []string
-	for _, u := range s.src.caps[capability] {
-		h, err := s.docs.head(ctx, u)
+	for _, u := range rd.src.caps[capability] {
+		h, err := rd.docs.head(ctx, u)
 		if err != nil {
 			return nil, err
 		}
@@ -163,18 +174,18 @@ func (s *syncer) refs(ctx context.Context, capability, archive string) ([]*listR
 				archives = append(archives, l.Href)
 			}
 		}
-		if err := s.indexEntries(ctx, u, capability, add); err != nil {
+		if err := rd.indexEntries(ctx, u, capability, add); err != nil {
 			return nil, err
 		}
 	}
-	archives = append(archives, s.src.caps[archive]...)
+	archives = append(archives, rd.src.caps[archive]...)
 	seen := map[string]bool{}
 	for _, u := range archives {
 		if seen[u] {
 			continue
 		}
 		seen[u] = true
-		err := s.readList(ctx, u, archive, func(*rs.Head) {}, func(e *rs.Entry) error {
+		err := rd.readList(ctx, u, archive, func(*rs.Head) {}, func(e *rs.Entry) error {
 			add(e.Loc, &e.MD)
 			return nil
 		})
@@ -198,15 +209,15 @@ func sortRefs(refs []*listRef) {
 }
 
 // indexEntries adds the lists an index names.
-func (s *syncer) indexEntries(ctx context.Context, u, capability string, add func(string, *rs.MD)) error {
-	r, f, err := s.docs.read(ctx, u)
+func (rd *reader) indexEntries(ctx context.Context, u, capability string, add func(string, *rs.MD)) error {
+	r, f, err := rd.docs.read(ctx, u)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	err = r.Entries(func(e *rs.Entry) error {
 		if e.Loc == u {
-			s.rep.warning(fmt.Sprintf("the %s index %s lists itself; that entry is passed over", capability, u))
+			rd.rep.warning(fmt.Sprintf("the %s index %s lists itself; that entry is passed over", capability, u))
 			return nil
 		}
 		add(e.Loc, &e.MD)
@@ -220,7 +231,7 @@ func (s *syncer) indexEntries(ctx context.Context, u, capability string, add fun
 
 // covering keeps the lists that may hold events from since on: those not
 // closed before it.
-func (s *syncer) covering(refs []*listRef, since time.Time) []*listRef {
+func covering(refs []*listRef, since time.Time) []*listRef {
 	var keep []*listRef
 	for _, r := range refs {
 		if r.until.IsZero() || !r.until.Before(since) {

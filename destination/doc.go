@@ -14,6 +14,26 @@
 // Description lies under; for a Capability List given alone, the one its
 // up link leads to, else the top of its host.
 //
+// # The parts of a run
+//
+// A run (sync.go) opens the state and takes its lock, discovers the set,
+// chooses a baseline, the changes, or a new baseline after a gap, and
+// commits the state; it does the rest through two parts, each given what
+// it needs, that data flows through one way:
+//
+//	reader   reads the Source's documents: the Resource List and the
+//	         parts of its index, the Change Lists that the Capability
+//	         List, their index and their archive name, and the dumps'
+//	         listings (lists.go, changes.go, dumps.go), and returns their
+//	         entries as wants sorted on disk, and their times; it never
+//	         touches DIR or the inventory
+//	applier  brings DIR to those wants: plans, deletes, fetches,
+//	         verifies and places, on a pool of workers, keeps the
+//	         inventory with DIR, and places the files of dump packages
+//	         (apply.go, dumps.go); it never reads a list
+//
+// Audit uses the reader alone, and compares its wants with DIR.
+//
 // # Where a resource lands
 //
 // A resource whose URI lies under the base URL lands at its path below it,

@@ -44,8 +44,21 @@ func (s *syncer) resourceDump(ctx context.Context, n planCounts) error {
 	if s.o.Dumps == DumpsNever || len(dumps) == 0 || n.fetch == 0 || s.o.DryRun {
 		return nil
 	}
+	pkgs, err := s.lists.resourceDump(ctx, dumps[0])
+	if err != nil {
+		return err
+	}
+	if !worthIt(s.o.Dumps, pkgs, n) {
+		return nil
+	}
+	s.rep.info(fmt.Sprintf("seeding from the Resource Dump %s (packages: %d)", dumps[0], len(pkgs)))
+	return s.applier.applyPackages(ctx, pkgs, rs.CapResourceDumpManifest, time.Time{})
+}
+
+// resourceDump reads the packages the Resource Dump at u lists.
+func (rd *reader) resourceDump(ctx context.Context, u string) ([]packageRef, error) {
 	var pkgs []packageRef
-	err := s.readList(ctx, dumps[0], rs.CapResourceDump, func(*rs.Head) {}, func(e *rs.Entry) error {
+	err := rd.readList(ctx, u, rs.CapResourceDump, func(*rs.Head) {}, func(e *rs.Entry) error {
 		fix, err := fixityOf(&e.MD, e.Lastmod)
 		if err != nil {
 			return fmt.Errorf("package %s: %w", e.Loc, err)
@@ -54,13 +67,9 @@ func (s *syncer) resourceDump(ctx context.Context, n planCounts) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("read the Resource Dump: %w", err)
+		return nil, fmt.Errorf("read the Resource Dump: %w", err)
 	}
-	if !s.worthIt(pkgs, n) {
-		return nil
-	}
-	s.rep.info(fmt.Sprintf("seeding from the Resource Dump %s (packages: %d)", dumps[0], len(pkgs)))
-	return s.applyPackages(ctx, pkgs, rs.CapResourceDumpManifest, time.Time{})
+	return pkgs, nil
 }
 
 // changeDumps seeds DIR from the Change Dumps' packages from since on,
@@ -69,13 +78,26 @@ func (s *syncer) changeDumps(ctx context.Context, since time.Time, n planCounts)
 	if s.o.Dumps == DumpsNever || len(s.src.caps[rs.CapChangeDump]) == 0 || n.fetch == 0 || s.o.DryRun {
 		return nil
 	}
-	refs, err := s.refs(ctx, rs.CapChangeDump, rs.CapChangeDumpArchive)
+	pkgs, err := s.lists.changeDumps(ctx, since)
 	if err != nil {
-		return fmt.Errorf("read the Change Dumps: %w", err)
+		return err
+	}
+	if len(pkgs) == 0 || !worthIt(s.o.Dumps, pkgs, n) {
+		return nil
+	}
+	s.rep.info(fmt.Sprintf("seeding from the Change Dumps (packages: %d)", len(pkgs)))
+	return s.applier.applyPackages(ctx, pkgs, rs.CapChangeDumpManifest, since)
+}
+
+// changeDumps reads the packages the Change Dumps list from since on.
+func (rd *reader) changeDumps(ctx context.Context, since time.Time) ([]packageRef, error) {
+	refs, err := rd.refs(ctx, rs.CapChangeDump, rs.CapChangeDumpArchive)
+	if err != nil {
+		return nil, fmt.Errorf("read the Change Dumps: %w", err)
 	}
 	var pkgs []packageRef
-	for _, ref := range s.covering(refs, since) {
-		err := s.readList(ctx, ref.url, rs.CapChangeDump, func(*rs.Head) {}, func(e *rs.Entry) error {
+	for _, ref := range covering(refs, since) {
+		err := rd.readList(ctx, ref.url, rs.CapChangeDump, func(*rs.Head) {}, func(e *rs.Entry) error {
 			if !e.MD.Until.IsZero() && e.MD.Until.Before(since) {
 				return nil
 			}
@@ -87,21 +109,18 @@ func (s *syncer) changeDumps(ctx context.Context, since time.Time, n planCounts)
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("read the Change Dump %s: %w", ref.url, err)
+			return nil, fmt.Errorf("read the Change Dump %s: %w", ref.url, err)
 		}
 	}
-	if len(pkgs) == 0 || !s.worthIt(pkgs, n) {
-		return nil
-	}
-	s.rep.info(fmt.Sprintf("seeding from the Change Dumps (packages: %d)", len(pkgs)))
-	return s.applyPackages(ctx, pkgs, rs.CapChangeDumpManifest, since)
+	return pkgs, nil
 }
 
 // worthIt decides whether fetching pkgs costs less than the fetches n
-// plans: always with DumpsAlways; with DumpsAuto, when every package's
-// length is listed and their sum is below the bytes and requests planned.
-func (s *syncer) worthIt(pkgs []packageRef, n planCounts) bool {
-	if s.o.Dumps == DumpsAlways {
+// plans: always with the policy DumpsAlways; with DumpsAuto, when every
+// package's length is listed and their sum is below the bytes and
+// requests planned.
+func worthIt(policy DumpPolicy, pkgs []packageRef, n planCounts) bool {
+	if policy == DumpsAlways {
 		return true
 	}
 	var total int64
@@ -116,8 +135,8 @@ func (s *syncer) worthIt(pkgs []packageRef, n planCounts) bool {
 
 // applyPackages fetches each package, verifies it, and places its
 // files; packages placed by a sync that a kill cut short are passed over.
-func (s *syncer) applyPackages(ctx context.Context, pkgs []packageRef, manifestCap string, since time.Time) error {
-	done, err := readDone(filepath.Join(s.o.State, packagesFile))
+func (ap *applier) applyPackages(ctx context.Context, pkgs []packageRef, manifestCap string, since time.Time) error {
+	done, err := readDone(filepath.Join(ap.state, packagesFile))
 	if err != nil {
 		return err
 	}
@@ -125,10 +144,10 @@ func (s *syncer) applyPackages(ctx context.Context, pkgs []packageRef, manifestC
 		if done[p.url] {
 			continue
 		}
-		if err := s.applyPackage(ctx, p, manifestCap, since); err != nil {
+		if err := ap.applyPackage(ctx, p, manifestCap, since); err != nil {
 			return err
 		}
-		if err := appendDone(filepath.Join(s.o.State, packagesFile), p.url); err != nil {
+		if err := appendDone(filepath.Join(ap.state, packagesFile), p.url); err != nil {
 			return err
 		}
 	}
@@ -138,26 +157,26 @@ func (s *syncer) applyPackages(ctx context.Context, pkgs []packageRef, manifestC
 // applyPackage fetches one package into the work folder and places the
 // files of its manifest. A package that cannot be fetched or verified is
 // reported and passed over: the lists fetch its files one by one.
-func (s *syncer) applyPackage(ctx context.Context, p packageRef, manifestCap string, since time.Time) error {
-	name := filepath.Join(s.work, "package.zip")
+func (ap *applier) applyPackage(ctx context.Context, p packageRef, manifestCap string, since time.Time) error {
+	name := filepath.Join(ap.work, "package.zip")
 	defer os.Remove(name)
-	err := s.c.retry(ctx, func() error { return s.download(ctx, p, name) })
+	err := ap.c.retry(ctx, func() error { return ap.download(ctx, p, name) })
 	if err == nil {
-		err = s.placePackage(ctx, name, p, manifestCap, since)
+		err = ap.placePackage(ctx, name, p, manifestCap, since)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.rep.warning(fmt.Sprintf("package %s: %v; its resources are fetched one by one", p.url, err))
+		ap.rep.warning(fmt.Sprintf("package %s: %v; its resources are fetched one by one", p.url, err))
 	}
 	return nil
 }
 
 // download fetches a package into the file name, verified against its
 // listing.
-func (s *syncer) download(ctx context.Context, p packageRef, name string) error {
-	resp, err := s.c.get(ctx, p.url, nil)
+func (ap *applier) download(ctx context.Context, p packageRef, name string) error {
+	resp, err := ap.c.get(ctx, p.url, nil)
 	if err != nil {
 		return err
 	}
@@ -182,7 +201,7 @@ func (s *syncer) download(ctx context.Context, p packageRef, name string) error 
 // lists. A ZIP entry that declares another size than its manifest entry
 // is not read, so that no entry decompresses to more than the manifest
 // says (archive/zip fails a read past the declared size).
-func (s *syncer) placePackage(ctx context.Context, name string, p packageRef, manifestCap string, since time.Time) error {
+func (ap *applier) placePackage(ctx context.Context, name string, p packageRef, manifestCap string, since time.Time) error {
 	zr, err := zip.OpenReader(name)
 	if err != nil {
 		return fmt.Errorf("open the package: %w", err)
@@ -213,18 +232,18 @@ func (s *syncer) placePackage(ctx context.Context, name string, p packageRef, ma
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return s.placeEntry(e, files, p.url, manifestCap == rs.CapChangeDumpManifest, since)
+		return ap.placeEntry(e, files, p.url, manifestCap == rs.CapChangeDumpManifest, since)
 	})
 }
 
 // placeEntry places the file of one manifest entry. Deletions, and
 // changes older than since, are left to the Change Lists.
-func (s *syncer) placeEntry(e *rs.Entry, files map[string]*zip.File, pkg string, change bool, since time.Time) error {
+func (ap *applier) placeEntry(e *rs.Entry, files map[string]*zip.File, pkg string, change bool, since time.Time) error {
 	at := e.MD.Datetime
 	if e.MD.Change == rs.ChangeDeleted || change && !at.IsZero() && at.Before(since) {
 		return nil
 	}
-	path, err := s.m.path(e.Loc)
+	path, err := ap.m.path(e.Loc)
 	if err != nil {
 		return nil // other hosts and refusals are the lists' to report
 	}
@@ -235,18 +254,18 @@ func (s *syncer) placeEntry(e *rs.Entry, files map[string]*zip.File, pkg string,
 		return nil
 	}
 	if !change {
-		if _, present, _ := s.dir.stat(path); present {
+		if _, present, _ := ap.dir.stat(path); present {
 			return nil // the Resource List decides about files there
 		}
 	}
 	replace := change // a change is mostly to a file that is there
 	zf := files[strings.TrimPrefix(e.MD.Path, "/")]
 	if zf == nil {
-		s.rep.warning(fmt.Sprintf("package %s: manifest entry %s names %q, which the package lacks", pkg, e.Loc, e.MD.Path))
+		ap.rep.warning(fmt.Sprintf("package %s: manifest entry %s names %q, which the package lacks", pkg, e.Loc, e.MD.Path))
 		return nil
 	}
 	if zf.UncompressedSize64 != uint64(fix.length) {
-		s.rep.warning(fmt.Sprintf("package %s: %s holds %d bytes, its manifest entry %d", pkg, zf.Name, zf.UncompressedSize64, fix.length))
+		ap.rep.warning(fmt.Sprintf("package %s: %s holds %d bytes, its manifest entry %d", pkg, zf.Name, zf.UncompressedSize64, fix.length))
 		return nil
 	}
 	w := want{path: path, loc: e.Loc, fix: fix}
@@ -257,16 +276,16 @@ func (s *syncer) placeEntry(e *rs.Entry, files map[string]*zip.File, pkg string,
 	if err != nil {
 		return fmt.Errorf("open %s in the package: %w", zf.Name, err)
 	}
-	rec, err := s.place(&w, io.LimitReader(zr, int64(zf.UncompressedSize64)+1), replace)
+	rec, err := ap.place(&w, io.LimitReader(zr, int64(zf.UncompressedSize64)+1), replace)
 	zr.Close()
 	if err != nil {
-		s.rep.warning(fmt.Sprintf("package %s: %s: %v", pkg, zf.Name, err))
+		ap.rep.warning(fmt.Sprintf("package %s: %s: %v", pkg, zf.Name, err))
 		return nil
 	}
-	if err := s.inv.put(&rec); err != nil {
+	if err := ap.inv.put(&rec); err != nil {
 		return err
 	}
-	s.rep.event(Event{Kind: EventFetched, Path: path, URL: e.Loc, Bytes: rec.length, Dump: true})
+	ap.rep.event(Event{Kind: EventFetched, Path: path, URL: e.Loc, Bytes: rec.length, Dump: true})
 	return nil
 }
 

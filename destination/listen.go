@@ -258,29 +258,39 @@ func (s *syncer) notified(ctx context.Context, d notify.Delivery) error {
 		return err
 	}
 	s.sum.Mode = "notification"
+	s.lists = newReader(s.docs, s.src, s.m, s.rep, s.sum, s.work)
 	wants := newSorter(s.work, wantCodec)
 	defer wants.Close()
+	if err := s.lists.notification(d, wants); err != nil {
+		return err
+	}
+	all := sortedWants(wants)
+	n, err := s.applier.count(all(), false)
+	if err != nil {
+		return err
+	}
+	s.rep.event(Event{Kind: EventPlanned, Files: n.fetch, Bytes: n.bytes})
+	if err := s.applier.apply(ctx, all, false, n); err != nil {
+		return err
+	}
+	return s.commit(st, later(st.SyncedUntil, d.Until))
+}
+
+// notification reads the change events of the delivery d, as those of a
+// Change List, into wants.
+func (rd *reader) notification(d notify.Delivery, wants *sorter[want]) error {
 	last := d.From
 	for i := range d.Entries {
 		e := &d.Entries[i]
 		at := changeTime(e, last)
 		last = at
-		if w, ok := s.wantOf(e, e.MD.Change, at); ok {
+		if w, ok := rd.wantOf(e, e.MD.Change, at); ok {
 			if err := wants.Add(w); err != nil {
 				return err
 			}
 		}
 	}
-	all := sortedWants(wants)
-	n, err := s.count(all(), false)
-	if err != nil {
-		return err
-	}
-	s.rep.event(Event{Kind: EventPlanned, Files: n.fetch, Bytes: n.bytes})
-	if err := s.apply(ctx, all, false, n); err != nil {
-		return err
-	}
-	return s.commit(st, later(st.SyncedUntil, d.Until))
+	return nil
 }
 
 // later returns the later of a and b.

@@ -10,13 +10,33 @@ import (
 	"github.com/rsgen/rsgen/rs"
 )
 
+// reader reads the Source's documents of one run: the Resource List,
+// the Change Lists and what leads to them, and the dumps' listings. It
+// turns their entries into wants, sorted on disk, and their times; what
+// DIR holds is the applier's.
+type reader struct {
+	docs *docs
+	src  *source
+	m    *mapper
+	rep  *reporter
+	sum  *Summary // counts the resources on other hosts
+	work string   // sorted runs
+	seq  int64    // wants read so far
+}
+
+// newReader returns the reader of the set src, whose resources m maps,
+// reading with docs and sorting in the folder work.
+func newReader(docs *docs, src *source, m *mapper, rep *reporter, sum *Summary, work string) *reader {
+	return &reader{docs: docs, src: src, m: m, rep: rep, sum: sum, work: work}
+}
+
 // readList reads the list at u, of the capability given: its entries, or
 // those of its parts when it is an index (a <sitemapindex>). head is
 // called with the head of the list and of each part. A part that is an
 // index itself, that is the index again, or that comes twice is an error:
 // a Source cannot lead a sync round in circles.
-func (s *syncer) readList(ctx context.Context, u, capability string, head func(*rs.Head), entry func(*rs.Entry) error) error {
-	r, f, err := s.docs.read(ctx, u)
+func (rd *reader) readList(ctx context.Context, u, capability string, head func(*rs.Head), entry func(*rs.Entry) error) error {
+	r, f, err := rd.docs.read(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -49,7 +69,7 @@ func (s *syncer) readList(ctx context.Context, u, capability string, head func(*
 		return fmt.Errorf("read the index %s: %w", u, err)
 	}
 	for _, p := range parts {
-		if err := s.readPart(ctx, p, u, capability, head, entry); err != nil {
+		if err := rd.readPart(ctx, p, u, capability, head, entry); err != nil {
 			return err
 		}
 	}
@@ -57,8 +77,8 @@ func (s *syncer) readList(ctx context.Context, u, capability string, head func(*
 }
 
 // readPart reads a part of the index at index.
-func (s *syncer) readPart(ctx context.Context, u, index, capability string, head func(*rs.Head), entry func(*rs.Entry) error) error {
-	r, f, err := s.docs.read(ctx, u)
+func (rd *reader) readPart(ctx context.Context, u, index, capability string, head func(*rs.Head), entry func(*rs.Entry) error) error {
+	r, f, err := rd.docs.read(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -84,10 +104,10 @@ func (s *syncer) readPart(ctx context.Context, u, index, capability string, head
 // wantOf returns what the entry e of a list asks, or false when the sync
 // leaves it out: a resource on another host (counted), or one that cannot
 // be mirrored (reported).
-func (s *syncer) wantOf(e *rs.Entry, change string, at time.Time) (want, bool) {
-	path, err := s.m.path(e.Loc)
+func (rd *reader) wantOf(e *rs.Entry, change string, at time.Time) (want, bool) {
+	path, err := rd.m.path(e.Loc)
 	if errors.Is(err, errOtherHost) {
-		s.rep.count(&s.sum.OtherHosts)
+		rd.rep.count(&rd.sum.OtherHosts)
 		return want{}, false
 	}
 	var fix fixity
@@ -98,11 +118,11 @@ func (s *syncer) wantOf(e *rs.Entry, change string, at time.Time) (want, bool) {
 		}
 	}
 	if err != nil {
-		s.rep.event(Event{Kind: EventFailed, URL: e.Loc, Err: err})
+		rd.rep.event(Event{Kind: EventFailed, URL: e.Loc, Err: err})
 		return want{}, false
 	}
-	s.seq++
-	return want{path: path, loc: e.Loc, fix: fix, change: change, at: at, seq: s.seq}, true
+	rd.seq++
+	return want{path: path, loc: e.Loc, fix: fix, change: change, at: at, seq: rd.seq}, true
 }
 
 // readResources reads the resources of the set's Resource List into
@@ -111,18 +131,18 @@ func (s *syncer) wantOf(e *rs.Entry, change string, at time.Time) (want, bool) {
 // of a set without resources now (rsgen publishes no empty Resource
 // List, which the Sitemap schema refuses): wants stays empty, and the
 // time is the newest the Change Lists cover (emptySetTime).
-func (s *syncer) readResources(ctx context.Context, wants *sorter[want]) (time.Time, error) {
-	lists := s.src.caps[rs.CapResourceList]
+func (rd *reader) readResources(ctx context.Context, wants *sorter[want]) (time.Time, error) {
+	lists := rd.src.caps[rs.CapResourceList]
 	if len(lists) == 0 {
-		return s.emptySetTime(ctx)
+		return rd.emptySetTime(ctx)
 	}
 	var at time.Time
-	err := s.readList(ctx, lists[0], rs.CapResourceList, func(h *rs.Head) {
+	err := rd.readList(ctx, lists[0], rs.CapResourceList, func(h *rs.Head) {
 		if t := h.MD.At; !t.IsZero() && (at.IsZero() || t.Before(at)) {
 			at = t
 		}
 	}, func(e *rs.Entry) error {
-		if w, ok := s.wantOf(e, "", time.Time{}); ok {
+		if w, ok := rd.wantOf(e, "", time.Time{}); ok {
 			return wants.Add(w)
 		}
 		return nil
@@ -134,26 +154,26 @@ func (s *syncer) readResources(ctx context.Context, wants *sorter[want]) (time.T
 // Lists and no Resource List: the newest its Change Lists cover (an
 // event's time, a list's from or until), up to which the set held no
 // resources, as the Capability List written with them says.
-func (s *syncer) emptySetTime(ctx context.Context) (time.Time, error) {
-	refs, err := s.refs(ctx, rs.CapChangeList, rs.CapChangeListArchive)
+func (rd *reader) emptySetTime(ctx context.Context) (time.Time, error) {
+	refs, err := rd.refs(ctx, rs.CapChangeList, rs.CapChangeListArchive)
 	if err != nil {
 		return time.Time{}, err
 	}
 	if len(refs) == 0 {
-		return time.Time{}, fmt.Errorf("the Capability List %s names no Resource List", s.src.capList)
+		return time.Time{}, fmt.Errorf("the Capability List %s names no Resource List", rd.src.capList)
 	}
-	events := newSorter(s.work, wantCodec) // read for their times only
+	events := newSorter(rd.work, wantCodec) // read for their times only
 	defer events.Close()
 	var until time.Time
 	for _, ref := range refs {
-		if err := s.readChanges(ctx, ref, time.Time{}, &until, events); err != nil {
+		if err := rd.readChanges(ctx, ref, time.Time{}, &until, events); err != nil {
 			return time.Time{}, err
 		}
 		if ref.from.After(until) {
 			until = ref.from
 		}
 	}
-	s.rep.info(fmt.Sprintf("the Capability List %s names Change Lists and no Resource List: the set holds no resources now", s.src.capList))
+	rd.rep.info(fmt.Sprintf("the Capability List %s names Change Lists and no Resource List: the set holds no resources now", rd.src.capList))
 	return until, nil
 }
 
@@ -169,12 +189,12 @@ func sortedWants(wants *sorter[want]) func() iter.Seq2[want, error] {
 func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
 	wants := newSorter(s.work, wantCodec)
 	defer wants.Close()
-	at, err := s.readResources(ctx, wants)
+	at, err := s.lists.readResources(ctx, wants)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("baseline: %w", err)
 	}
 	all := sortedWants(wants)
-	n, err := s.count(all(), true)
+	n, err := s.applier.count(all(), true)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -182,5 +202,5 @@ func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
 	if err := s.resourceDump(ctx, n); err != nil {
 		return time.Time{}, err
 	}
-	return at, s.apply(ctx, all, true, n)
+	return at, s.applier.apply(ctx, all, true, n)
 }

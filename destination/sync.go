@@ -25,7 +25,11 @@ type syncer struct {
 	sum  *Summary
 	src  *source
 	work string // sorted runs and packages
-	seq  int64  // wants read so far
+	// lists reads the set's documents, once discover (or the listener)
+	// has found it.
+	lists *reader
+	// applier applies wants to DIR, once openDir has opened it.
+	applier *applier
 	// requests0 and bytes0 are the client's counts when the run began:
 	// a listener's runs share a client.
 	requests0, bytes0 int64
@@ -144,6 +148,7 @@ func (s *syncer) openDir() error {
 		return fmt.Errorf("state %s: %w", s.o.State, err)
 	}
 	s.inv = inv
+	s.applier = newApplier(&s.o, s.c, dir, inv, s.m, s.rep, s.sum, s.work)
 	if killed {
 		if err := dir.removeTemps(); err != nil {
 			return fmt.Errorf("remove the temporary files of the last sync from %s: %w", s.o.Dir, err)
@@ -242,8 +247,11 @@ func (s *syncer) discover(ctx context.Context) error {
 		return err
 	}
 	s.src, s.sum.Set, s.sum.CapabilityList = src, src.set, src.capList
-	s.m, err = newMapper(src.base, s.o.OtherHosts)
-	return err
+	if s.m, err = newMapper(src.base, s.o.OtherHosts); err != nil {
+		return err
+	}
+	s.lists = newReader(s.docs, s.src, s.m, s.rep, s.sum, s.work)
+	return nil
 }
 
 // follow takes the baseline or the changes, as the state calls for, and
@@ -310,6 +318,7 @@ func (s *syncer) dryRunSync(ctx context.Context) error {
 	if err := st.belongs(s.o.State, s.o.Dir, s.src); err != nil {
 		return err
 	}
+	s.applier = newApplier(&s.o, s.c, s.dir, nil, s.m, s.rep, s.sum, s.work)
 	_, err = s.follow(ctx, st)
 	s.warnOtherHosts()
 	return err
