@@ -73,7 +73,7 @@ type history struct {
 
 func TestPropertyRandomHistories(t *testing.T) {
 	t.Parallel() // among the longest tests of the package: they overlap
-	seeds, builds, files := 2, 14, 30
+	seeds, builds, files := 2, 8, 30
 	if stress() {
 		seeds, builds, files = 6, 40, 150
 	}
