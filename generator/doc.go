@@ -85,13 +85,12 @@
 //	commit   the sink's commit, the kept files, the removal of what is no
 //	         longer published, and the state's save (commit.go)
 //
-// A scan that finds nothing changed, in a build whose configuration,
-// clock and output leave every document as the last build published it,
-// ends the build: it writes nothing but a record that it ran
-// (unchanged.go). Plan (rsgen status) runs resolve, load and scan, and
-// writes nothing. A
-// source file removed between the scan and its use makes Build run the
-// stages again, under the same lock (rescan.go).
+// A scan that finds nothing changed, in a build whose configuration
+// (outputformat.go), clock and output leave every document as the last
+// build published it, ends the build: it writes nothing but a record that
+// it ran (unchanged.go). Plan (rsgen status) runs resolve, load and scan,
+// and writes nothing. A source file removed between the scan and its use
+// makes Build run the stages again, under the same lock (rescan.go).
 // The versions of a site that keeps them grow with every build, so the
 // plan decides of them as a rule, and of each resource as the versions
 // writer streams the previous versions past the scan's records
