@@ -22,6 +22,7 @@ import (
 	"github.com/rsgen/rsgen/deploy"
 	"github.com/rsgen/rsgen/destination"
 	"github.com/rsgen/rsgen/internal/freeport"
+	"github.com/rsgen/rsgen/internal/servertest"
 	"github.com/rsgen/rsgen/internal/websubhub"
 	"github.com/rsgen/rsgen/notify"
 	"github.com/rsgen/rsgen/snapshot"
@@ -60,7 +61,7 @@ func newPushSite(t *testing.T, nginx string) *pushSite {
 	if nginx != "" {
 		p.webroot = filepath.Join(t.TempDir(), "www")
 		p.deploy()
-		startNginx(t, nginx, p.webroot, port)
+		servertest.ServeNginx(t, nginx, p.webroot, port)
 	} else {
 		serveOutput(t, s, ln)
 	}
@@ -320,7 +321,7 @@ func TestListenEndToEnd(t *testing.T) {
 		rounds = 20
 	}
 	servers := map[string]string{"serve": ""}
-	if nginx := nginxPathOrEmpty(t); nginx != "" {
+	if nginx := servertest.Nginx(t); nginx != "" {
 		servers["nginx"] = nginx
 	}
 	for name, nginx := range servers {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/rsgen/rsgen/destination"
 	"github.com/rsgen/rsgen/generator"
 	"github.com/rsgen/rsgen/internal/freeport"
+	"github.com/rsgen/rsgen/internal/servertest"
 	"github.com/rsgen/rsgen/serve"
 )
 
@@ -170,7 +170,7 @@ func TestPropertyRandomHistories(t *testing.T) {
 	for seed := range seeds {
 		t.Run(fmt.Sprintf("serve/seed%d", seed), func(t *testing.T) { randomHistory(t, uint64(seed), builds, false) })
 	}
-	if nginx := nginxPathOrEmpty(t); nginx != "" {
+	if nginx := servertest.Nginx(t); nginx != "" {
 		for seed := range max(1, seeds/3) {
 			t.Run(fmt.Sprintf("nginx/seed%d", seed), func(t *testing.T) { randomHistory(t, uint64(seed)+100, builds, true) })
 		}
@@ -241,7 +241,7 @@ func randomHistory(t *testing.T, seed uint64, builds int, nginx bool) {
 	mutate()
 	s.build(0)
 	if nginx {
-		startNginx(t, nginxPathOrEmpty(t), s.cfg.Out, port)
+		servertest.ServeNginx(t, servertest.Nginx(t), s.cfg.Out, port)
 	} else {
 		serveOutput(t, s, ln)
 	}
@@ -292,70 +292,6 @@ func removeEmptyParents(root, p string) {
 		if os.Remove(dir) != nil {
 			return
 		}
-	}
-}
-
-// nginxPathOrEmpty returns the nginx binary, "" when there is none unless
-// RSGEN_REQUIRE_NGINX=1 (then the test fails).
-func nginxPathOrEmpty(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("RSGEN_REQUIRE_NGINX") == "1" {
-		t.Fatal("nginx not found and RSGEN_REQUIRE_NGINX=1 (apt-get install nginx)")
-	}
-	return ""
-}
-
-// startNginx serves the output folder out with nginx on 127.0.0.1:port,
-// configured by the rsgen-nginx.conf rsgen wrote, until the test ends.
-func startNginx(t *testing.T, bin, out string, port int) {
-	t.Helper()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "nginx.conf")
-	text := fmt.Sprintf(`worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 64; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    access_log off;
-    client_body_temp_path %[1]s/body;
-    proxy_temp_path %[1]s/proxy;
-    fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi;
-    scgi_temp_path %[1]s/scgi;
-    server {
-        listen 127.0.0.1:%[2]d;
-        root %[3]s;
-        include %[3]s/rsgen-nginx.conf;
-    }
-}
-`, dir, port, out)
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-g", "daemon off; master_process off;")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			conn.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nginx did not listen on %d: %v\n%s", port, err, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling a bounded wait for the server to listen
 	}
 }
 

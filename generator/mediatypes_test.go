@@ -15,6 +15,7 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/hosting"
 	"github.com/rsgen/rsgen/internal/freeport"
+	"github.com/rsgen/rsgen/internal/servertest"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/serve"
 )
@@ -81,7 +82,7 @@ DocumentRoot %[4]s
 	if msg, err := exec.Command(bin, "-t", "-f", conf).CombinedOutput(); err != nil {
 		t.Fatalf("apache2 -t: %v\n%s", err, msg)
 	}
-	startServer(t, port, exec.Command(bin, "-f", conf, "-DFOREGROUND"))
+	servertest.Start(t, port, exec.Command(bin, "-f", conf, "-DFOREGROUND"))
 }
 
 // contentTypeOf returns the media type, without parameters, that a GET
@@ -195,9 +196,9 @@ func TestOneMediaTypeTable(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	servers := map[string]string{"rsgen serve": srv.URL + "/"}
-	if bin := nginxPathOrEmpty(t); bin != "" {
+	if bin := servertest.Nginx(t); bin != "" {
 		port := freeport.Get(t)
-		startNginx(t, bin, s.Out, port)
+		servertest.ServeNginx(t, bin, s.Out, port)
 		servers["nginx"] = fmt.Sprintf("http://127.0.0.1:%d/", port)
 	}
 	if bin := apachePath(t); bin != "" {

@@ -2,11 +2,7 @@ package generator_test
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,100 +10,18 @@ import (
 
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/internal/freeport"
+	"github.com/rsgen/rsgen/internal/servertest"
 )
 
 // nginxPath returns the nginx binary, or skips the test when there is
 // none, unless RSGEN_REQUIRE_NGINX=1 (then it fails).
 func nginxPath(t *testing.T) string {
 	t.Helper()
-	if p := nginxPathOrEmpty(t); p != "" {
+	if p := servertest.Nginx(t); p != "" {
 		return p
 	}
 	t.Skip("nginx not found: the generated snippet is not tested in nginx (apt-get install nginx)")
 	return ""
-}
-
-// nginxPathOrEmpty is nginxPath for tests that check nginx among other
-// servers: "" instead of a skip when nginx is missing.
-func nginxPathOrEmpty(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("RSGEN_REQUIRE_NGINX") == "1" {
-		t.Fatal("nginx not found and RSGEN_REQUIRE_NGINX=1 (apt-get install nginx)")
-	}
-	return ""
-}
-
-// startNginx serves the output folder out with nginx on 127.0.0.1:port,
-// configured by nothing but the generated rsgen-nginx.conf included in a
-// plain server block, until the test ends.
-func startNginx(t *testing.T, bin, out string, port int) {
-	t.Helper()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "nginx.conf")
-	mimeTypes := "/etc/nginx/mime.types"
-	if _, err := os.Stat(mimeTypes); err != nil {
-		t.Fatalf("nginx is installed without %s: %v", mimeTypes, err)
-	}
-	text := fmt.Sprintf(`worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 64; }
-http {
-    include %[2]s;
-    default_type application/octet-stream;
-    access_log off;
-    client_body_temp_path %[1]s/body;
-    proxy_temp_path %[1]s/proxy;
-    fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi;
-    scgi_temp_path %[1]s/scgi;
-    server {
-        listen 127.0.0.1:%[3]d;
-        root %[4]s;
-        include %[4]s/rsgen-nginx.conf;
-    }
-}
-`, dir, mimeTypes, port, out)
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if msg, err := exec.Command(bin, "-t", "-p", dir, "-c", conf).CombinedOutput(); err != nil {
-		snippet, _ := os.ReadFile(filepath.Join(out, "rsgen-nginx.conf"))
-		t.Fatalf("nginx -t refuses the snippet: %v\n%s\n--- rsgen-nginx.conf\n%s", err, msg, snippet)
-	}
-	startServer(t, port, exec.Command(bin, "-p", dir, "-c", conf, "-g", "daemon off; master_process off;"))
-}
-
-// startServer starts cmd, a server that listens on 127.0.0.1:port, waits
-// until it accepts connections, and stops it when the test ends.
-func startServer(t *testing.T, port int, cmd *exec.Cmd) {
-	t.Helper()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			conn.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not listen on %d: %v\n%s", cmd.Path, port, err, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestNginxServesWithTheSnippet serves a built site with Debian's nginx on
@@ -129,7 +43,7 @@ func TestNginxServesWithTheSnippet(t *testing.T) {
 	s.write("books/d.txt", "d")
 	s.build(t0.Add(90 * time.Minute)) // closes the books' first Change List, which holds an event
 
-	startNginx(t, bin, s.Out, port)
+	servertest.ServeNginx(t, bin, s.Out, port)
 	client := &http.Client{Timeout: 5 * time.Second}
 
 	const short, forever = "public, max-age=300", "public, max-age=31536000, immutable"

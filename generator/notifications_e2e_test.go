@@ -16,6 +16,7 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/deploy"
 	"github.com/rsgen/rsgen/internal/freeport"
+	"github.com/rsgen/rsgen/internal/servertest"
 	"github.com/rsgen/rsgen/internal/websubhub"
 	"github.com/rsgen/rsgen/notify"
 	"github.com/rsgen/rsgen/snapshot"
@@ -169,7 +170,7 @@ func testNotificationEndToEnd(t *testing.T, bin string, ping notify.Ping) {
 	}
 	s.write("a.txt", "a")
 	publish(t0)
-	startNginx(t, bin, www, port)
+	servertest.ServeNginx(t, bin, www, port)
 	topic := base + changeTopic
 	dest := subscribeE2E(t, hub.url, topic)
 
