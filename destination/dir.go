@@ -2,7 +2,6 @@ package destination
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -19,6 +18,14 @@ import (
 // link: a sync writes, reads and removes nothing through one, so that a
 // link in DIR can never lead it elsewhere.
 var ErrSymlink = errors.New("a symbolic link is in the way (rsgen sync follows no link in DIR)")
+
+// The other type of a path stands in the way of a resource: a Source that
+// changed the path between file and folder left it, until the changes
+// delete it.
+var (
+	errFolderThere = errors.New("a folder is there (another resource's path goes through it)")
+	errFileThere   = errors.New("a file is there, where a folder is needed")
+)
 
 // mirrorDir is DIR, opened as an os.Root so that no path can leave it,
 // and checked component by component so that no path goes through a
@@ -100,7 +107,7 @@ func (d *mirrorDir) folder(rel string) error {
 	case info.Mode()&fs.ModeSymlink != 0:
 		err = ErrSymlink
 	case !info.IsDir():
-		err = fmt.Errorf("%s is a file, where a folder is needed", rel)
+		err = errFileThere
 	}
 	if err != nil {
 		return &fs.PathError{Op: "mkdir", Path: d.join(rel), Err: err}

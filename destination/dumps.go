@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -278,6 +279,9 @@ func (ap *applier) placeEntry(e *rs.Entry, files map[string]*zip.File, pkg strin
 	}
 	rec, err := ap.place(&w, io.LimitReader(zr, int64(zf.UncompressedSize64)+1), replace)
 	zr.Close()
+	if errors.Is(err, errFolderThere) || errors.Is(err, errFileThere) {
+		return nil // a path that changed type: the lists delete what is in the way first, then fetch it
+	}
 	if err != nil {
 		ap.rep.warning(fmt.Sprintf("package %s: %s: %v", pkg, zf.Name, err))
 		return nil

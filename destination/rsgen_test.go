@@ -328,6 +328,34 @@ func TestDumpsSeed(t *testing.T) {
 	sameTree(t, treeOf(t, dir), s.source())
 }
 
+// TestDumpsSeedAcrossTypeChanges: a Change Dump whose package holds a
+// file where the mirror still has the folder the change deletes (and a
+// file in a folder where the mirror has a file) leaves those to the
+// Change Lists, which delete what is in the way first: no warning, and
+// the mirror equals the source. Found on /usr/share/doc: a folder turned
+// into a file warned "a folder is there" on every such sync.
+func TestDumpsSeedAcrossTypeChanges(t *testing.T) {
+	ln, base := listen(t)
+	s := newRsgenSite(t, base, func(c *config.Config) { c.Dumps.ChangeDump = true })
+	s.write("dir/a.txt", "in a folder")
+	s.write("file", "a file")
+	s.build(0)
+	serveOutput(t, s, ln)
+	o := destination.Options{Source: base, Dir: filepath.Join(t.TempDir(), "mirror"), Dumps: destination.DumpsAlways}
+	mustSync(t, o)
+	s.remove("dir/a.txt")
+	removeEmptyParents(s.cfg.Source, "dir/a.txt")
+	s.write("dir", "now a file")
+	s.remove("file")
+	s.write("file/b.txt", "now in a folder")
+	s.build(time.Minute)
+	sum, events, err := run(t, o)
+	if err != nil || sum.Mode != "incremental" || sum.Fetched != 2 || sum.Deleted != 2 || hasEvent(events, destination.EventWarning, "") {
+		t.Fatalf("after the type changes: %+v, %v%s", sum, err, describe(events))
+	}
+	sameTree(t, treeOf(t, o.Dir), s.source())
+}
+
 // TestRsgenSourceWithoutChangeListIndex follows a Source that turns
 // [changelist] index off after the baseline, whose Capability List then
 // points at the open Change List: a sync that spans a rotation finds the

@@ -91,7 +91,7 @@ func (d *mirrorDir) place(t *tempFile, rel string) (stamp, error) {
 	}
 	switch {
 	case errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST):
-		err = &fs.PathError{Op: "write", Path: d.join(rel), Err: errors.New("a folder is there (another resource's path goes through it)")}
+		err = &fs.PathError{Op: "write", Path: d.join(rel), Err: errFolderThere}
 	case err != nil:
 		err = &fs.PathError{Op: "write", Path: d.join(rel), Err: err}
 	}

@@ -3,7 +3,6 @@
 package destination
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -50,7 +49,7 @@ func (d *mirrorDir) discard(t *tempFile) {
 func (d *mirrorDir) place(t *tempFile, rel string) (stamp, error) {
 	err := t.Close()
 	if info, lerr := d.root.Lstat(rel); err == nil && lerr == nil && info.IsDir() {
-		err = errors.New("a folder is there (another resource's path goes through it)")
+		err = errFolderThere
 	}
 	if err == nil {
 		err = d.root.Rename(t.rel, rel)
