@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -47,20 +46,11 @@ func TestSyncKill9(t *testing.T) {
 func killedSyncs(t *testing.T, dumps string, rounds int) {
 	bin := rsgenBinary(t)
 	rng := rand.New(rand.NewPCG(uint64(len(dumps)), 42))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String() + "/"
-	root := t.TempDir()
-	cfg := config.Default()
-	cfg.Dir, cfg.BaseURL = root, base
-	cfg.Source, cfg.Out, cfg.State = filepath.Join(root, "src"), filepath.Join(root, "out"), filepath.Join(root, "state")
-	cfg.Dumps.ResourceDump = true
-	cfg.Dumps.PackageSize = 256 << 10
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	ln, cfg := loopbackSite(t, func(c *config.Config) {
+		c.Dumps.ResourceDump = true
+		c.Dumps.PackageSize = 256 << 10
+	})
+	base, root := cfg.BaseURL, cfg.Dir
 	write := func(p string) {
 		full := filepath.Join(cfg.Source, filepath.FromSlash(p))
 		os.MkdirAll(filepath.Dir(full), 0o755)

@@ -47,21 +47,33 @@ func TestSyncProgress(t *testing.T) {
 	}
 }
 
-// TestSyncInterruptedExits130 interrupts a sync while it fetches: exit
-// 130, and a message that a new run resumes.
-func TestSyncInterruptedExits130(t *testing.T) {
+// loopbackSite returns a listener on a loopback port and the configuration
+// of a site in a folder of the test, published at the listener's address
+// (tweak, when set, changes it before it is validated).
+func loopbackSite(t *testing.T, tweak func(*config.Config)) (net.Listener, config.Config) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := "http://" + ln.Addr().String() + "/"
 	root := t.TempDir()
 	cfg := config.Default()
-	cfg.Dir, cfg.BaseURL = root, base
+	cfg.Dir, cfg.BaseURL = root, "http://"+ln.Addr().String()+"/"
 	cfg.Source, cfg.Out, cfg.State = filepath.Join(root, "src"), filepath.Join(root, "out"), filepath.Join(root, "state")
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	return ln, cfg
+}
+
+// TestSyncInterruptedExits130 interrupts a sync while it fetches: exit
+// 130, and a message that a new run resumes.
+func TestSyncInterruptedExits130(t *testing.T) {
+	ln, cfg := loopbackSite(t, nil)
+	base, root := cfg.BaseURL, cfg.Dir
 	os.MkdirAll(cfg.Source, 0o755)
 	os.WriteFile(filepath.Join(cfg.Source, "a.txt"), []byte("a"), 0o644)
 	if _, err := generator.Build(context.Background(), &cfg, generator.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
