@@ -89,7 +89,8 @@ func (rd *reader) changes(ctx context.Context, since time.Time, wants *sorter[wa
 }
 
 // readChanges reads the change events of one Change List from since on,
-// into wants, and moves until to the newest time the list covers.
+// into wants, and moves until to the newest time the list covers. With
+// wants nil it only moves until: no event is taken, refused or reported.
 func (rd *reader) readChanges(ctx context.Context, ref *listRef, since time.Time, until *time.Time, wants *sorter[want]) error {
 	r, f, err := rd.docs.read(ctx, ref.url)
 	if err != nil {
@@ -116,6 +117,12 @@ func (rd *reader) readChanges(ctx context.Context, ref *listRef, since time.Time
 	err = r.Entries(func(e *rs.Entry) error {
 		at := changeTime(e, last)
 		last = at
+		if wants == nil {
+			if at.After(*until) {
+				*until = at
+			}
+			return nil
+		}
 		switch e.MD.Change {
 		case rs.ChangeCreated, rs.ChangeUpdated, rs.ChangeDeleted:
 		default:

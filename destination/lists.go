@@ -162,11 +162,9 @@ func (rd *reader) emptySetTime(ctx context.Context) (time.Time, error) {
 	if len(refs) == 0 {
 		return time.Time{}, fmt.Errorf("the Capability List %s names no Resource List", rd.src.capList)
 	}
-	events := newSorter(rd.work, wantCodec) // read for their times only
-	defer events.Close()
 	var until time.Time
 	for _, ref := range refs {
-		if err := rd.readChanges(ctx, ref, time.Time{}, &until, events); err != nil {
+		if err := rd.readChanges(ctx, ref, time.Time{}, &until, nil); err != nil {
 			return time.Time{}, err
 		}
 		if ref.from.After(until) {
