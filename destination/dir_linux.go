@@ -1,3 +1,5 @@
+//go:build linux && !rsgen_portable
+
 package destination
 
 import (
