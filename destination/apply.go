@@ -178,13 +178,6 @@ func (ap *applier) lookupEach(wants iter.Seq2[want, error], visit func(*want, *s
 	return nil
 }
 
-func pathOf(w *want, r *record) string {
-	if w != nil {
-		return w.path
-	}
-	return r.path
-}
-
 // act carries out one decision; fetches go to the pool's workers.
 // present says whether a file is at the path.
 func (ap *applier) act(p *pool, a action, w *want, r *record, present bool) {

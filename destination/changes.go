@@ -34,29 +34,6 @@ func (e *GapError) Error() string {
 
 func (e *GapError) Unwrap() error { return ErrGap }
 
-// incremental applies the changes since the last sync, since, and
-// returns the time up to which DIR then holds them. A gap in the Change
-// Lists is a *GapError, and no Change List at all errNoChangeLists: both
-// call for a baseline.
-func (s *syncer) incremental(ctx context.Context, since time.Time) (time.Time, error) {
-	wants := newSorter(s.work, wantCodec)
-	defer wants.Close()
-	until, err := s.lists.changes(ctx, since, wants)
-	if err != nil {
-		return time.Time{}, err
-	}
-	all := sortedWants(wants)
-	n, err := s.applier.count(all(), false)
-	if err != nil {
-		return time.Time{}, err
-	}
-	s.rep.event(Event{Kind: EventPlanned, Files: n.fetch, Bytes: n.bytes})
-	if err := s.changeDumps(ctx, since, n); err != nil {
-		return time.Time{}, err
-	}
-	return until, s.applier.apply(ctx, all, false, n)
-}
-
 // changes reads the change events since the last sync, since, into
 // wants, and returns the newest time the Change Lists cover. A gap in
 // them is a *GapError, and no Change List at all errNoChangeLists.
@@ -266,4 +243,29 @@ func checkCoverage(refs []*listRef, since time.Time) error {
 		}
 	}
 	return nil
+}
+
+// emptySetTime is readResources' time for a set that publishes Change
+// Lists and no Resource List: the newest its Change Lists cover (an
+// event's time, a list's from or until), up to which the set held no
+// resources, as the Capability List written with them says.
+func (rd *reader) emptySetTime(ctx context.Context) (time.Time, error) {
+	refs, err := rd.refs(ctx, rs.CapChangeList, rs.CapChangeListArchive)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if len(refs) == 0 {
+		return time.Time{}, fmt.Errorf("the Capability List %s names no Resource List", rd.src.capList)
+	}
+	var until time.Time
+	for _, ref := range refs {
+		if err := rd.readChanges(ctx, ref, time.Time{}, &until, nil); err != nil {
+			return time.Time{}, err
+		}
+		if ref.from.After(until) {
+			until = ref.from
+		}
+	}
+	rd.rep.info(fmt.Sprintf("the Capability List %s names Change Lists and no Resource List: the set holds no resources now", rd.src.capList))
+	return until, nil
 }

@@ -38,24 +38,6 @@ type packageRef struct {
 // progress has placed, so that a resumed sync does not fetch them again.
 const packagesFile = "packages"
 
-// resourceDump seeds DIR from the Resource Dump when the policy and the
-// work planned, n, call for it.
-func (s *syncer) resourceDump(ctx context.Context, n planCounts) error {
-	dumps := s.src.caps[rs.CapResourceDump]
-	if s.o.Dumps == DumpsNever || len(dumps) == 0 || n.fetch == 0 || s.o.DryRun {
-		return nil
-	}
-	pkgs, err := s.lists.resourceDump(ctx, dumps[0])
-	if err != nil {
-		return err
-	}
-	if !worthIt(s.o.Dumps, pkgs, n) {
-		return nil
-	}
-	s.rep.info(fmt.Sprintf("seeding from the Resource Dump %s (packages: %d)", dumps[0], len(pkgs)))
-	return s.applier.applyPackages(ctx, pkgs, rs.CapResourceDumpManifest, time.Time{})
-}
-
 // resourceDump reads the packages the Resource Dump at u lists.
 func (rd *reader) resourceDump(ctx context.Context, u string) ([]packageRef, error) {
 	var pkgs []packageRef
@@ -71,23 +53,6 @@ func (rd *reader) resourceDump(ctx context.Context, u string) ([]packageRef, err
 		return nil, fmt.Errorf("read the Resource Dump: %w", err)
 	}
 	return pkgs, nil
-}
-
-// changeDumps seeds DIR from the Change Dumps' packages from since on,
-// when the policy and the work planned, n, call for it.
-func (s *syncer) changeDumps(ctx context.Context, since time.Time, n planCounts) error {
-	if s.o.Dumps == DumpsNever || len(s.src.caps[rs.CapChangeDump]) == 0 || n.fetch == 0 || s.o.DryRun {
-		return nil
-	}
-	pkgs, err := s.lists.changeDumps(ctx, since)
-	if err != nil {
-		return err
-	}
-	if len(pkgs) == 0 || !worthIt(s.o.Dumps, pkgs, n) {
-		return nil
-	}
-	s.rep.info(fmt.Sprintf("seeding from the Change Dumps (packages: %d)", len(pkgs)))
-	return s.applier.applyPackages(ctx, pkgs, rs.CapChangeDumpManifest, since)
 }
 
 // changeDumps reads the packages the Change Dumps list from since on.

@@ -150,55 +150,8 @@ func (rd *reader) readResources(ctx context.Context, wants *sorter[want]) (time.
 	return at, err
 }
 
-// emptySetTime is readResources' time for a set that publishes Change
-// Lists and no Resource List: the newest its Change Lists cover (an
-// event's time, a list's from or until), up to which the set held no
-// resources, as the Capability List written with them says.
-func (rd *reader) emptySetTime(ctx context.Context) (time.Time, error) {
-	refs, err := rd.refs(ctx, rs.CapChangeList, rs.CapChangeListArchive)
-	if err != nil {
-		return time.Time{}, err
-	}
-	if len(refs) == 0 {
-		return time.Time{}, fmt.Errorf("the Capability List %s names no Resource List", rd.src.capList)
-	}
-	var until time.Time
-	for _, ref := range refs {
-		if err := rd.readChanges(ctx, ref, time.Time{}, &until, nil); err != nil {
-			return time.Time{}, err
-		}
-		if ref.from.After(until) {
-			until = ref.from
-		}
-	}
-	rd.rep.info(fmt.Sprintf("the Capability List %s names Change Lists and no Resource List: the set holds no resources now", rd.src.capList))
-	return until, nil
-}
-
 // sortedWants sorts the wants of a list into one per path: the last read
 // of a Resource List's, the newest of change events.
 func sortedWants(wants *sorter[want]) func() iter.Seq2[want, error] {
 	return func() iter.Seq2[want, error] { return lastOfEach(wants.All(), wantPath) }
-}
-
-// baseline brings DIR to the Source's Resource List, and returns the
-// time from which changes are to be followed: the list's at (the
-// earliest of its parts').
-func (s *syncer) baseline(ctx context.Context) (time.Time, error) {
-	wants := newSorter(s.work, wantCodec)
-	defer wants.Close()
-	at, err := s.lists.readResources(ctx, wants)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("baseline: %w", err)
-	}
-	all := sortedWants(wants)
-	n, err := s.applier.count(all(), true)
-	if err != nil {
-		return time.Time{}, err
-	}
-	s.rep.event(Event{Kind: EventPlanned, Files: n.fetch, Bytes: n.bytes})
-	if err := s.resourceDump(ctx, n); err != nil {
-		return time.Time{}, err
-	}
-	return at, s.applier.apply(ctx, all, true, n)
 }

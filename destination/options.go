@@ -3,7 +3,9 @@ package destination
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -156,3 +158,23 @@ var ErrOutOfSync = errors.New("DIR is out of sync with the Source")
 // ErrGap is returned with NoRebaseline when the Source's Change Lists no
 // longer reach back to the last sync.
 var ErrGap = errors.New("the Change Lists no longer reach back to the last sync")
+
+// Map makes a sync fetch every URL that starts with From from To instead:
+// a mirror, a staging host, or loopback in tests. Paths in DIR stay those
+// of the URLs the Source lists.
+type Map struct{ From, To string }
+
+// ParseMap reads FROM=TO.
+func ParseMap(s string) (Map, error) {
+	from, to, ok := strings.Cut(s, "=")
+	if !ok || from == "" || to == "" {
+		return Map{}, fmt.Errorf("%q: want FROM=TO, two URL prefixes", s)
+	}
+	for _, u := range []string{from, to} {
+		p, err := url.Parse(u)
+		if err != nil || p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
+			return Map{}, fmt.Errorf("%q: %q is not an http:// or https:// URL prefix", s, u)
+		}
+	}
+	return Map{From: from, To: to}, nil
+}

@@ -353,3 +353,11 @@ var (
 	wantCodec   = codec[want]{appendWant, parseWant, compareWants}
 	opCodec     = codec[op]{appendOp, parseOp, compareOps}
 )
+
+// pathOf is the path of w, or of r when there is no want.
+func pathOf(w *want, r *record) string {
+	if w != nil {
+		return w.path
+	}
+	return r.path
+}

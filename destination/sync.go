@@ -254,30 +254,6 @@ func (s *syncer) discover(ctx context.Context) error {
 	return nil
 }
 
-// follow takes the baseline or the changes, as the state calls for, and
-// returns the time up to which DIR then holds the Source.
-func (s *syncer) follow(ctx context.Context, st *syncState) (time.Time, error) {
-	if st.Baseline && !st.SyncedUntil.IsZero() && !s.o.Baseline {
-		s.sum.Mode = "incremental"
-		until, err := s.incremental(ctx, st.SyncedUntil)
-		var gap *GapError
-		switch {
-		case errors.As(err, &gap) && s.o.NoRebaseline:
-			return time.Time{}, fmt.Errorf("%w; run without --no-rebaseline to take a new baseline", err)
-		case errors.As(err, &gap):
-			s.rep.info(err.Error() + "; taking a new baseline from the Resource List")
-		case errors.Is(err, errNoChangeLists):
-			s.rep.info("the Source publishes no Change List; taking a new baseline from the Resource List (only what changed is fetched)")
-		default:
-			return until, err
-		}
-	} else if st.Baseline && st.SyncedUntil.IsZero() {
-		s.rep.info("the last Resource List gave no time to follow changes from; taking a new baseline")
-	}
-	s.sum.Mode = "baseline"
-	return s.baseline(ctx)
-}
-
 // warnOtherHosts says, once, how many resources on other hosts were
 // skipped.
 func (s *syncer) warnOtherHosts() {
