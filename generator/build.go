@@ -75,8 +75,9 @@ func buildOnce(ctx context.Context, cfg *config.Config, opts Options, interrupte
 }
 
 // runStages runs the stages of a build after the load: scan, plan, write,
-// commit; or, after a scan that shows the build unchanged (unchanged.go),
-// none but the record that it ran. interrupted says that the last build
+// commit; or, after a scan that shows the build publishes what the last
+// one did (unchanged.go), none but the record that it ran, or the state
+// saved with the stats the scan found. interrupted says that the last build
 // may not have finished.
 func runStages(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, interrupted bool) (_ *Summary, err error) {
 	sum := &Summary{Now: time.Unix(prev.now, 0).UTC()}
@@ -97,12 +98,24 @@ func runStages(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, i
 		return nil, err
 	}
 	defer sc.close()
-	if unchanged(s, prev, sc, interrupted) {
-		if err := publishedAsIs(s, prev, sc, sum); err != nil {
-			return nil, err
-		}
-		return sum, nil
+	switch unchanged(s, prev, sc, interrupted) {
+	case publishAsIs:
+		err = publishedAsIs(s, prev, sc, sum)
+	case publishRestated:
+		err = publishedRestated(ctx, s, prev, sc, out, w, sum)
+	default:
+		return writeAndCommit(ctx, s, src, prev, sc, out, w, sum)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// writeAndCommit runs the stages of a full build after the scan sc: plan,
+// write and commit, placing the resources through out and the documents
+// through the sink w, and counting what they did in sum.
+func writeAndCommit(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, sc *scanned, out *placer, w *sink.Sink, sum *Summary) (*Summary, error) {
 	p, err := plan(s, prev, sc)
 	if err != nil {
 		return nil, err

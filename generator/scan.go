@@ -27,8 +27,10 @@ type scanned struct {
 	events []snapshot.Event // this build's changes, in walk order (a first build's creations left out)
 	start  int64            // when the scan started, wall clock in nanoseconds (State.ScanStart)
 	// sourceUnchanged says that the scan read no file, found no event, and
-	// trusted every record by its stat (see unchanged.go).
-	sourceUnchanged bool
+	// trusted every record by its stat; contentUnchanged, that it found no
+	// event, though it may have read files whose stat changed (a file
+	// touched, or written again with the same bytes). See unchanged.go.
+	sourceUnchanged, contentUnchanged bool
 	// members are, per set, the indexes in files of its members, and
 	// pathBytes the sum of their paths' lengths: the Resource List, the
 	// Resource Dump and their archives all need them.
@@ -104,7 +106,8 @@ func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee sn
 		return nil, err
 	}
 	sc.files, sc.events = files, events
-	sc.sourceUnchanged = len(events) == 0 && stats.Hashed == 0 && stats.Trusted == stats.Files
+	sc.contentUnchanged = len(events) == 0
+	sc.sourceUnchanged = sc.contentUnchanged && stats.Hashed == 0 && stats.Trusted == stats.Files
 	summarizeSets(s, events, sum)
 	sum.ScanTime = time.Duration(time.Now().UnixNano() - start)
 	sum.Files, sum.Hashed, sum.HashedBytes, sum.Skipped = stats.Files, stats.Hashed, stats.HashedBytes, stats.Skipped

@@ -1,7 +1,11 @@
 package generator
 
 import (
+	"context"
 	"os"
+	"slices"
+
+	"github.com/rsgen/rsgen/config"
 
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
@@ -41,22 +45,51 @@ import (
 // output edited in place, to the same size, with its mtime put back, keeps
 // its stat, and is not repaired until a full build: as a source file so
 // edited is not read again (snapshot.RaceWindow).
+//
+// A build whose scan read files and found their bytes unchanged (a file
+// touched, a checkout that wrote every file again, a file read again as it
+// was written too close to the last scan) publishes the same bytes too,
+// unless the site publishes the files' modification times (lastmod =
+// "mtime", a via link's modified). It renders nothing either, but it must
+// save the state: the next build trusts those files by the stats they have
+// now. Before, it puts in place the resources whose copy in the output is
+// no longer their source file (a source replaced by a file with the same
+// bytes), as a full build's placement would.
 
-// unchanged reports whether this build publishes what the last one did
-// (see above), from the site s, what the load found (prev; interrupted:
-// the last build may not have finished) and the scan sc.
-func unchanged(s *site, prev *loaded, sc *scanned, interrupted bool) bool {
+// republish says how a build publishes, once its scan is done.
+type republish int
+
+const (
+	publishAll      republish = iota // the full path: plan, write and commit
+	publishAsIs                      // nothing changed: a run record (publishedAsIs)
+	publishRestated                  // only stats changed: the state saved with them (publishedRestated)
+)
+
+// unchanged says how much of what the last build published this build
+// publishes again (see above), from the site s, what the load found (prev;
+// interrupted: the last build may not have finished) and the scan sc.
+func unchanged(s *site, prev *loaded, sc *scanned, interrupted bool) republish {
 	st, o := prev.state, s.opts
 	switch {
-	case !sc.sourceUnchanged || s.digest == "" || st.OutputDigest != s.digest:
+	case !sc.contentUnchanged || s.digest == "" || st.OutputDigest != s.digest:
 	case o.Verify || o.StateFromOutput || o.Rebase || o.RemoveSets:
 	case prev.recovered != nil || interrupted || len(prev.intent.Added)+len(prev.intent.Deleted) > 0:
 	case prev.baseline() || len(prev.pruned) > 0 || !prev.intact:
 	case keepsVersions(s, prev):
+	case !sc.sourceUnchanged && publishesStats(s):
+	case !clockMovesNothing(s, prev, sc) || !prev.kept.allWhole() || !outputsAsLeft(s, st):
+	case sc.sourceUnchanged:
+		return publishAsIs
 	default:
-		return clockMovesNothing(s, prev, sc) && prev.kept.allWhole() && outputsAsLeft(s, st)
+		return publishRestated
 	}
-	return false
+	return publishAll
+}
+
+// publishesStats reports whether site s publishes the files' modification
+// times: as their lastmod, or as the modified of their via links.
+func publishesStats(s *site) bool {
+	return s.cfg.Lastmod == config.LastmodMtime || slices.ContainsFunc(s.sets, func(st *set) bool { return st.via != "" })
 }
 
 // clockMovesNothing reports whether this build's time makes the plan
@@ -142,8 +175,39 @@ func publishedAsIs(s *site, prev *loaded, sc *scanned, sum *Summary) error {
 	if err := snapshot.SaveRun(s.cfg.State, prev.state, prev.now, sc.start); err != nil {
 		return err
 	}
-	for _, rel := range prev.state.Outputs {
+	countUnchanged(prev.state, sum)
+	return nil
+}
+
+// publishedRestated ends a build that publishes what the last one did,
+// though its scan found stats changed: it places, through out and the
+// sink w, the resources whose copy in the output is not their source
+// file, saves the state with the scan's records (State.Restated), and
+// counts the last build's outputs in sum as unchanged.
+func publishedRestated(ctx context.Context, s *site, prev *loaded, sc *scanned, out *placer, w *sink.Sink, sum *Summary) error {
+	if err := out.placeAll(ctx, &sc.files, sc.places.list()); err != nil {
+		return err
+	}
+	if err := w.Commit(); err != nil {
+		return err
+	}
+	out.keepAdded()
+	next, err := prev.state.Restated(sc.files, prev.now, sc.start)
+	if err != nil {
+		return err
+	}
+	if err := snapshot.Save(s.cfg.State, next); err != nil {
+		return err
+	}
+	sum.ResourcesPlaced = int(out.placed.Load())
+	countUnchanged(prev.state, sum)
+	return nil
+}
+
+// countUnchanged counts the outputs of the last build, st's, in sum as
+// unchanged.
+func countUnchanged(st *snapshot.State, sum *Summary) {
+	for _, rel := range st.Outputs {
 		sum.Outputs[sink.KindOf(rel)].Unchanged++
 	}
-	return nil
 }

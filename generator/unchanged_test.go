@@ -1,6 +1,7 @@
 package generator_test
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -253,22 +254,35 @@ func editOutput(t *testing.T, s *site, rel string, edit func([]byte) []byte) fun
 }
 
 // TestUnchangedBuildsPublishWhatFullBuildsPublish: two sites go through
-// the same history, with changes and with builds that change nothing, at
+// the same history, with changes, with builds that change nothing, and
+// with builds that find every file touched (new stats, the same bytes), at
 // times that bring rotations, snapshots and retention; one builds with
-// --verify, which never takes the fast path. After every build their
-// outputs are the same, byte for byte: a build that takes the fast path
+// --verify, which never takes a fast path. After every build their
+// outputs are the same, byte for byte: a build that takes a fast path
 // publishes what a full build would, and so does every build after it
-// (the run record gives the state the time of the build that made it).
-// The history is random, from a seed it logs; longer with RSGEN_STRESS=1.
+// (the run record gives the state the time of the build that made it),
+// whether the site publishes the files' mtimes or not. The history is
+// random, from a seed it logs; longer with RSGEN_STRESS=1.
 func TestUnchangedBuildsPublishWhatFullBuildsPublish(t *testing.T) {
-	t.Parallel() // among the longer tests of the package: they overlap
+	for _, lastmod := range []config.LastmodSource{config.LastmodMtime, config.LastmodContent} {
+		t.Run(string(lastmod), func(t *testing.T) {
+			t.Parallel() // among the longer tests of the package: they overlap
+			publishSameHistory(t, lastmod)
+		})
+	}
+}
+
+// publishSameHistory is the history of
+// TestUnchangedBuildsPublishWhatFullBuildsPublish, for sites whose lastmod
+// is lastmod.
+func publishSameHistory(t *testing.T, lastmod config.LastmodSource) {
 	tweak := func(c *config.Config) {
 		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
 		c.Dumps.ResourceDump, c.Dumps.ChangeDump = true, true
 		c.Archives = config.Archives{ChangeLists: true, ChangeDumps: true, ResourceLists: true, ResourceDumps: true,
 			SnapshotEvery: config.Duration{Duration: 90 * time.Minute}, Keep: config.Retention{Age: 4 * time.Hour}}
 		c.Publish.Stylesheet, c.Publish.HTMLLink = true, true
-		c.Lastmod = config.LastmodMtime
+		c.Lastmod = lastmod
 	}
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
@@ -288,11 +302,13 @@ func TestUnchangedBuildsPublishWhatFullBuildsPublish(t *testing.T) {
 	fastBuilds := 0
 	var state uint64
 	for step := range steps {
-		if step == 0 || rng.IntN(3) == 0 {
+		if change := rng.IntN(4); step == 0 || change < 2 {
 			mtime = mtime.Add(time.Minute)
 			for _, s := range []*site{fast, full} {
-				changeSome(s, rand.New(rand.NewPCG(uint64(seed), uint64(step))), step) // the same changes in both
-				s.setMtimes(mtime)
+				if step == 0 || change == 0 {
+					changeSome(s, rand.New(rand.NewPCG(uint64(seed), uint64(step))), step) // the same changes in both
+				}
+				s.setMtimes(mtime) // alone: every file touched
 			}
 		}
 		now = now.Add(time.Duration(5+rng.IntN(60)) * time.Minute)
@@ -306,7 +322,7 @@ func TestUnchangedBuildsPublishWhatFullBuildsPublish(t *testing.T) {
 			fastBuilds++
 		}
 	}
-	if fastBuilds < steps/5 {
+	if fastBuilds == 0 {
 		t.Errorf("%d of %d builds took the fast path; the history does not test it", fastBuilds, steps)
 	}
 }
@@ -316,7 +332,15 @@ func TestUnchangedBuildsPublishWhatFullBuildsPublish(t *testing.T) {
 func changeSome(s *site, rng *rand.Rand, step int) {
 	for range 1 + rng.IntN(3) {
 		k := rng.IntN(8)
-		switch rng.IntN(4) {
+		switch rng.IntN(5) {
+		case 4: // the same bytes in a new file
+			p := s.src(fmt.Sprintf("f%d.txt", k))
+			if data, err := os.ReadFile(p); err == nil {
+				s.write("replacement", string(data))
+				if err := os.Rename(s.src("replacement"), p); err != nil {
+					s.t.Fatal(err)
+				}
+			}
 		case 0:
 			if _, err := os.Stat(s.src(fmt.Sprintf("f%d.txt", k))); err == nil {
 				s.remove(fmt.Sprintf("f%d.txt", k))
@@ -326,5 +350,96 @@ func changeSome(s *site, rng *rand.Rand, step int) {
 		default:
 			s.write(fmt.Sprintf("f%d.txt", k), fmt.Sprintf("version %d", step))
 		}
+	}
+}
+
+// TestTouchedBuildSavesOnlyTheStats: a build whose scan reads files and
+// finds their bytes unchanged (every file touched, one replaced by a file
+// with the same bytes) renders no document: an output altered in place
+// with its stat kept is left as it is, which a full build would repair.
+// It saves the state with the new stats, so that the next build reads
+// nothing and takes the fast path; it counts every output as unchanged,
+// and links the replaced file's output to the new source file, as a full
+// build places it.
+func TestTouchedBuildSavesOnlyTheStats(t *testing.T) {
+	s := fastPathSite(t)
+	resourceList := "resourcesync/default/resourcelist.xml"
+	editOutput(t, s, resourceList, func(b []byte) []byte {
+		b[bytes.Index(b, []byte("?>\n"))+2] = ' ' // still a valid document
+		return b
+	})
+	altered := string(s.outFile(resourceList))
+	_, state := s.stateSaved(0)
+	replaced := s.src("docs/0.txt")
+	data, _ := os.ReadFile(replaced)
+	if err := os.WriteFile(replaced+".new", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(replaced+".new", replaced); err != nil {
+		t.Fatal(err)
+	}
+	s.setMtimes(time.Now().Add(-30 * time.Minute))
+	sum := s.build(t0.Add(20 * time.Minute))
+	if sum.Hashed != 6 || sum.Created+sum.Updated+sum.Deleted != 0 {
+		t.Fatalf("summary: %d read, %d events; want every file read, no event", sum.Hashed, sum.Created+sum.Updated+sum.Deleted)
+	}
+	if got := string(s.outFile(resourceList)); got != altered {
+		t.Error("the build rendered the Resource List again")
+	}
+	if c := sum.Outputs[sink.Document]; c.Written != 0 || c.Unchanged == 0 {
+		t.Errorf("documents: %+v, want every one unchanged", c)
+	}
+	src, err1 := os.Stat(replaced)
+	out, err2 := os.Stat(filepath.Join(s.Out, "docs", "0.txt"))
+	if err1 != nil || err2 != nil || !os.SameFile(src, out) {
+		t.Errorf("the output of the replaced file is not linked to it: %v %v", err1, err2)
+	}
+	saved, state := s.stateSaved(state)
+	if !saved {
+		t.Fatal("the build did not save the files' new stats")
+	}
+	if sum := s.build(t0.Add(30 * time.Minute)); sum.Hashed != 0 {
+		t.Errorf("the next build read %d files", sum.Hashed)
+	}
+	if saved, _ := s.stateSaved(state); saved {
+		t.Error("the next build did not take the fast path")
+	}
+}
+
+// TestTouchedBuildPublishesTheNewMtime: a site that publishes its files'
+// modification times (lastmod = "mtime", or the modified of a via link)
+// publishes a touched file's new one: it builds in full.
+func TestTouchedBuildPublishesTheNewMtime(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		tweak     func(*config.Config)
+		published func(e *entry) string
+	}{
+		{"lastmod from mtime", func(c *config.Config) { c.Lastmod = config.LastmodMtime },
+			func(e *entry) string { return e.Lastmod }},
+		{"via link", func(c *config.Config) {
+			c.Sets = []config.Set{{Name: "default", SetLinks: config.SetLinks{Via: "https://origin.example.org/"}}}
+		}, func(e *entry) string {
+			for _, l := range e.Links {
+				if l.Rel == "via" {
+					return l.Modified
+				}
+			}
+			return ""
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t, testBaseURL, tc.tweak)
+			s.write("a.txt", "a")
+			s.setMtimes(time.Now().Add(-2 * time.Hour))
+			s.build(t0)
+			touched := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+			s.setMtimes(touched)
+			s.build(t0.Add(10 * time.Minute))
+			d := s.doc("resourcesync/default/resourcelist.xml")
+			if len(d.Entries) != 1 || tc.published(&d.Entries[0]) != touched.Format(time.RFC3339) {
+				t.Errorf("Resource List entries %+v, want a.txt published with the time %s", d.Entries, touched.Format(time.RFC3339))
+			}
+		})
 	}
 }

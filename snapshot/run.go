@@ -21,6 +21,10 @@ import (
 // it vouches for by its size and checksum: Save removes it, and one left
 // beside another state file (a build killed between the two) or beside an
 // altered one is ignored.
+//
+// A build that finds only the files' stats changed (Restated) publishes
+// nothing either, but saves the state: the next build must trust those
+// files by the stats they have now.
 
 // runMagic starts a run record.
 const runMagic = "rsgen-run\n"
@@ -94,4 +98,20 @@ func decodeRun(data []byte) (runRecord, bool) {
 		return runRecord{}, false
 	}
 	return r, true
+}
+
+// Restated returns the state a build saves when its scan found the files'
+// stats changed and nothing they publish (a file touched, or rewritten
+// with the same bytes): st, which Load read, with the scan's records files
+// and its times lastBuild (Unix seconds) and scanStart (wall clock,
+// nanoseconds), so that the next build trusts those files by their new
+// stats. It shares everything else with st. A state with kept versions is
+// refused: their files are checked resource by resource by a full build.
+func (st *State) Restated(files Records, lastBuild, scanStart int64) (*State, error) {
+	if st.NumVersions() > 0 {
+		return nil, errors.New("snapshot: a state with kept versions is saved by a full build")
+	}
+	return &State{LastBuild: lastBuild, ScanStart: scanStart, BaseURL: st.BaseURL, ResourceBaseURL: st.ResourceBaseURL,
+		HTMLLink: st.HTMLLink, OutputDigest: st.OutputDigest, Files: files, Journals: st.Journals, Outputs: st.Outputs,
+		OutputStats: st.OutputStats, SetChanged: st.SetChanged, Packages: st.Packages, Archived: st.Archived}, nil
 }
