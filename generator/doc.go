@@ -88,7 +88,8 @@
 // A scan that finds nothing changed, in a build whose configuration
 // (outputformat.go), clock and output leave every document as the last
 // build published it, ends the build: it writes nothing but a record that
-// it ran (unchanged.go). Plan (rsgen status) runs resolve, load and scan,
+// it ran, or, when it read files whose bytes it found unchanged, the
+// state with their new stats (unchanged.go). Plan (rsgen status) runs resolve, load and scan,
 // and writes nothing. A source file removed between the scan and its use
 // makes Build run the stages again, under the same lock (rescan.go).
 // The versions of a site that keeps them grow with every build, so the
