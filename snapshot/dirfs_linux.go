@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -217,6 +218,14 @@ func readDirents(fd int, dir string) (entries []folderEntry, unknown []bool, err
 		if n <= 0 {
 			break
 		}
+		// Room for every entry of the buffer at once: a folder of a
+		// hundred files grew each slice seven times.
+		count := 0
+		for off := 0; off < n; off += int((*unix.Dirent)(unsafe.Pointer(&buf[off])).Reclen) {
+			count++
+		}
+		entries, unknown, ends = slices.Grow(entries, count), slices.Grow(unknown, count), slices.Grow(ends, count)
+		paths = slices.Grow(paths, n+count*(len(dir)+1))
 		for off := 0; off < n; {
 			d := (*unix.Dirent)(unsafe.Pointer(&buf[off]))
 			rec := buf[off : off+int(d.Reclen)]
