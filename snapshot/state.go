@@ -488,15 +488,17 @@ func (r *Record) flags() byte {
 }
 
 // decoder reads a state body, whose checksum its caller has verified, from
-// r, or records a spill holds, from mem (see newMemDecoder).
+// r, or records a spill holds, from mem (see newMemDecoder). It decodes
+// from mem alone, which, for a reader, holds the next bytes of the body in
+// a window refilled from r as they are needed (fill): a state's million
+// records were a call per byte through bufio.
 type decoder struct {
 	version uint64
-	r       *bufio.Reader
-	mem     []byte // with inMem, what is left to read
-	inMem   bool
-	size    int64 // the bytes of the body
-	left    int64 // the bytes of the body not yet read
-	buf     []byte
+	r       io.Reader // nil when mem holds the whole body
+	mem     []byte    // the bytes in hand, not yet decoded
+	window  []byte    // with r, the buffer mem lies in
+	size    int64     // the bytes of the body
+	left    int64     // the bytes of the body not yet decoded, mem's included
 	err     error
 	ioErr   error // a read that failed for another reason than the end of the file
 	prev    string
@@ -506,14 +508,51 @@ type decoder struct {
 	lastType unique.Handle[string]
 }
 
+// decoderWindow is the size of a reading decoder's window.
+const decoderWindow = 64 << 10
+
 func newDecoder(r io.Reader, size int64) *decoder {
-	return &decoder{r: bufio.NewReaderSize(r, 64<<10), size: size, left: size, types: map[string]unique.Handle[string]{}}
+	return &decoder{r: r, size: size, left: size, types: map[string]unique.Handle[string]{}}
 }
 
 // newMemDecoder returns a decoder of the bytes b, which it reads in
-// place: a spill's chunk is decoded with no copy and no call per byte.
+// place: a spill's chunk is decoded with no copy.
 func newMemDecoder(b []byte) *decoder {
-	return &decoder{mem: b, inMem: true, size: int64(len(b)), left: int64(len(b)), types: map[string]unique.Handle[string]{}}
+	return &decoder{mem: b, size: int64(len(b)), left: int64(len(b)), types: map[string]unique.Handle[string]{}}
+}
+
+// fill makes sure that mem holds the next n bytes of the body, which the
+// caller checked are left, reading from r what is not in hand yet (and as
+// much more as the window holds); false when they could not be read.
+func (d *decoder) fill(n int) bool {
+	if len(d.mem) >= n {
+		return true
+	}
+	if d.r == nil {
+		d.fail("unexpected end")
+		return false
+	}
+	w := d.window[:cap(d.window)]
+	if len(w) < n {
+		w = make([]byte, max(n, decoderWindow))
+	}
+	k := copy(w, d.mem)
+	room := min(int64(len(w)-k), d.left-int64(k))
+	got, err := io.ReadAtLeast(d.r, w[k:k+int(room)], n-k)
+	d.window, d.mem = w, w[:k+got]
+	if err != nil {
+		d.readFailed(err)
+		return false
+	}
+	return true
+}
+
+// take returns the next n bytes of mem, which fill put there, and passes
+// over them.
+func (d *decoder) take(n int) []byte {
+	b := d.mem[:n:n]
+	d.mem, d.left = d.mem[n:], d.left-int64(n)
+	return b
 }
 
 // decodeState reads the state file in r, of size bytes, once to verify
@@ -783,38 +822,16 @@ func (d *decoder) count() int {
 	return int(n)
 }
 
-// ReadByte reads the next byte of the body, for binary.ReadUvarint.
-func (d *decoder) ReadByte() (byte, error) {
-	if d.left <= 0 {
-		return 0, io.ErrUnexpectedEOF
-	}
-	c, err := d.r.ReadByte()
-	if err != nil {
-		d.readFailed(err)
-		return 0, err
-	}
-	d.left--
-	return c, nil
-}
-
 func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
+	if d.err != nil || !d.fill(int(min(binary.MaxVarintLen64, d.left))) {
 		return 0
 	}
-	if d.inMem {
-		v, n := binary.Uvarint(d.mem)
-		if n <= 0 {
-			d.fail("bad varint")
-			return 0
-		}
-		d.mem, d.left = d.mem[n:], d.left-int64(n)
-		return v
-	}
-	v, err := binary.ReadUvarint(d)
-	if err != nil {
-		d.fail("bad varint: %v", err)
+	v, n := binary.Uvarint(d.mem)
+	if n <= 0 {
+		d.fail("bad varint")
 		return 0
 	}
+	d.take(n)
 	return v
 }
 
@@ -828,7 +845,8 @@ func (d *decoder) varint() int64 {
 	return v
 }
 
-// bytes reads the next n bytes into a buffer that the next call reuses.
+// bytes reads the next n bytes, in a buffer that the next call may
+// overwrite.
 func (d *decoder) bytes(n int) []byte {
 	if d.err != nil {
 		return nil
@@ -837,21 +855,10 @@ func (d *decoder) bytes(n int) []byte {
 		d.fail("unexpected end")
 		return nil
 	}
-	if d.inMem {
-		b := d.mem[:n]
-		d.mem, d.left = d.mem[n:], d.left-int64(n)
-		return b
-	}
-	if cap(d.buf) < n {
-		d.buf = make([]byte, n)
-	}
-	b := d.buf[:n]
-	if _, err := io.ReadFull(d.r, b); err != nil {
-		d.readFailed(err)
+	if !d.fill(n) {
 		return nil
 	}
-	d.left -= int64(n)
-	return b
+	return d.take(n)
 }
 
 // skip passes over the next n bytes, which the caller checked are left.
@@ -859,13 +866,17 @@ func (d *decoder) skip(n int64) {
 	if d.err != nil {
 		return
 	}
-	if d.inMem {
-		d.mem = d.mem[n:]
-	} else if _, err := d.r.Discard(int(n)); err != nil {
+	if n <= int64(len(d.mem)) {
+		d.take(int(n))
+		return
+	}
+	rest := n - int64(len(d.mem))
+	d.take(len(d.mem))
+	if _, err := io.CopyN(io.Discard, d.r, rest); err != nil {
 		d.readFailed(err)
 		return
 	}
-	d.left -= n
+	d.left -= rest
 }
 
 func (d *decoder) byte() byte {
