@@ -166,8 +166,16 @@ func (o *placer) jobTee(job *jobPlacer) snapshot.Tee {
 		rewritten := o.rewrites(r.Path)
 		if !rewritten && o.link {
 			return nil, func(ok bool) error {
-				if l, linkable := src.(snapshot.Linker); ok && isNew && linkable {
+				switch l, linkable := src.(snapshot.Linker); {
+				case !ok:
+				case isNew && linkable:
 					r.Placed = job.linkFresh(r, l)
+				case !isNew:
+					// Looked at here, on the reading worker: most
+					// outputs of a file read again are the file itself
+					// (a hard link), and placeAll would look at each
+					// after decoding its record once more.
+					r.Placed = o.isCurrent(r)
 				}
 				return nil
 			}, nil
@@ -506,6 +514,13 @@ func (o *placer) linkFreshSource(r *snapshot.Record, dst string) bool {
 
 // errNoLink stands for "copy instead" when linking is not tried.
 var errNoLink = errors.New("not linked")
+
+// isCurrent reports whether the output file of r already holds r's bytes
+// (current).
+func (o *placer) isCurrent(r *snapshot.Record) bool {
+	info, err := os.Lstat(o.path(r.Path))
+	return err == nil && o.current(info, r)
+}
 
 // current reports whether the output file info already holds r's bytes: it
 // is the same inode (a hard link), or a copy with r's size and mtime.
