@@ -12,14 +12,15 @@ import (
 )
 
 // TestDecodeAheadYieldsTheSequence: the records decoded ahead are those of
-// the sequence, in order, then its error, once, then the end; stopped
-// early, the goroutine that decodes them ends.
+// the sequence, in order, then its error, once, then the end, over many
+// more batches than are held ahead (the batches emptied are refilled);
+// stopped early, the goroutine that decodes them ends.
 func TestDecodeAheadYieldsTheSequence(t *testing.T) {
-	const n = 3*aheadBatch + 5
+	const n = 5*(aheadBatches+2)*aheadBatch + 5
 	failure := errors.New("the disk failed")
 	seq := func(yield func(Record, error) bool) {
 		for i := range n {
-			if !yield(Record{Path: fmt.Sprintf("f%04d", i)}, nil) {
+			if !yield(Record{Path: fmt.Sprintf("f%05d", i)}, nil) {
 				return
 			}
 		}
@@ -28,7 +29,7 @@ func TestDecodeAheadYieldsTheSequence(t *testing.T) {
 	next, stop := decodeAhead(seq)
 	for i := range n {
 		r, err, ok := next()
-		if !ok || err != nil || r.Path != fmt.Sprintf("f%04d", i) {
+		if !ok || err != nil || r.Path != fmt.Sprintf("f%05d", i) {
 			t.Fatalf("record %d: %v, %v, %v", i, r.Path, err, ok)
 		}
 	}
