@@ -19,6 +19,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
 )
 
@@ -193,6 +194,38 @@ func TestSaveLoad(t *testing.T) {
 	}
 	if _, err := Load(dir); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Load of garbage = %v, want ErrCorrupt", err)
+	}
+}
+
+// TestLoadReadsRecordsAcrossTheDecoderWindow: a state whose records are
+// many times the decoder's window, with records that straddle its edges
+// and one longer than the window itself, loads equal to what was saved.
+func TestLoadReadsRecordsAcrossTheDecoderWindow(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	st := sampleState()
+	var recs []Record
+	for i := range 5000 {
+		r := Record{Path: fmt.Sprintf("folder %03d/%s %05d.txt", i/100, strings.Repeat("é", i%50), i), Size: int64(i), ModTime: int64(i) << 33, Inode: uint64(i) * 7919, Seen: 1700000000}
+		if i == 2500 {
+			r.Path = "folder 025/" + strings.Repeat("x", decoderWindow+100)
+		}
+		r.SetType("text/plain")
+		r.Digests.Set(rs.SHA256, append(make([]byte, 31), byte(i)))
+		r.SetFingerprint([32]byte{byte(i), 1})
+		recs = append(recs, r)
+	}
+	slices.SortFunc(recs, func(a, b Record) int { return layout.ComparePaths(a.Path, b.Path) })
+	st.Files = RecordsOf(recs...)
+	if err := Save(dir, st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if !equalStates(got, st) {
+		t.Error("Load(Save(st)) != st")
 	}
 }
 
