@@ -21,6 +21,7 @@ func TestCrashKill9Notifications(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills builds; skipped with -short")
 	}
+	t.Parallel() // among the longest tests of the package: they overlap
 	kills, budget := 4, 20*time.Second
 	if stress() {
 		kills, budget = 60, 75*time.Second

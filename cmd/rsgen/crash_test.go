@@ -447,6 +447,7 @@ func TestCrashKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills hundreds of builds; skipped with -short")
 	}
+	t.Parallel() // among the longest tests of the package: they overlap
 	bin := rsgenBinary(t)
 	otherFS := ""
 	if a, b := devOf("/dev/shm"), devOf(os.TempDir()); a != 0 && a != b {

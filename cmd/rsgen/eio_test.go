@@ -60,6 +60,9 @@ func TestEIOInjection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs hundreds of builds under strace; skipped with -short")
 	}
+	// Among the longest tests of the package: they overlap. The other
+	// tests that set straceArgs are not parallel, so they are done by now.
+	t.Parallel()
 	requireStrace(t)
 	start := time.Now()
 	bin := rsgenBinary(t)
