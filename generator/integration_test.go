@@ -71,6 +71,7 @@ var sequence = []seqStep{
 // build of each against a model, and then that both runs wrote the same
 // bytes at every step (determinism).
 func TestBuildSequence(t *testing.T) {
+	t.Parallel() // builds a history of its own: overlaps the other long tests
 	var runs [2][]map[string][]byte
 	for i := range runs {
 		runs[i] = runSequence(t, t.TempDir(), "")
@@ -89,6 +90,7 @@ func TestBuildSequence(t *testing.T) {
 // file system than the output, where resources are copied rather than
 // hard-linked, and checks it writes what the hard-linking run writes.
 func TestBuildSequenceCopied(t *testing.T) {
+	t.Parallel() // builds a history of its own: overlaps the other long tests
 	other := otherDeviceDir(t)
 	if other == "" {
 		t.Skip("no second file system for the source (set RSGEN_OTHER_FS)")
