@@ -495,14 +495,17 @@ func eioDiff(a, b eioTree) []string {
 // sweep runs the mutated build with EIO injected into the Nth call of the
 // family, for N = 1 to 24, then every third and then every eighth N, until
 // two N in a row inject nothing. The short form (without RSGEN_STRESS=1)
-// tries N = 1, 3, 9, 27, ... until one injects nothing.
+// tries N = 1, 3, 9 and 27, until one injects nothing.
 func (s *eioSite) sweep(f *eioFamily) {
 	if f.only > 0 {
 		s.inject(f, f.only)
 		return
 	}
-	idle, maxIdle := 0, map[bool]int{true: 2, false: 1}[stress()]
-	for n := 1; idle < maxIdle && n < 2000 && f.errors < 3; {
+	idle, maxIdle, maxN := 0, 2, 2000
+	if !stress() {
+		maxIdle, maxN = 1, 28
+	}
+	for n := 1; idle < maxIdle && n < maxN && f.errors < 3; {
 		if s.inject(f, n) {
 			idle = 0
 			f.stats.maxN = n
@@ -511,7 +514,7 @@ func (s *eioSite) sweep(f *eioFamily) {
 		}
 		switch {
 		case !stress():
-			n *= 3 // the short form: the first call, then ever sparser
+			n *= 3 // the short form: the first call, then sparser
 		case n < 24:
 			n++
 		case n < 60:
