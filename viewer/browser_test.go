@@ -73,36 +73,42 @@ func (p *tab) view() view {
 // (go test ./viewer -run Browser with RSGEN_VIEWER_SCREENSHOTS=testdata/screenshots
 // refreshes the committed ones), else in a temporary folder.
 type screenshots struct {
-	t   *testing.T
-	dir string
+	t    *testing.T
+	dir  string
+	kept bool // in RSGEN_VIEWER_SCREENSHOTS, to be committed
 }
 
 func newScreenshots(t *testing.T) *screenshots {
 	dir := os.Getenv("RSGEN_VIEWER_SCREENSHOTS")
 	if dir == "" {
-		dir = t.TempDir()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &screenshots{t: t, dir: t.TempDir()}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &screenshots{t: t, dir: dir}
+	return &screenshots{t: t, dir: dir, kept: true}
 }
 
-// save writes a screenshot with its colours reduced to a palette, a
-// quarter of Chromium's bytes, so that screenshots can be committed.
+// save writes a screenshot; one that is kept with its colours reduced to
+// a palette, a quarter of Chromium's bytes, so that screenshots can be
+// committed (most of the test's own CPU time, so only then).
 func (s *screenshots) save(name string, shot []byte) {
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
 		s.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	var buf bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&buf, toPalette(img)); err != nil {
-		s.t.Fatal(err)
+	if s.kept {
+		var buf bytes.Buffer
+		if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&buf, toPalette(img)); err != nil {
+			s.t.Fatal(err)
+		}
+		shot = buf.Bytes()
 	}
 	p := filepath.Join(s.dir, name+".png")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(p, shot, 0o644); err != nil {
 		s.t.Fatal(err)
 	}
-	s.t.Logf("screenshot %s (%d KB)", p, buf.Len()/1024)
+	s.t.Logf("screenshot %s (%d KB)", p, len(shot)/1024)
 }
 
 // toPalette maps an image to its 256 most frequent colours, each pixel to
