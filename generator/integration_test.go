@@ -71,6 +71,7 @@ var sequence = []seqStep{
 // build of each against a model, and then that both runs wrote the same
 // bytes at every step (determinism).
 func TestBuildSequence(t *testing.T) {
+	t.Parallel() // builds a history of its own: overlaps the other long tests
 	var runs [2][]map[string][]byte
 	for i := range runs {
 		runs[i] = runSequence(t, t.TempDir(), "")
@@ -89,6 +90,7 @@ func TestBuildSequence(t *testing.T) {
 // file system than the output, where resources are copied rather than
 // hard-linked, and checks it writes what the hard-linking run writes.
 func TestBuildSequenceCopied(t *testing.T) {
+	t.Parallel() // builds a history of its own: overlaps the other long tests
 	other := otherDeviceDir(t)
 	if other == "" {
 		t.Skip("no second file system for the source (set RSGEN_OTHER_FS)")
@@ -468,11 +470,10 @@ func TestNonUTF8FileName(t *testing.T) {
 	}
 }
 
-// TestScanFailureNamesTheFile checks that when one file of a large tree
-// cannot be read, the build fails with an error naming that file, not with
-// "context canceled" from the scan stopping its other workers.
-func TestScanFailureNamesTheFile(t *testing.T) {
-	s := newSite(t, testBaseURL, nil)
+// writeUnreadable writes a file into s's source that a build cannot read,
+// and returns its name.
+func writeUnreadable(t *testing.T, s *site) string {
+	t.Helper()
 	bad := "a-unreadable.txt"
 	if os.Geteuid() == 0 {
 		// root reads every file whatever its mode; a name io/fs refuses
@@ -485,12 +486,28 @@ func TestScanFailureNamesTheFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return bad
+}
+
+// TestScanFailureNamesTheFile checks that when one file of a large tree
+// cannot be read, the build fails with an error naming that file, not with
+// "context canceled" from the scan stopping its other workers.
+func TestScanFailureNamesTheFile(t *testing.T) {
+	// A site of the unreadable file alone tells, before the large tree is
+	// written, whether a file can be made unreadable here.
+	probe := newSite(t, testBaseURL, nil)
+	bad := writeUnreadable(t, probe)
+	if _, err := generator.Build(context.Background(), probe.Cfg, generator.Options{Now: t0}); err == nil {
+		t.Skipf("the build read %q: no way to make a file unreadable here", bad)
+	}
+	s := newSite(t, testBaseURL, nil)
+	writeUnreadable(t, s)
 	for i := range 3000 {
 		s.write(fmt.Sprintf("b/%04d.txt", i), fmt.Sprintf("%d\n", i))
 	}
 	_, err := generator.Build(context.Background(), s.Cfg, generator.Options{Now: t0})
 	if err == nil {
-		t.Skipf("the build read %q: no way to make a file unreadable here", bad)
+		t.Fatalf("the build of the large tree read %q, which the build of it alone could not", bad)
 	}
 	if errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), bad) {
 		t.Errorf("build error %q, want one naming %s and not context.Canceled", err, bad)

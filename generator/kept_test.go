@@ -146,6 +146,7 @@ func TestHTMLLinkToggleIsAnUpdate(t *testing.T) {
 // next build rebuilds it from the output, archives, kept versions and
 // TimeMaps included, and publishes the same documents as before the loss.
 func TestStateLossKeepsArchivesAndVersions(t *testing.T) {
+	t.Parallel() // builds a history of its own: overlaps the other long tests
 	s := keptSite(t)
 	last := playHistory(s)
 	before := readTree(t, s.Out)
@@ -163,6 +164,7 @@ func TestStateLossKeepsArchivesAndVersions(t *testing.T) {
 // after a killed build) goes on listing, and publishing, the packages of
 // archived Resource Dumps that the live dump no longer lists.
 func TestRecoveryKeepsArchivedPackages(t *testing.T) {
+	t.Parallel() // builds a history of its own: overlaps the other long tests
 	s := keptSite(t)
 	last := playHistory(s)
 	before := readTree(t, s.Out)
@@ -177,6 +179,7 @@ func TestRecoveryKeepsArchivedPackages(t *testing.T) {
 // runner that keeps only the state) gets back every closed document,
 // archived document, package and version, byte for byte.
 func TestWipedOutputIsRebuiltWhole(t *testing.T) {
+	t.Parallel() // builds a history of its own: overlaps the other long tests
 	s := keptSite(t)
 	last := playHistory(s)
 	before := readTree(t, s.Out)
@@ -237,6 +240,7 @@ func TestWipedOutputSharedPackages(t *testing.T) {
 // the output wiped) it is never published: the documents that need it
 // leave their indexes, with a warning, and the site stays valid.
 func TestDamagedKeptFiles(t *testing.T) {
+	t.Parallel() // builds a history of its own: overlaps the other long tests
 	s := keptSite(t)
 	last := playHistory(s)
 	closed := closedDocuments(t, s)

@@ -27,6 +27,7 @@ import (
 // dumps. A tree that is missing is skipped, unless
 // RSGEN_REQUIRE_REALTREES=1.
 func TestRealTrees(t *testing.T) {
+	t.Parallel() // among the longest tests of the package: they overlap
 	goroot, _ := exec.Command("go", "env", "GOROOT").Output()
 	trees := []struct{ name, dir string }{
 		{"usr-share-doc", "/usr/share/doc"},

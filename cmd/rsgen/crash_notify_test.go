@@ -21,6 +21,11 @@ func TestCrashKill9Notifications(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills builds; skipped with -short")
 	}
+	if !stress() {
+		// Among the longest tests of the package: they overlap. The
+		// stress form runs alone, its kills bounded by a time budget.
+		t.Parallel()
+	}
 	kills, budget := 4, 20*time.Second
 	if stress() {
 		kills, budget = 60, 75*time.Second

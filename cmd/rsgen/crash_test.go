@@ -447,6 +447,11 @@ func TestCrashKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills hundreds of builds; skipped with -short")
 	}
+	if !stress() {
+		// Among the longest tests of the package: they overlap. The
+		// stress form runs alone, its kills bounded by a time budget.
+		t.Parallel()
+	}
 	bin := rsgenBinary(t)
 	otherFS := ""
 	if a, b := devOf("/dev/shm"), devOf(os.TempDir()); a != 0 && a != b {

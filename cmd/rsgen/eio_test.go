@@ -60,6 +60,9 @@ func TestEIOInjection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs hundreds of builds under strace; skipped with -short")
 	}
+	// Among the longest tests of the package: they overlap. The other
+	// tests that set straceArgs are not parallel, so they are done by now.
+	t.Parallel()
 	requireStrace(t)
 	start := time.Now()
 	bin := rsgenBinary(t)
@@ -491,14 +494,18 @@ func eioDiff(a, b eioTree) []string {
 
 // sweep runs the mutated build with EIO injected into the Nth call of the
 // family, for N = 1 to 24, then every third and then every eighth N, until
-// two N in a row inject nothing.
+// two N in a row inject nothing. The short form (without RSGEN_STRESS=1)
+// tries N = 1, 3, 9 and 27, until one injects nothing.
 func (s *eioSite) sweep(f *eioFamily) {
 	if f.only > 0 {
 		s.inject(f, f.only)
 		return
 	}
-	idle := 0
-	for n := 1; idle < 2 && n < 2000 && f.errors < 3; {
+	idle, maxIdle, maxN := 0, 2, 2000
+	if !stress() {
+		maxIdle, maxN = 1, 28
+	}
+	for n := 1; idle < maxIdle && n < maxN && f.errors < 3; {
 		if s.inject(f, n) {
 			idle = 0
 			f.stats.maxN = n
@@ -506,8 +513,8 @@ func (s *eioSite) sweep(f *eioFamily) {
 			idle++
 		}
 		switch {
-		case !stress() && n >= 3:
-			n *= 3 // the short form: the first calls, then ever sparser
+		case !stress():
+			n *= 3 // the short form: the first call, then sparser
 		case n < 24:
 			n++
 		case n < 60:

@@ -83,10 +83,7 @@ func TestGitHubPagesWorkflowKeepsTheState(t *testing.T) {
 		t.Fatalf("rsgen steps %q: want a build, then more", rsgenSteps)
 	}
 
-	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "rsgen"), ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := filepath.Dir(rsgenBinary(t)) // a folder of rsgen alone, for PATH
 	// checkout gives a fresh copy of the repository on every run.
 	checkout := func(edit bool) string {
 		ws := t.TempDir()
