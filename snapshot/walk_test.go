@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -337,4 +338,37 @@ func TestReadJobsTakeAFolderEach(t *testing.T) {
 	if len(jobs) < 2 {
 		t.Errorf("a folder of large files was read by %d job", len(jobs))
 	}
+}
+
+// TestFolderReadersHoldABoundedLookahead: the folder readers read at most
+// their lookahead of the folders the walk has not entered, however many
+// are scheduled, and read on as the walk enters them.
+func TestFolderReadersHoldABoundedLookahead(t *testing.T) {
+	var listed atomic.Int32
+	fr := startFolderReaders(2, func(string) ([]folderEntry, error) {
+		listed.Add(1)
+		return nil, nil
+	})
+	defer fr.stop()
+	reads := make([]*folderRead, 10*fr.limit)
+	for i := range reads {
+		reads[i] = &folderRead{dir: fmt.Sprint(i)}
+	}
+	fr.schedule(reads)
+	waitListed := func(n int) {
+		for int(listed.Load()) < n {
+			runtime.Gosched()
+		}
+		time.Sleep(20 * time.Millisecond) // room to read more, were the readers unbounded
+		if got := int(listed.Load()); got != n {
+			t.Fatalf("the readers read %d folders ahead of the walk, want %d", got, n)
+		}
+	}
+	waitListed(fr.limit)
+	for i := range 3 {
+		if _, err := fr.take(reads[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitListed(fr.limit + 3)
 }
