@@ -49,8 +49,8 @@ func (s *site) stateSaved(before uint64) (bool, uint64) {
 // fastPathSite is a site with archives, dumps and hourly Change Lists,
 // built once at t0 with a few files and again at t0+10m with a change, so
 // that its open Change List holds an event; its files are old enough to be
-// trusted by their stat.
-func fastPathSite(t *testing.T) *site {
+// trusted by their stat. tweaks change its configuration further.
+func fastPathSite(t *testing.T, tweaks ...func(*config.Config)) *site {
 	t.Helper()
 	s := newSite(t, testBaseURL, func(c *config.Config) {
 		c.ChangeList.Rotate = config.Duration{Duration: time.Hour}
@@ -58,6 +58,9 @@ func fastPathSite(t *testing.T) *site {
 		c.Archives = config.Archives{ChangeLists: true, ChangeDumps: true, ResourceLists: true, ResourceDumps: true,
 			SnapshotEvery: config.Duration{Duration: 2 * time.Hour}}
 		c.Publish.Stylesheet = true
+		for _, tweak := range tweaks {
+			tweak(c)
+		}
 	})
 	for i := range 5 {
 		s.write(fmt.Sprintf("docs/%d.txt", i), fmt.Sprintf("file %d", i))
@@ -358,51 +361,64 @@ func changeSome(s *site, rng *rand.Rand, step int) {
 // with the same bytes) renders no document: an output altered in place
 // with its stat kept is left as it is, which a full build would repair.
 // It saves the state with the new stats, so that the next build reads
-// nothing and takes the fast path; it counts every output as unchanged,
-// and links the replaced file's output to the new source file, as a full
-// build places it.
+// nothing and takes the fast path; it counts every output as unchanged;
+// and the replaced file's output is placed as a full build places it:
+// linked to the new source file, or, where resources are copied, a copy
+// with its new mtime.
 func TestTouchedBuildSavesOnlyTheStats(t *testing.T) {
-	s := fastPathSite(t)
-	resourceList := "resourcesync/default/resourcelist.xml"
-	editOutput(t, s, resourceList, func(b []byte) []byte {
-		b[bytes.Index(b, []byte("?>\n"))+2] = ' ' // still a valid document
-		return b
-	})
-	altered := string(s.outFile(resourceList))
-	_, state := s.stateSaved(0)
-	replaced := s.src("docs/0.txt")
-	data, _ := os.ReadFile(replaced)
-	if err := os.WriteFile(replaced+".new", data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(replaced+".new", replaced); err != nil {
-		t.Fatal(err)
-	}
-	s.setMtimes(time.Now().Add(-30 * time.Minute))
-	sum := s.build(t0.Add(20 * time.Minute))
-	if sum.Hashed != 6 || sum.Created+sum.Updated+sum.Deleted != 0 {
-		t.Fatalf("summary: %d read, %d events; want every file read, no event", sum.Hashed, sum.Created+sum.Updated+sum.Deleted)
-	}
-	if got := string(s.outFile(resourceList)); got != altered {
-		t.Error("the build rendered the Resource List again")
-	}
-	if c := sum.Outputs[sink.Document]; c.Written != 0 || c.Unchanged == 0 {
-		t.Errorf("documents: %+v, want every one unchanged", c)
-	}
-	src, err1 := os.Stat(replaced)
-	out, err2 := os.Stat(filepath.Join(s.Out, "docs", "0.txt"))
-	if err1 != nil || err2 != nil || !os.SameFile(src, out) {
-		t.Errorf("the output of the replaced file is not linked to it: %v %v", err1, err2)
-	}
-	saved, state := s.stateSaved(state)
-	if !saved {
-		t.Fatal("the build did not save the files' new stats")
-	}
-	if sum := s.build(t0.Add(30 * time.Minute)); sum.Hashed != 0 {
-		t.Errorf("the next build read %d files", sum.Hashed)
-	}
-	if saved, _ := s.stateSaved(state); saved {
-		t.Error("the next build did not take the fast path")
+	for _, placement := range []config.Placement{config.PlaceLink, config.PlaceCopy} {
+		t.Run(string(placement), func(t *testing.T) {
+			s := fastPathSite(t, func(c *config.Config) { c.Publish.Resources = placement })
+			resourceList := "resourcesync/default/resourcelist.xml"
+			editOutput(t, s, resourceList, func(b []byte) []byte {
+				b[bytes.Index(b, []byte("?>\n"))+2] = ' ' // still a valid document
+				return b
+			})
+			altered := string(s.outFile(resourceList))
+			_, state := s.stateSaved(0)
+			replaced := s.src("docs/0.txt")
+			data, _ := os.ReadFile(replaced)
+			if err := os.WriteFile(replaced+".new", data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(replaced+".new", replaced); err != nil {
+				t.Fatal(err)
+			}
+			s.setMtimes(time.Now().Add(-30 * time.Minute))
+			sum := s.build(t0.Add(20 * time.Minute))
+			if sum.Hashed != 6 || sum.Created+sum.Updated+sum.Deleted != 0 {
+				t.Fatalf("summary: %d read, %d events; want every file read, no event", sum.Hashed, sum.Created+sum.Updated+sum.Deleted)
+			}
+			if got := string(s.outFile(resourceList)); got != altered {
+				t.Error("the build rendered the Resource List again")
+			}
+			if c := sum.Outputs[sink.Document]; c.Written != 0 || c.Unchanged == 0 {
+				t.Errorf("documents: %+v, want every one unchanged", c)
+			}
+			src, err1 := os.Stat(replaced)
+			out, err2 := os.Stat(filepath.Join(s.Out, "docs", "0.txt"))
+			switch {
+			case err1 != nil || err2 != nil:
+				t.Fatal(err1, err2)
+			case placement == config.PlaceLink && !os.SameFile(src, out):
+				t.Error("the output of the replaced file is not linked to it")
+			case placement == config.PlaceCopy && (os.SameFile(src, out) || !out.ModTime().Equal(src.ModTime())):
+				t.Errorf("the output of the replaced file is not a copy with its mtime %v: %v", src.ModTime(), out.ModTime())
+			}
+			if got := string(s.outFile("docs/0.txt")); got != string(data) {
+				t.Errorf("the output of the replaced file holds %q, want %q", got, data)
+			}
+			saved, state := s.stateSaved(state)
+			if !saved {
+				t.Fatal("the build did not save the files' new stats")
+			}
+			if sum := s.build(t0.Add(30 * time.Minute)); sum.Hashed != 0 {
+				t.Errorf("the next build read %d files", sum.Hashed)
+			}
+			if saved, _ := s.stateSaved(state); saved {
+				t.Error("the next build did not take the fast path")
+			}
+		})
 	}
 }
 
