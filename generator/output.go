@@ -243,7 +243,7 @@ func (o *placer) cloneTee(r *snapshot.Record, isNew bool, src fs.File, dst strin
 		return nil, false, err
 	}
 	return func(ok bool) error {
-		if info, err := os.Lstat(dst); !ok || err == nil && o.current(info, r) {
+		if !ok || o.isCurrent(r) {
 			os.Remove(tmp)
 			r.Placed = ok
 			return nil
