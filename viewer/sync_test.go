@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // syncBox is what the "Sync this Source" box shows: its commands, its
@@ -87,6 +88,14 @@ func TestBrowserShowsSyncCommands(t *testing.T) {
 	hostile := `http://localhost:8000/resourcesync/&lt;img src=x onerror="window.pwned=1"&gt;'/capabilitylist.xml`
 	entry := "<url><loc>" + hostile + "</loc><rs:md capability=\"capabilitylist\"/></url>\n</urlset>"
 	writeFile(t, sd, strings.Replace(string(data), "</urlset>", entry, 1))
+	// The test runs within a second of the build, and HTTP dates have
+	// whole seconds: the page's revalidation of the Source Description
+	// would get a 304 for the file it read before. An edit made by hand
+	// comes later; date this one as such.
+	later := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(sd, later, later); err != nil {
+		t.Fatal(err)
+	}
 	p.open(root + "resourcesync/")
 	p.eval(readSyncBox, &box)
 	want = []string{"rsgen sync http://localhost:8000/ mirror/default/ --set default",
