@@ -55,12 +55,7 @@ func planJournal(s *site, prev *loaded, st *set, events []snapshot.Event, now in
 	journal, known := prev.state.Journals[st.Name]
 	journal = slices.Clone(journal)
 	if known {
-		for _, ev := range events {
-			if st.Contains(ev.Record.Path) {
-				jp.events = append(jp.events, ev)
-			}
-		}
-		slices.SortStableFunc(jp.events, deletionsFirst)
+		jp.events = setEvents(st, events)
 	}
 	force := false
 	if known && st.changeDump {
@@ -87,6 +82,42 @@ func (jp *journalPlan) carryChangePackages(prev *loaded, st *set, journal []snap
 		}
 		jp.carried = append(jp.carried, pkg)
 	}
+}
+
+// setEvents returns the events of set st among events, in their order:
+// events itself, capacity clipped, when the set holds them all (a site of
+// one set), so that a build's events are held once more at most, however
+// many there are.
+func setEvents(st *set, events []snapshot.Event) []snapshot.Event {
+	n := 0
+	for i := range events {
+		if st.Contains(events[i].Record.Path) {
+			n++
+		}
+	}
+	if n == len(events) {
+		return events[:n:n]
+	}
+	mine := make([]snapshot.Event, 0, n)
+	for _, ev := range events {
+		if st.Contains(ev.Record.Path) {
+			mine = append(mine, ev)
+		}
+	}
+	return mine
+}
+
+// inJournalOrder returns a build's events, in walk order, in the order
+// of its Change Lists (deletionsFirst): events itself when they are in
+// it already, a sorted copy otherwise, since the walk order is the one
+// the build reports.
+func inJournalOrder(events []snapshot.Event) []snapshot.Event {
+	if slices.IsSortedFunc(events, deletionsFirst) {
+		return events
+	}
+	ordered := slices.Clone(events)
+	slices.SortStableFunc(ordered, deletionsFirst)
+	return ordered
 }
 
 // deletionsFirst orders a build's events for its Change Lists and Change
@@ -131,17 +162,35 @@ func advanceJournal(s *site, now int64, segs []snapshot.Segment, events []snapsh
 		closeOpen()
 	}
 	size := segmentBytes(s, snapshot.Open(segs).Events)
-	for _, ev := range events {
+	for start := 0; start < len(events); {
 		open := snapshot.Open(segs)
-		add := eventBytes(s, &ev)
-		if len(open.Events) > 0 && (len(open.Events) >= s.opts.limits.entries || size+add > s.opts.limits.bytes-4096) {
-			closeOpen()
-			open, size = snapshot.Open(segs), 0
+		end := start
+		for ; end < len(events); end++ {
+			add := eventBytes(s, &events[end])
+			if held := len(open.Events) + end - start; held > 0 && (held >= s.opts.limits.entries || size+add > s.opts.limits.bytes-4096) {
+				break
+			}
+			size += add
 		}
-		open.Events = append(open.Events, ev)
-		size += add
+		if end == start { // the open segment is full
+			closeOpen()
+			size = 0
+			continue
+		}
+		open.Events = appendEvents(open.Events, events[start:end:end])
+		start = end
 	}
 	return segs, closed
+}
+
+// appendEvents appends run to a segment's events: run itself, whose
+// capacity ends at its end, when the segment has none, so that a build's
+// events are not copied once more into its journal.
+func appendEvents(events, run []snapshot.Event) []snapshot.Event {
+	if len(events) == 0 {
+		return run
+	}
+	return append(events, run...)
 }
 
 // rotationDue reports whether the open segment is closed at now for its

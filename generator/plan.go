@@ -11,9 +11,10 @@ import (
 // before anything is written: the write stage carries it out.
 type buildPlan struct {
 	now int64
-	// events are the events this build publishes: none in a first build,
-	// whose Resource List is the baseline; its Change List opens empty
-	// at the same time (§12.1).
+	// events are the events this build publishes, in the order of its
+	// Change Lists (deletionsFirst): none in a first build, whose
+	// Resource List is the baseline; its Change List opens empty at the
+	// same time (§12.1).
 	events []snapshot.Event
 	sets   []setPlan // in the order of the site's sets
 	// archived are the archived Resource Lists and Resource Dumps carried
@@ -52,9 +53,9 @@ type setPlan struct {
 // nothing but the scan's records: what is lost on disk it learns from
 // prev.kept.
 func plan(s *site, prev *loaded, sc *scanned) (*buildPlan, error) {
-	p := &buildPlan{now: prev.now, events: sc.events, setChanged: map[string]int64{}, prune: slices.Clone(prev.pruned)}
-	if prev.baseline() {
-		p.events = nil
+	p := &buildPlan{now: prev.now, setChanged: map[string]int64{}, prune: slices.Clone(prev.pruned)}
+	if !prev.baseline() {
+		p.events = inJournalOrder(sc.events)
 	}
 	for _, st := range s.sets {
 		p.sets = append(p.sets, setPlan{set: st, journalPlan: planJournal(s, prev, st, p.events, p.now, &p.notes)})

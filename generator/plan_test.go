@@ -380,3 +380,58 @@ func TestVersionPlanResource(t *testing.T) {
 		t.Errorf("dropped: kept %d, obsolete %q, pruned %q; want none kept, the TimeMap and both mementos gone", len(rv.kept), rv.obsolete, rv.pruned)
 	}
 }
+
+// TestPlanHoldsABuildsEventsOnceMore: a build of many changes holds its
+// events in the scan's walk order and at most once more, in the order of
+// its Change Lists. A set that holds every event and the segments opened
+// for them share that copy; appending to a segment's events leaves the
+// next segment's alone; the events of a set that holds only some are its
+// own; no versions kept, no map of their times.
+func TestPlanHoldsABuildsEventsOnceMore(t *testing.T) {
+	s := planSite(t, func(c *config.Config) {
+		c.Sets = []config.Set{{Name: "all", Path: ""}, {Name: "books", Path: "books"}}
+	})
+	s.opts.limits = limits{entries: 2, bytes: 50_000_000}
+	gone := record("books/b.txt", 1, planNow-3600, 0)
+	known := map[string][]snapshot.Segment{"all": {{From: planNow - 3600}}, "books": {{From: planNow - 3600}}}
+	prev := planPrevious(&snapshot.State{LastBuild: planNow - 3600, Journals: known, SetChanged: map[string]int64{}})
+	recs := []snapshot.Record{record("a.txt", 1, planNow, snapshot.Updated), record("books/c.txt", 1, planNow, snapshot.Created), record("d.txt", 1, planNow, snapshot.Updated)}
+	walk := []snapshot.Event{{Change: snapshot.Updated, Time: planNow, Record: &recs[0]}, {Change: snapshot.Deleted, Time: planNow, Record: &gone},
+		{Change: snapshot.Created, Time: planNow, Record: &recs[1]}, {Change: snapshot.Updated, Time: planNow, Record: &recs[2]}}
+
+	p := mustPlan(t, s, prev, planScan(s, recs, walk))
+	var order []string
+	for _, ev := range p.events {
+		order = append(order, ev.Record.Path)
+	}
+	if want := []string{"books/b.txt", "a.txt", "books/c.txt", "d.txt"}; !slices.Equal(order, want) {
+		t.Fatalf("the plan's events are %q, want the deletion first, then walk order: %q", order, want)
+	}
+	if walk[0].Record.Path != "a.txt" {
+		t.Errorf("the scan's events were sorted in place: the build reports them in walk order")
+	}
+	all, books := &p.sets[0], &p.sets[1]
+	if &all.events[0] != &p.events[0] || cap(all.events) != len(p.events) {
+		t.Errorf("the set that holds every event copied them")
+	}
+	segs := slices.Concat(all.closed, all.journal[len(all.journal)-1:])
+	if len(segs) != 2 || len(segs[0].Events) != 2 || &segs[0].Events[0] != &p.events[0] || &segs[1].Events[0] != &p.events[2] {
+		t.Fatalf("the segments of the set of every event (%d) do not share its events", len(segs))
+	}
+	if grown := append(segs[0].Events, snapshot.Event{}); &grown[0] == &segs[0].Events[0] {
+		t.Errorf("a segment's events can grow into the next segment's")
+	}
+	if len(books.events) != 2 || &books.events[0] == &p.events[0] || books.events[0].Record.Path != "books/b.txt" {
+		t.Errorf("the books set's events are %v, want its own two", books.events)
+	}
+	if p.versions.eventSeen != nil {
+		t.Errorf("a site that keeps no versions maps the times of its events: %v", p.versions.eventSeen)
+	}
+
+	// Without a deletion the walk order is the Change Lists' order.
+	noDeletion := []snapshot.Event{walk[0], walk[2], walk[3]}
+	p = mustPlan(t, s, prev, planScan(s, recs, noDeletion))
+	if &p.events[0] != &noDeletion[0] || &p.sets[0].events[0] != &noDeletion[0] || p.events[1].Record.Path != "books/c.txt" {
+		t.Errorf("events in walk order without a deletion were copied or reordered")
+	}
+}

@@ -49,7 +49,8 @@ type versionPlan struct {
 	watched []string
 	// eventSeen holds, for the path of each event this build's documents
 	// list, the times its records were first seen: the versions the
-	// Change Lists link to, when they are kept.
+	// Change Lists link to, when they are kept. It is nil when on is
+	// false: a build of 100,000 changes would hold 5 MB of it for nothing.
 	eventSeen map[string][]int64
 }
 
@@ -75,6 +76,9 @@ func planVersions(s *site, prev *loaded, journals ...[]snapshot.Segment) version
 	vp.recheck = s.opts.Verify || len(vp.watched) > 0 || prev.recovered != nil ||
 		prev.state.BaseURL != s.base || prev.state.ResourceBaseURL != s.resBase
 	vp.trusted = !vp.recheck && prev.intact && prev.kept.versionsPresent
+	if !vp.on {
+		return vp
+	}
 	vp.eventSeen = map[string][]int64{}
 	for _, segs := range journals {
 		for i := range segs {
