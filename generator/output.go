@@ -333,8 +333,8 @@ func (o *placer) keepAdded() {
 
 // placeAll makes sure every file has its current bytes in the output,
 // placing those that are missing or stale, on every core, checking each
-// as much as its placement asks (nil: check all).
-func (o *placer) placeAll(ctx context.Context, files *snapshot.Records, places *chunked.List[placement]) error {
+// as much as places asks of it.
+func (o *placer) placeAll(ctx context.Context, files *snapshot.Records, places placements) error {
 	if !o.enabled {
 		return nil
 	}
@@ -344,10 +344,7 @@ func (o *placer) placeAll(ctx context.Context, files *snapshot.Records, places *
 		if gctx.Err() != nil {
 			break
 		}
-		place := placeCheck
-		if places != nil {
-			place = *places.At(i)
-		}
+		place := places.of(files.MarksAt(i))
 		// The record is only read when the file may need placing:
 		// spilled records are decoded to be read.
 		switch {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rsgen/rsgen/hosting"
-	"github.com/rsgen/rsgen/internal/chunked"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/sink"
 	"github.com/rsgen/rsgen/snapshot"
@@ -51,12 +50,11 @@ func scan(ctx context.Context, s *site, src *snapshot.Tree, prev *loaded, tee sn
 	start := time.Now().UnixNano() // wall clock: only for the racy-file check
 	sum.Sets = make([]SetSummary, len(s.sets))
 	sc := newScanned(s, start)
-	sc.places.checkAll = s.opts.Verify || prev.recovered != nil
+	sc.places = placements{checkAll: s.opts.Verify || prev.recovered != nil, intact: prev.intact}
 	reserved := &reservedPaths{source: s.cfg.Source, hostFiles: hosting.Files(&s.cfg.Publish)}
 	visit := func(i int, r *snapshot.Record) error {
 		countInSets(s, r, sum)
 		warnHeadless(s, rw, r)
-		sc.places.add(r, prev.intact)
 		sc.addMember(s, i, r)
 		if s.cfg.CopyResources { // else the source files are not in the output
 			reserved.add(r)
@@ -290,42 +288,32 @@ const (
 	placeDone                   // the scan's tee placed it already
 )
 
-// placements tells placeAll what to check of each file: of is nil to check
-// everything, or holds a placement per record, which add fills in. A
-// record equal to the one the previous build placed is trusted as the
-// record is, without a stat (on a rebuild of a large tree that stat costs
-// as much as the scan), unless --verify asks, the state was recovered, or
-// the output does not look like the last build's: its Source Description
-// or first resource is missing (a fresh or wiped output folder). A file
-// the previous build did not have is linked at once: a link fails if
-// anything is in the way, and only then is the path looked at.
+// placements tells placeAll what to check of each file, from the marks
+// the scan set on its record, which spilled records keep in memory: no
+// record is decoded, nor a byte per file held, to learn them. A record
+// equal to the one the previous build placed is trusted as the record is,
+// without a stat (on a rebuild of a large tree that stat costs as much as
+// the scan), unless --verify asks, the state was recovered, or the output
+// does not look like the last build's: its Source Description or first
+// resource is missing (a fresh or wiped output folder). A file the
+// previous build did not have is linked at once: a link fails if anything
+// is in the way, and only then is the path looked at.
 type placements struct {
-	checkAll bool                    // --verify, or a recovered state: of stays empty
-	of       chunked.List[placement] // a byte per record, in chunks: no copy as it grows
+	checkAll bool // --verify, or a recovered state
+	intact   bool // the output looks like the last build's
 }
 
-// add adds the placement of the next record, cur; intact says that the
-// output looks like the last build's.
-func (p *placements) add(cur *snapshot.Record, intact bool) {
-	if p.checkAll {
-		return
-	}
-	place := placeCheck
+// of returns the placement of a record with marks m.
+func (p placements) of(m snapshot.Marks) placement {
 	switch {
-	case cur.Placed:
-		place = placeDone
-	case cur.Change == snapshot.Created:
-		place = placeNew
-	case intact && cur.Unchanged:
-		place = placeKept
+	case p.checkAll:
+		return placeCheck
+	case m.Placed:
+		return placeDone
+	case m.Change == snapshot.Created:
+		return placeNew
+	case p.intact && m.Unchanged:
+		return placeKept
 	}
-	p.of.Append(place)
-}
-
-// list returns the placement of each record, or nil to check them all.
-func (p *placements) list() *chunked.List[placement] {
-	if p.checkAll {
-		return nil
-	}
-	return &p.of
+	return placeCheck
 }

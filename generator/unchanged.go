@@ -185,7 +185,7 @@ func publishedAsIs(s *site, prev *loaded, sc *scanned, sum *Summary) error {
 // file, saves the state with the scan's records (State.Restated), and
 // counts the last build's outputs in sum as unchanged.
 func publishedRestated(ctx context.Context, s *site, prev *loaded, sc *scanned, out *placer, w *sink.Sink, sum *Summary) error {
-	if err := out.placeAll(ctx, &sc.files, sc.places.list()); err != nil {
+	if err := out.placeAll(ctx, &sc.files, sc.places); err != nil {
 		return err
 	}
 	if err := w.Commit(); err != nil {

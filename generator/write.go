@@ -18,7 +18,7 @@ import (
 func writeBuild(ctx context.Context, prev *loaded, sc *scanned, p *buildPlan, out *placer, d docWriter, in sources) (_ *staged, err error) {
 	s := d.s
 	out.overTypeChange = out.typeChanges(sc.events)
-	if err := out.placeAll(ctx, &sc.files, sc.places.list()); err != nil {
+	if err := out.placeAll(ctx, &sc.files, sc.places); err != nil {
 		return nil, err
 	}
 	if err := writeStylesheet(d.w, &s.cfg.Publish); err != nil {

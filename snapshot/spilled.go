@@ -23,7 +23,7 @@ import (
 // against the chunk before), so that any chunk can be decoded alone and
 // the whole file is the records of a state file as they are: saving the
 // state copies it (see encoder.files). The marks a scan sets and a state
-// never saves are held in memory, a byte per record. The chunks are
+// never saves are held in memory, half a byte per record. The chunks are
 // written in order and read only once all are written.
 type spilled struct {
 	file    *os.File
@@ -34,7 +34,7 @@ type spilled struct {
 	done    bool         // finish was called: the records can be read
 	n       int          // the records written
 	chunks  []spilledChunk
-	marks   chunked.List[byte]
+	marks   nibbles
 
 	mu    sync.Mutex
 	cache [4]decodedChunk // the chunks decoded last, for At
@@ -75,7 +75,7 @@ func (s *spilled) add(recs []Record) {
 	s.e.prev = ""
 	for i := range recs {
 		s.e.record(&recs[i])
-		s.marks.Append(recs[i].marks())
+		s.marks.append(recs[i].marks())
 	}
 	s.e.w.Flush() // into s.encoded, which cannot fail
 	if s.err == nil {
@@ -156,7 +156,7 @@ func (s *spilled) decode(k int) ([]Record, error) {
 	recs := make([]Record, n)
 	for i := range recs {
 		d.record(&recs[i])
-		recs[i].setMarks(*s.marks.At(c.start + i))
+		recs[i].setMarks(s.marks.at(c.start + i))
 	}
 	if d.err == nil && d.left != 0 {
 		d.err = errors.New("trailing bytes")
@@ -174,9 +174,9 @@ var chunkBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // The marks a scan sets on a record, which a spill keeps and a state does
 // not (see Record).
 const (
-	markPlaced = 1 << iota
-	markUnchanged
-	markChangeShift // Change takes the bits from here
+	markPlaced      = 1
+	markUnchanged   = 2
+	markChangeShift = 2 // Change takes bits 2 and 3: the marks fit in 4 bits
 )
 
 func (r *Record) marks() byte {
@@ -191,5 +191,28 @@ func (r *Record) marks() byte {
 }
 
 func (r *Record) setMarks(m byte) {
-	r.Placed, r.Unchanged, r.Change = m&markPlaced != 0, m&markUnchanged != 0, Change(m>>markChangeShift)
+	mk := marksOf(m)
+	r.Placed, r.Unchanged, r.Change = mk.Placed, mk.Unchanged, mk.Change
 }
+
+func marksOf(m byte) Marks {
+	return Marks{Placed: m&markPlaced != 0, Unchanged: m&markUnchanged != 0, Change: Change(m >> markChangeShift)}
+}
+
+// nibbles holds values under 16, two to a byte: the marks of ten million
+// spilled records take 5 MB.
+type nibbles struct {
+	bytes chunked.List[byte]
+	n     int
+}
+
+func (l *nibbles) append(v byte) {
+	if l.n%2 == 0 {
+		l.bytes.Append(v)
+	} else {
+		*l.bytes.At(l.n / 2) |= v << 4
+	}
+	l.n++
+}
+
+func (l *nibbles) at(i int) byte { return *l.bytes.At(i / 2) >> (4 * (i % 2)) & 0x0f }

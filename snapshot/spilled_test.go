@@ -321,3 +321,46 @@ func TestRecordReadersReadAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMarksAtAnswersFromMemory: the marks of every record, spilled or
+// not, are those the scan set, in every combination and at odd and even
+// indexes (a spill holds two to a byte); a spill whose file cannot be
+// read back still answers them, since no record is decoded to learn them.
+func TestMarksAtAnswersFromMemory(t *testing.T) {
+	var all []Marks
+	for _, change := range []Change{0, Created, Updated, Deleted} {
+		for _, placed := range []bool{false, true} {
+			for _, unchanged := range []bool{false, true} {
+				all = append(all, Marks{Placed: placed, Unchanged: unchanged, Change: change})
+			}
+		}
+	}
+	const n = chunked.Size + 37
+	marksOfRecord := func(i int) Marks { return all[(i*7)%len(all)] }
+	for _, spill := range []string{"", t.TempDir()} {
+		s := &scan{opts: ScanOptions{SpillDir: spill, SpillAfter: 1}}
+		for i := range n {
+			m := marksOfRecord(i)
+			s.place(&Record{Path: fmt.Sprintf("f%05d", i), Placed: m.Placed, Unchanged: m.Unchanged, Change: m.Change}, false)
+		}
+		s.keepSettled(true)
+		if (s.out.disk != nil) != (spill != "") {
+			t.Fatalf("spill %q: spilled %v", spill, s.out.disk != nil)
+		}
+		if s.out.disk != nil {
+			if err := s.out.disk.finish(); err != nil {
+				t.Fatal(err)
+			}
+			if r := at(t, &s.out, n-2); r.Marks() != marksOfRecord(n-2) {
+				t.Errorf("the decoded record %s has marks %+v, want %+v", r.Path, r.Marks(), marksOfRecord(n-2))
+			}
+			s.out.disk.file.Truncate(0)
+		}
+		for i := range n {
+			if got := s.out.MarksAt(i); got != marksOfRecord(i) {
+				t.Fatalf("spill %q: the marks of record %d are %+v, want %+v", spill, i, got, marksOfRecord(i))
+			}
+		}
+		s.out.Close()
+	}
+}
