@@ -52,6 +52,18 @@ type Record struct {
 	Unchanged bool
 }
 
+// Marks are what a scan found of a file that its record holds and no
+// state saves: Placed, Unchanged and Change (see Record).
+type Marks struct {
+	Placed, Unchanged bool
+	Change            Change
+}
+
+// Marks returns the marks the scan set on r.
+func (r *Record) Marks() Marks {
+	return Marks{Placed: r.Placed, Unchanged: r.Unchanged, Change: r.Change}
+}
+
 // Stat is what a scan trusts a file by without reading it: its size,
 // modification time (nanoseconds since the epoch) and inode.
 type Stat struct {

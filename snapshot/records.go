@@ -45,25 +45,13 @@ func (rs *Records) At(i int) (*Record, error) {
 	return rs.List.At(i), nil
 }
 
-// Marks are what a scan found of a file that its record holds and no
-// state saves (see Record). A spill holds them in memory: MarksAt answers
-// without decoding a record.
-type Marks struct {
-	Placed, Unchanged bool
-	Change            Change
-}
-
-// MarksAt returns the marks of the i-th record.
+// MarksAt returns the marks of the i-th record. A spill holds them in
+// memory: MarksAt answers without decoding a record.
 func (rs *Records) MarksAt(i int) Marks {
 	if rs.disk != nil {
 		return marksOf(rs.disk.marks.at(i))
 	}
 	return rs.List.At(i).Marks()
-}
-
-// Marks returns the marks the scan set on r.
-func (r *Record) Marks() Marks {
-	return Marks{Placed: r.Placed, Unchanged: r.Unchanged, Change: r.Change}
 }
 
 // Reader returns a reader of the records at any index, for one goroutine:
