@@ -49,7 +49,7 @@ func (rs *Records) At(i int) (*Record, error) {
 // memory: MarksAt answers without decoding a record.
 func (rs *Records) MarksAt(i int) Marks {
 	if rs.disk != nil {
-		return marksOf(rs.disk.marks.at(i))
+		return rs.disk.marksAt(i)
 	}
 	return rs.List.At(i).Marks()
 }

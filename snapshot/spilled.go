@@ -195,6 +195,9 @@ func (r *Record) setMarks(m byte) {
 	r.Placed, r.Unchanged, r.Change = mk.Placed, mk.Unchanged, mk.Change
 }
 
+// marksAt returns the marks of the i-th record, from memory.
+func (s *spilled) marksAt(i int) Marks { return marksOf(s.marks.at(i)) }
+
 func marksOf(m byte) Marks {
 	return Marks{Placed: m&markPlaced != 0, Unchanged: m&markUnchanged != 0, Change: Change(m >> markChangeShift)}
 }
