@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,56 @@ DocumentRoot %[4]s
 		t.Fatalf("apache2 -t: %v\n%s", err, msg)
 	}
 	servertest.Start(t, port, exec.Command(bin, "-f", conf, "-DFOREGROUND"))
+}
+
+// TestApacheStopsWithTheTest: the Apache a test starts stops whole when
+// the test ends, its workers too. Killing the parent alone left three
+// orphans per run, serving a deleted folder until the machine stopped.
+func TestApacheStopsWithTheTest(t *testing.T) {
+	bin := apachePath(t)
+	if bin == "" {
+		t.Skip("no apache2")
+	}
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc to look for the workers in")
+	}
+	t.Run("serve", func(t *testing.T) {
+		startApache(t, bin, t.TempDir(), freeport.Get(t))
+		if running := processesNaming(t, t.Name()); len(running) < 2 {
+			t.Fatalf("Apache runs as %d processes, want a parent and its workers: the test looks in the wrong place", len(running))
+		}
+	})
+	if left := processesNaming(t, "TestApacheStopsWithTheTestserve"); len(left) > 0 {
+		for _, pid := range left {
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Kill()
+			}
+		}
+		t.Errorf("%d Apache processes outlived the test that started them (killed now)", len(left))
+	}
+}
+
+// processesNaming returns the processes whose command line holds s, by
+// /proc; s is a test's name, with its slashes gone as they are in the
+// test's temporary folders.
+func processesNaming(t *testing.T, s string) []int {
+	t.Helper()
+	s = strings.ReplaceAll(s, "/", "")
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(string(cmdline), s) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // contentTypeOf returns the media type, without parameters, that a GET
