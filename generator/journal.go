@@ -89,22 +89,11 @@ func (jp *journalPlan) carryChangePackages(prev *loaded, st *set, journal []snap
 // one set), so that a build's events are held once more at most, however
 // many there are.
 func setEvents(st *set, events []snapshot.Event) []snapshot.Event {
-	n := 0
-	for i := range events {
-		if st.Contains(events[i].Record.Path) {
-			n++
-		}
+	outside := func(ev snapshot.Event) bool { return !st.Contains(ev.Record.Path) }
+	if !slices.ContainsFunc(events, outside) {
+		return events[:len(events):len(events)]
 	}
-	if n == len(events) {
-		return events[:n:n]
-	}
-	mine := make([]snapshot.Event, 0, n)
-	for _, ev := range events {
-		if st.Contains(ev.Record.Path) {
-			mine = append(mine, ev)
-		}
-	}
-	return mine
+	return slices.DeleteFunc(slices.Clone(events), outside)
 }
 
 // inJournalOrder returns a build's events, in walk order, in the order

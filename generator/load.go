@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/rsgen/rsgen/layout"
@@ -149,7 +148,7 @@ func migrateShared(sets []*set, st *snapshot.State) {
 		}
 		journal := make([]snapshot.Segment, len(st.Shared))
 		for i, seg := range st.Shared {
-			seg.Events = slices.DeleteFunc(slices.Clone(seg.Events), func(ev snapshot.Event) bool { return !s.Contains(ev.Record.Path) })
+			seg.Events = setEvents(s, seg.Events)
 			journal[i] = seg
 		}
 		st.Journals[s.Name] = journal

@@ -435,3 +435,37 @@ func TestPlanHoldsABuildsEventsOnceMore(t *testing.T) {
 		t.Errorf("events in walk order without a deletion were copied or reordered")
 	}
 }
+
+// TestMigrateSharedGivesEachSetItsEvents: a state written before format 3
+// kept one journal for all sets; each published set gets its own, of the
+// same segments with only its events, and an unpublished set none.
+func TestMigrateSharedGivesEachSetItsEvents(t *testing.T) {
+	s := planSite(t, func(c *config.Config) {
+		c.Sets = []config.Set{{Name: "all", Path: ""}, {Name: "books", Path: "books"}, {Name: "later", Path: "later"}}
+	})
+	a, b := record("a.txt", 1, planNow, snapshot.Updated), record("books/b.txt", 1, planNow, snapshot.Created)
+	events := []snapshot.Event{{Change: snapshot.Updated, Time: planNow, Record: &a}, {Change: snapshot.Created, Time: planNow, Record: &b}}
+	st := &snapshot.State{Shared: []snapshot.Segment{{From: planNow - 7200, Until: planNow - 3600, Events: events[:1]}, {From: planNow - 3600, Events: events}},
+		SetChanged: map[string]int64{"all": planNow, "books": planNow}}
+	migrateShared(s.sets, st)
+	paths := func(set string) []string {
+		var got []string
+		for _, seg := range st.Journals[set] {
+			var ps []string
+			for _, ev := range seg.Events {
+				ps = append(ps, ev.Record.Path)
+			}
+			got = append(got, strings.Join(ps, ","))
+		}
+		return got
+	}
+	if got := paths("all"); !slices.Equal(got, []string{"a.txt", "a.txt,books/b.txt"}) {
+		t.Errorf("the journal of all holds %q", got)
+	}
+	if got := paths("books"); !slices.Equal(got, []string{"", "books/b.txt"}) {
+		t.Errorf("the journal of books holds %q", got)
+	}
+	if _, ok := st.Journals["later"]; ok || st.Shared != nil {
+		t.Errorf("an unpublished set got a journal, or the shared one stayed")
+	}
+}
