@@ -84,18 +84,6 @@ func (jp *journalPlan) carryChangePackages(prev *loaded, st *set, journal []snap
 	}
 }
 
-// setEvents returns the events of set st among events, in their order:
-// events itself, capacity clipped, when the set holds them all (a site of
-// one set), so that a build's events are held once more at most, however
-// many there are.
-func setEvents(st *set, events []snapshot.Event) []snapshot.Event {
-	outside := func(ev snapshot.Event) bool { return !st.Contains(ev.Record.Path) }
-	if !slices.ContainsFunc(events, outside) {
-		return events[:len(events):len(events)]
-	}
-	return slices.DeleteFunc(slices.Clone(events), outside)
-}
-
 // inJournalOrder returns a build's events, in walk order, in the order
 // of its Change Lists (deletionsFirst): events itself when they are in
 // it already, a sorted copy otherwise, since the walk order is the one

@@ -9,6 +9,7 @@ import (
 	"github.com/rsgen/rsgen/config"
 	"github.com/rsgen/rsgen/layout"
 	"github.com/rsgen/rsgen/rs"
+	"github.com/rsgen/rsgen/snapshot"
 )
 
 // vcsDirs are version-control folders, never published even when dotfiles
@@ -175,4 +176,16 @@ func resourceBase(cfg *config.Config) string {
 	}
 	base, _ := layout.ParseBaseURL(u)
 	return base
+}
+
+// setEvents returns the events of set st among events, in their order:
+// events itself, capacity clipped, when the set holds them all (a site of
+// one set), so that a build's events are held once more at most, however
+// many there are.
+func setEvents(st *set, events []snapshot.Event) []snapshot.Event {
+	outside := func(ev snapshot.Event) bool { return !st.Contains(ev.Record.Path) }
+	if !slices.ContainsFunc(events, outside) {
+		return events[:len(events):len(events)]
+	}
+	return slices.DeleteFunc(slices.Clone(events), outside)
 }
