@@ -98,7 +98,11 @@ func TestApacheStopsWithTheTest(t *testing.T) {
 		t.Skip("no /proc to look for the workers in")
 	}
 	t.Run("serve", func(t *testing.T) {
-		startApache(t, bin, t.TempDir(), freeport.Get(t))
+		port := freeport.Get(t)
+		startApache(t, bin, t.TempDir(), port)
+		// Apache listens before it forks its workers; only a worker answers,
+		// so after an answer they are all there to be counted.
+		contentTypeOf(t, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/", port))
 		if running := processesNaming(t, t.Name()); len(running) < 2 {
 			t.Fatalf("Apache runs as %d processes, want a parent and its workers: the test looks in the wrong place", len(running))
 		}
