@@ -1,13 +1,16 @@
 package notify_test
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -37,22 +40,59 @@ func TestOutboxSurvivesKill(t *testing.T) {
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestOutboxCrashChild$")
 		cmd.Env = append(os.Environ(), "RSGEN_NOTIFY_CRASH_CHILD="+dir)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(rand.IntN(40)+5) * time.Millisecond) // where to kill, not a timing assertion
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-		if bytes.Contains(out.Bytes(), []byte("FAIL")) {
-			t.Fatalf("round %d: the child failed:\n%s", round, out.Bytes())
+		out := killWhileCommitting(t, cmd)
+		if bytes.Contains(out, []byte("FAIL")) {
+			t.Fatalf("round %d: the child failed:\n%s", round, out)
 		}
 		lastSeq = checkOutbox(t, notify.OpenOutbox(dir), seen, lastSeq)
 	}
 	if lastSeq < 2 {
 		t.Errorf("the child committed %d payloads in %d rounds; the kills tested nothing", lastSeq, rounds)
 	}
+}
+
+// childCommitted is the line the child prints after each batch it
+// commits.
+const childCommitted = "outbox child: committed"
+
+// killWhileCommitting starts cmd, lets it commit a random number of
+// batches (none to three), kills it with SIGKILL at a random moment of
+// the next 20 ms, and returns what it printed. The moment counts from the
+// child's own word on its progress: on a busy machine a process's start
+// alone can outlast any fixed delay, and the kills would test nothing.
+func killWhileCommitting(t *testing.T, cmd *exec.Cmd) []byte {
+	t.Helper()
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	r := bufio.NewReader(pipe)
+	for batches := rand.IntN(4); batches > 0; {
+		line, err := r.ReadString('\n')
+		out.WriteString(line)
+		if strings.HasPrefix(line, childCommitted) {
+			batches--
+		}
+		if err != nil { // the child ended on its own: its output says why
+			cmd.Wait()
+			return out.Bytes()
+		}
+	}
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(&out, r)
+		close(copied)
+	}()
+	time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond) // where to kill, not a timing assertion
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-copied
+	cmd.Wait()
+	return out.Bytes()
 }
 
 // checkOutbox checks the outbox after a kill and returns the highest seq
@@ -140,5 +180,6 @@ func TestOutboxCrashChild(t *testing.T) {
 				t.Fatal(fmt.Errorf("remove: %w", err))
 			}
 		}
+		fmt.Println(childCommitted)
 	}
 }
