@@ -424,6 +424,9 @@ func TestPlanHoldsABuildsEventsOnceMore(t *testing.T) {
 	if len(books.events) != 2 || &books.events[0] == &p.events[0] || books.events[0].Record.Path != "books/b.txt" {
 		t.Errorf("the books set's events are %v, want its own two", books.events)
 	}
+	if cap(books.events) != len(books.events) {
+		t.Errorf("the books set holds room for %d events to keep its %d: a set's copy lives as long as its open segment", cap(books.events), len(books.events))
+	}
 	if p.versions.eventSeen != nil {
 		t.Errorf("a site that keeps no versions maps the times of its events: %v", p.versions.eventSeen)
 	}

@@ -181,11 +181,23 @@ func resourceBase(cfg *config.Config) string {
 // setEvents returns the events of set st among events, in their order:
 // events itself, capacity clipped, when the set holds them all (a site of
 // one set), so that a build's events are held once more at most, however
-// many there are.
+// many there are; otherwise a copy of exactly the set's events, since it
+// lives as long as the set's open segment.
 func setEvents(st *set, events []snapshot.Event) []snapshot.Event {
-	outside := func(ev snapshot.Event) bool { return !st.Contains(ev.Record.Path) }
-	if !slices.ContainsFunc(events, outside) {
-		return events[:len(events):len(events)]
+	n := 0
+	for i := range events {
+		if st.Contains(events[i].Record.Path) {
+			n++
+		}
 	}
-	return slices.DeleteFunc(slices.Clone(events), outside)
+	if n == len(events) {
+		return events[:n:n]
+	}
+	mine := make([]snapshot.Event, 0, n)
+	for _, ev := range events {
+		if st.Contains(ev.Record.Path) {
+			mine = append(mine, ev)
+		}
+	}
+	return mine
 }
