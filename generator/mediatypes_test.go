@@ -83,7 +83,7 @@ DocumentRoot %[4]s
 	if msg, err := exec.Command(bin, "-t", "-f", conf).CombinedOutput(); err != nil {
 		t.Fatalf("apache2 -t: %v\n%s", err, msg)
 	}
-	servertest.Start(t, port, exec.Command(bin, "-f", conf, "-DFOREGROUND"))
+	servertest.Start(t, port, bin, "-f", conf, "-DFOREGROUND")
 }
 
 // TestApacheStopsWithTheTest: the Apache a test starts stops whole when

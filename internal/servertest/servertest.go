@@ -71,20 +71,27 @@ http {
 		snippet, _ := os.ReadFile(filepath.Join(root, "rsgen-nginx.conf"))
 		t.Fatalf("nginx -t refuses the snippet: %v\n%s\n--- rsgen-nginx.conf\n%s", err, msg, snippet)
 	}
-	Start(t, port, exec.Command(bin, "-p", dir, "-c", conf, "-g", "daemon off; master_process off;"))
+	Start(t, port, bin, "-p", dir, "-c", conf, "-g", "daemon off; master_process off;")
 }
 
-// Start starts cmd, a server that listens on 127.0.0.1:port, waits until
-// it accepts connections, and stops it when the test ends.
-func Start(t testing.TB, port int, cmd *exec.Cmd) {
+// Start starts the server bin with args, which listens on
+// 127.0.0.1:port, waits until it accepts connections, and stops it when
+// the test ends as its own shutdown would: SIGTERM, on which Apache stops
+// its workers before it exits. Killing the parent alone left them running,
+// as orphans serving a deleted folder. exec kills a server still running
+// five seconds later, and stops waiting for a worker that still holds
+// stderr (WaitDelay).
+func Start(t testing.TB, port int, bin string, args ...string) {
 	t.Helper()
+	cmd := exec.CommandContext(t.Context(), bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = time.Second // a worker left holding stderr does not hang the test
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stop(cmd) })
+	t.Cleanup(func() { cmd.Wait() }) // after t.Context is done: SIGTERM sent
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
@@ -92,30 +99,8 @@ func Start(t testing.TB, port int, cmd *exec.Cmd) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not listen on %d: %v\n%s", cmd.Path, port, err, stderr.String())
+			t.Fatalf("%s did not listen on %d: %v\n%s", bin, port, err, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond) // a bounded wait for the server to listen
 	}
-}
-
-// stop stops a server as its own shutdown would: SIGTERM, on which Apache
-// stops its workers before it exits. Killing the parent alone left them
-// running, as orphans serving a deleted folder, three processes per test
-// run. A server still running five seconds later, or on a system without
-// SIGTERM, is killed.
-func stop(cmd *exec.Cmd) {
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	if cmd.Process.Signal(syscall.SIGTERM) == nil {
-		select {
-		case <-exited:
-			return
-		case <-time.After(5 * time.Second):
-		}
-	}
-	cmd.Process.Kill()
-	<-exited
 }
